@@ -1,0 +1,88 @@
+// kiln::App: routes, middleware and the entry point. Register routes and middleware
+// in main() before run(); after run() starts serving, the route table is read-only
+// and shared by every event-loop thread without locks.
+//
+// Patterns: "/users/:id" (one segment), "/files/*path" (the rest, may be empty),
+// static segments win over parameters, parameters over the rest-wildcard. Look-up
+// cost depends on the path's depth, not on the number of routes.
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <kiln/http_types.hpp>
+#include <kiln/request.hpp>
+#include <kiln/response.hpp>
+
+namespace kiln {
+
+using Handler = std::function<void(Request&, Response&)>;
+
+// Calls the rest of the chain (later middleware, then the handler). A middleware
+// that does not call it answers the request itself (e.g. 401).
+class Next {
+public:
+    void operator()();
+private:
+    friend class App;
+    Next(const App& app, Request& req, Response& res) : app_(app), req_(req), res_(res) {}
+    const App& app_;
+    Request& req_;
+    Response& res_;
+    size_t index_ = 0;
+};
+
+using Middleware = std::function<void(Request&, Response&, Next&)>;
+
+struct RouteOptions {
+    size_t max_body = 8 * 1024 * 1024;  // larger bodies get 413 before they are read
+};
+
+// Throw from a handler to answer with this status; what() is shown to the client.
+class HttpError : public std::runtime_error {
+public:
+    explicit HttpError(int status, const std::string& message = {});
+    int status() const { return status_; }
+private:
+    int status_;
+};
+
+struct ServerOptions;
+
+class App {
+public:
+    App();
+    ~App();
+    App(const App&) = delete;
+    App& operator=(const App&) = delete;
+
+    App& route(Method method, std::string_view pattern, Handler handler, RouteOptions opts = {});
+    App& get(std::string_view pattern, Handler h, RouteOptions o = {}) { return route(Method::Get, pattern, std::move(h), o); }
+    App& post(std::string_view pattern, Handler h, RouteOptions o = {}) { return route(Method::Post, pattern, std::move(h), o); }
+    App& put(std::string_view pattern, Handler h, RouteOptions o = {}) { return route(Method::Put, pattern, std::move(h), o); }
+    App& patch(std::string_view pattern, Handler h, RouteOptions o = {}) { return route(Method::Patch, pattern, std::move(h), o); }
+    App& del(std::string_view pattern, Handler h, RouteOptions o = {}) { return route(Method::Delete, pattern, std::move(h), o); }
+
+    // Middleware runs in registration order around every request, matched or not.
+    App& use(Middleware m);
+
+    // Parses flags (--port, --host, --threads, --help), serves until SIGINT/SIGTERM.
+    // Returns the process exit status (0 after a graceful stop, 2 on a bad flag).
+    int run(int argc, char** argv);
+    int run(const ServerOptions& options);
+
+    // Used by the server layer and by tests: route the request (sets params and the
+    // body limit), then run middleware and the handler, mapping exceptions to 5xx/4xx.
+    size_t prepare(Request& req) const;
+    void handle(Request& req, Response& res) const;
+
+    struct Impl;
+private:
+    friend class Next;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kiln

@@ -1,0 +1,16 @@
+// Vocabulary shared by every layer: request methods and header fields.
+#pragma once
+#include <cstdint>
+#include <string_view>
+
+namespace kiln {
+
+enum class Method : uint8_t { Get, Head, Post, Put, Delete, Patch, Options, Connect, Trace, Other };
+inline constexpr size_t kMethodCount = 10;
+
+struct Header {
+    std::string_view name;   // as sent (case preserved)
+    std::string_view value;  // leading and trailing whitespace removed
+};
+
+}  // namespace kiln

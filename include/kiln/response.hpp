@@ -1,0 +1,76 @@
+// kiln::Response: what a handler fills in. Either a whole body (text/html/json/send),
+// serialized with Content-Length after the handler returns, or a stream: the first
+// write() sends the head with chunked coding, each write() sends a chunk, and the
+// stream ends when the handler returns (or at end()). Header names and values are
+// checked: CR, LF or NUL in either throws std::invalid_argument (no header injection).
+// Belongs to the event-loop thread running the handler; reused between requests.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kiln {
+
+class Response;
+
+// Implemented by the connection; receives a streamed response.
+class ResponseStream {
+public:
+    virtual void begin(Response& res) = 0;         // send the head
+    virtual void chunk(std::string_view data) = 0;  // send part of the body
+    virtual void finish() = 0;                      // end of body
+protected:
+    ~ResponseStream() = default;
+};
+
+class Response {
+public:
+    Response& status(int code);
+    int status() const { return status_; }
+
+    // Sets a header, replacing any of the same name (Set-Cookie is appended instead).
+    Response& header(std::string_view name, std::string_view value);
+    // Appends a header even if one of that name exists.
+    Response& add_header(std::string_view name, std::string_view value);
+    std::optional<std::string_view> header(std::string_view name) const;
+    const std::vector<std::pair<std::string, std::string>>& headers() const { return headers_; }
+
+    void text(std::string_view body);  // text/plain; charset=utf-8
+    void html(std::string_view body);  // text/html; charset=utf-8
+    void json(std::string_view body);  // application/json; body is already JSON
+    void send(std::string_view body, std::string_view content_type);
+    void redirect(std::string_view location, int code = 302);
+
+    // Streaming: sends the head (status and headers as set so far) on first call.
+    void write(std::string_view chunk);
+    void end();
+    bool streaming() const { return streaming_; }
+
+    std::string_view content_type() const { return content_type_; }
+    const std::string& body() const { return body_; }
+    std::string& body() { return body_; }
+
+    // Close the connection after this response.
+    void close_connection() { close_ = true; }
+    bool closes_connection() const { return close_; }
+
+    // Resets to a fresh 200 response, keeping allocated capacity.
+    void reset(ResponseStream* stream = nullptr);
+
+private:
+    int status_ = 200;
+    bool close_ = false;
+    bool streaming_ = false;
+    bool ended_ = false;
+    std::string content_type_;
+    std::string body_;
+    std::vector<std::pair<std::string, std::string>> headers_;
+    ResponseStream* stream_ = nullptr;
+};
+
+// Reason phrase for a status code ("Not Found"); "Unknown" if not registered.
+std::string_view reason_phrase(int status);
+
+}  // namespace kiln

@@ -1,0 +1,32 @@
+// Options of the HTTP server that App::run starts: where to listen, how many
+// event-loop threads, and the engine's timeouts. Flags override the defaults.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace kiln {
+
+struct ServerOptions {
+    std::string host = "127.0.0.1";
+    uint16_t port = 8080;
+    unsigned threads = 0;                // 0: one per core
+    int backlog = 4096;
+    // Timeouts, milliseconds.
+    uint32_t header_timeout_ms = 10'000;     // first byte of a request to end of its head
+    uint32_t body_timeout_ms = 30'000;       // between two reads of a body
+    uint32_t keepalive_timeout_ms = 75'000;  // idle between requests
+    uint32_t write_timeout_ms = 30'000;      // between two writes that make progress
+    uint32_t drain_timeout_ms = 10'000;      // graceful stop: wait this long for in-flight work
+    // Limits (see src/http/limits.hpp for what each answers).
+    size_t max_request_line = 8 * 1024;
+    size_t max_header_bytes = 64 * 1024;
+    size_t max_header_count = 100;
+    std::string server_name = "kiln";
+    bool log_errors = true;
+};
+
+// Parses argv into options. On --help prints usage and returns 0 in *exit_status;
+// on a bad flag prints a message naming it and returns 2. Returns true to go on.
+bool parse_server_flags(int argc, char** argv, ServerOptions* out, int* exit_status);
+
+}  // namespace kiln

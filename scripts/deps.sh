@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The one list of Debian packages kiln needs. Installs only what is missing, so it
+# is cheap to call from `make run`, `make test` and `.ci/run` every time.
+#   scripts/deps.sh          build + test dependencies
+#   scripts/deps.sh bench    also the load tools and peer servers used by bench/
+set -euo pipefail
+
+build=(
+  g++ cmake ninja-build ccache make pkg-config   # toolchain
+  libgtest-dev                                   # unit tests
+  libhttp-parser-dev                             # independent parser for the differential test
+  clang libclang-rt-14-dev                       # libFuzzer + sanitizers for the fuzz targets
+  curl python3                                   # integration tests (curl for 100-continue)
+)
+bench=(wrk nginx-light procps)
+
+want=("${build[@]}")
+[[ "${1:-}" == "bench" ]] && want+=("${bench[@]}")
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "deps: installing ${missing[*]}"
+sudo=""
+[[ $(id -u) -ne 0 ]] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
