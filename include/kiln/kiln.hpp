@@ -1,6 +1,7 @@
 // Everything a kiln application includes.
 #pragma once
 #include <kiln/app.hpp>
+#include <kiln/escape.hpp>
 #include <kiln/http_types.hpp>
 #include <kiln/request.hpp>
 #include <kiln/response.hpp>

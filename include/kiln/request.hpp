@@ -19,7 +19,7 @@ struct RequestHead;
 class Connection;
 }  // namespace http
 class App;
-struct RouteMatch;
+class Next;
 
 class Request {
 public:
@@ -49,6 +49,7 @@ public:
 private:
     friend class http::Connection;
     friend class App;
+    friend class Next;
     void reset();
 
     static constexpr size_t kMaxParams = 16;

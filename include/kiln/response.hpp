@@ -56,14 +56,21 @@ public:
     void close_connection() { close_ = true; }
     bool closes_connection() const { return close_; }
 
-    // Resets to a fresh 200 response, keeping allocated capacity.
-    void reset(ResponseStream* stream = nullptr);
+    // Discards status, headers and body (not a started stream), keeping capacity.
+    void clear();
+    // Framework use: binds the response to a connection (nullptr: buffer only) and clears it.
+    void reset(ResponseStream* stream);
+    // Framework use: abandons a started stream; the connection closes without
+    // finishing it, so the client sees a truncated body rather than a false end.
+    void abort() { aborted_ = true; }
+    bool aborted() const { return aborted_; }
 
 private:
     int status_ = 200;
     bool close_ = false;
     bool streaming_ = false;
     bool ended_ = false;
+    bool aborted_ = false;
     std::string content_type_;
     std::string body_;
     std::vector<std::pair<std::string, std::string>> headers_;

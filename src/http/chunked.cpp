@@ -99,6 +99,7 @@ ChunkedStatus ChunkedDecoder::decode(char* buf, size_t* read, size_t* write, siz
             case State::TrailerLF:
                 if (c != '\n') return out(ChunkedStatus::Malformed);
                 ++r;
+                if (++trailer_bytes_ > kMaxTrailerBytes) return out(ChunkedStatus::TrailersTooLarge);
                 if (line_empty_) {
                     state_ = State::Done;
                     return out(ChunkedStatus::Done);

@@ -81,7 +81,8 @@ bool split_target(RequestHead& h) {
 
 // Applies the framing rules of RFC 9112 §6 to the parsed fields.
 ParseError interpret_fields(RequestHead& h) {
-    bool saw_host = false, saw_te = false, te_final_chunked = false, te_chunked_twice = false;
+    bool saw_host = false, saw_te = false, te_final_chunked = false, te_saw_chunked = false,
+         te_chunked_twice = false;
     bool te_unsupported = false, te_malformed = false, conn_close = false, conn_keep_alive = false;
     bool absolute_host = !h.host.empty();
     for (size_t i = 0; i < h.header_count; ++i) {
@@ -115,9 +116,10 @@ ParseError interpret_fields(RequestHead& h) {
                     saw_te = true;
                     for_each_element(f.value, [&](std::string_view e) {
                         if (e.empty()) return;  // empty list elements are allowed and ignored
-                        if (te_final_chunked) te_chunked_twice = te_chunked_twice || iequals(e, "chunked");
                         if (iequals(e, "chunked")) {
-                            te_final_chunked = true;
+                            // RFC 9112 §6.1: chunked at most once, adjacent or not.
+                            te_chunked_twice = te_chunked_twice || te_saw_chunked;
+                            te_saw_chunked = te_final_chunked = true;
                             return;
                         }
                         te_final_chunked = false;
@@ -236,8 +238,9 @@ ParseResult parse_request_head(std::string_view buf, RequestHead& h, const Limit
         return error(ParseError::BadVersion);
     if (p[8] != '\r') return error(p[8] == '\n' ? ParseError::BareLF : ParseError::BadVersion);
     if (p[9] != '\n') return error(ParseError::BareCR);
-    if (p[5] != '1' || (p[7] != '0' && p[7] != '1')) return error(ParseError::UnsupportedVersion);
-    h.version_minor = static_cast<uint8_t>(p[7] - '0');
+    if (p[5] != '1') return error(ParseError::UnsupportedVersion);
+    // RFC 9112 §2.3: a higher 1.x minor version is processed as 1.1.
+    h.version_minor = p[7] == '0' ? 0 : 1;
     p += 10;
     if (static_cast<size_t>(p - line_start) - 2 > limits.max_request_line)
         return error(ParseError::RequestLineTooLong);
@@ -295,7 +298,9 @@ bool head_may_be_complete(std::string_view buf, size_t from_hint, const Limits& 
     // A line ended in the new bytes: the head may be complete, or a line malformed.
     if (buf.find('\n', from) != std::string_view::npos) return true;
     // A limit was crossed by the new bytes: the parser must report it now.
-    size_t line_cap = limits.max_request_line + 2, head_cap = line_cap + limits.max_header_bytes + 2;
+    // The parser reports 414 once the unterminated line passes max_request_line bytes,
+    // and 431 at the latest once the buffer passes a maximal line + CRLF + max_header_bytes.
+    size_t line_cap = limits.max_request_line, head_cap = line_cap + 2 + limits.max_header_bytes;
     return (buf.size() > line_cap && from_hint <= line_cap) || (buf.size() > head_cap && from_hint <= head_cap);
 }
 

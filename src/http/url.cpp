@@ -46,8 +46,9 @@ PathStatus normalize_path(std::string_view raw, std::string& out) {
     auto finish_segment = [&](bool at_end) {
         std::string_view seg(out.data() + seg_start, out.size() - seg_start);
         if (seg == "." || seg == "..") {
+            bool dotdot = seg.size() == 2;  // decide before resize: seg views `out`
             out.resize(seg_start);  // drop the segment itself
-            if (seg == ".." && seg_start > 1) {
+            if (dotdot && seg_start > 1) {
                 size_t prev = out.rfind('/', seg_start - 2);
                 out.resize(prev + 1);  // drop the previous segment, keep its leading '/'
             }

@@ -1,0 +1,114 @@
+#include <kiln/app.hpp>
+
+#include <exception>
+#include <string>
+#include <typeinfo>
+#include <vector>
+
+#include "app/router.hpp"
+#include "util/log.hpp"
+
+namespace kiln {
+namespace {
+struct Route {
+    Handler handler;
+    RouteOptions options;
+};
+
+std::string allow_header(uint32_t allowed) {
+    std::string out;
+    for (size_t i = 0; i < kMethodCount - 1; ++i) {
+        auto m = static_cast<Method>(i);
+        if (!(allowed & app::method_bit(m))) continue;
+        static constexpr std::string_view kNames[] = {"GET", "HEAD", "POST", "PUT", "DELETE",
+                                                      "PATCH", "OPTIONS", "CONNECT", "TRACE"};
+        if (!out.empty()) out += ", ";
+        out += kNames[i];
+    }
+    return out;
+}
+}  // namespace
+
+struct App::Impl {
+    app::Router router;
+    std::vector<std::unique_ptr<Route>> routes;
+    std::vector<Middleware> middleware;
+    size_t default_max_body = RouteOptions{}.max_body;
+};
+
+HttpError::HttpError(int status, const std::string& message)
+    : std::runtime_error(message.empty() ? std::string(reason_phrase(status)) : message), status_(status) {}
+
+App::App() : impl_(std::make_unique<Impl>()) {}
+App::~App() = default;
+
+App& App::route(Method method, std::string_view pattern, Handler handler, RouteOptions opts) {
+    auto r = std::make_unique<Route>(Route{std::move(handler), opts});
+    impl_->router.add(method, pattern, r.get());
+    impl_->routes.push_back(std::move(r));
+    return *this;
+}
+
+App& App::use(Middleware m) {
+    impl_->middleware.push_back(std::move(m));
+    return *this;
+}
+
+size_t App::prepare(Request& req) const {
+    app::Router::Match m;
+    impl_->router.match(req.method(), req.path(), m);
+    req.route_ = m.target;
+    req.allowed_methods_ = m.allowed;
+    req.param_count_ = m.param_count;
+    for (size_t i = 0; i < m.param_count; ++i) req.params_[i] = {m.names[i], m.values[i]};
+    return m.target ? static_cast<const Route*>(m.target)->options.max_body : impl_->default_max_body;
+}
+
+void Next::operator()() {
+    const auto& mw = app_.impl_->middleware;
+    if (index_ < mw.size()) {
+        mw[index_++](req_, res_, *this);
+        return;
+    }
+    if (index_++ != mw.size()) return;  // the handler runs once, however often next() is called
+    if (req_.route_) {
+        static_cast<const Route*>(req_.route_)->handler(req_, res_);
+    } else if (req_.allowed_methods_ == 0) {
+        res_.status(404).text("Not Found\n");
+    } else if (req_.method() == Method::Options) {
+        res_.status(204).header("Allow", allow_header(req_.allowed_methods_ | app::method_bit(Method::Options)));
+    } else {
+        res_.status(405).header("Allow", allow_header(req_.allowed_methods_)).text("Method Not Allowed\n");
+    }
+}
+
+void App::handle(Request& req, Response& res) const {
+    // The one place where handler exceptions become responses. The log gets the
+    // detail; the client gets only the status (or an HttpError's own message).
+    auto fail = [&](int status, std::string_view client_text) {
+        if (res.streaming()) {  // the head is gone: the only honest signal is a cut
+            res.abort();
+            return;
+        }
+        res.clear();
+        res.status(status).text(std::string(client_text) + "\n");
+    };
+    Next next(*this, req, res);
+    try {
+        next();
+    } catch (const HttpError& e) {
+        fail(e.status(), e.what());
+    } catch (const std::exception& e) {
+        util::log(util::LogLevel::Error, "%.*s %.*s: handler threw %s: %s", static_cast<int>(req.method_name().size()),
+                  req.method_name().data(), static_cast<int>(req.target().size()), req.target().data(),
+                  typeid(e).name(), e.what());
+        fail(500, "Internal Server Error");
+    } catch (...) {
+        util::log(util::LogLevel::Error, "%.*s %.*s: handler threw a non-exception",
+                  static_cast<int>(req.method_name().size()), req.method_name().data(),
+                  static_cast<int>(req.target().size()), req.target().data());
+        fail(500, "Internal Server Error");
+    }
+}
+
+}  // namespace kiln

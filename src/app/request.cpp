@@ -1,0 +1,64 @@
+#include <kiln/request.hpp>
+
+#include "http/parser.hpp"
+#include "http/url.hpp"
+
+namespace kiln {
+
+void Request::reset() {
+    head_ = nullptr;
+    method_ = Method::Other;
+    path_ = {};
+    body_ = {};
+    param_count_ = 0;
+    route_ = nullptr;
+    allowed_methods_ = 0;
+    query_parsed_ = false;
+    query_.clear();
+}
+
+std::string_view Request::method_name() const { return head_ ? head_->method_token : std::string_view(); }
+std::string_view Request::target() const { return head_ ? head_->target : std::string_view(); }
+std::string_view Request::query_string() const { return head_ ? head_->query : std::string_view(); }
+std::string_view Request::host() const { return head_ ? head_->host : std::string_view(); }
+int Request::version_minor() const { return head_ ? head_->version_minor : 1; }
+bool Request::keep_alive() const { return head_ && head_->keep_alive; }
+
+std::span<const Header> Request::headers() const {
+    if (!head_) return {};
+    return {head_->headers, head_->header_count};
+}
+
+std::optional<std::string_view> Request::header(std::string_view name) const {
+    if (!head_) return std::nullopt;
+    if (const Header* h = head_->find(name)) return h->value;
+    return std::nullopt;
+}
+
+const std::vector<std::pair<std::string, std::string>>& Request::query_params() const {
+    if (!query_parsed_) {
+        query_parsed_ = true;
+        http::for_each_query_pair(query_string(), [this](std::string_view k, std::string_view v) {
+            std::string dk, dv;
+            // A malformed escape keeps the raw text rather than failing the request.
+            if (!http::decode_component(k, dk, true)) dk.assign(k);
+            if (!http::decode_component(v, dv, true)) dv.assign(v);
+            query_.emplace_back(std::move(dk), std::move(dv));
+        });
+    }
+    return query_;
+}
+
+std::optional<std::string_view> Request::query(std::string_view name) const {
+    for (const auto& [k, v] : query_params())
+        if (k == name) return std::string_view(v);
+    return std::nullopt;
+}
+
+std::string_view Request::param(std::string_view name) const {
+    for (size_t i = 0; i < param_count_; ++i)
+        if (params_[i].name == name) return params_[i].value;
+    return {};
+}
+
+}  // namespace kiln

@@ -1,0 +1,113 @@
+#include <kiln/response.hpp>
+
+#include <stdexcept>
+#include <string>
+
+#include "http/chars.hpp"
+#include "http/parser.hpp"
+
+namespace kiln {
+namespace {
+void check_header(std::string_view name, std::string_view value) {
+    if (name.empty()) throw std::invalid_argument("empty header name");
+    for (char c : name)
+        if (!http::chars::is_token(static_cast<uint8_t>(c)))
+            throw std::invalid_argument("invalid character in header name '" + std::string(name) + "'");
+    for (char c : value)
+        if (c == '\r' || c == '\n' || c == '\0')
+            throw std::invalid_argument("CR, LF or NUL in the value of header '" + std::string(name) + "'");
+    if (http::iequals(name, "content-length") || http::iequals(name, "transfer-encoding"))
+        throw std::invalid_argument("header '" + std::string(name) + "' is set by the server from the body");
+}
+}  // namespace
+
+Response& Response::status(int code) {
+    if (code < 100 || code > 999) throw std::invalid_argument("status code out of range: " + std::to_string(code));
+    status_ = code;
+    return *this;
+}
+
+Response& Response::add_header(std::string_view name, std::string_view value) {
+    check_header(name, value);
+    if (http::iequals(name, "connection")) {
+        if (http::iequals(value, "close")) close_ = true;
+        return *this;  // connection management is the server's
+    }
+    if (http::iequals(name, "content-type")) {
+        content_type_.assign(value);
+        return *this;
+    }
+    headers_.emplace_back(std::string(name), std::string(value));
+    return *this;
+}
+
+Response& Response::header(std::string_view name, std::string_view value) {
+    if (!http::iequals(name, "set-cookie")) {
+        for (auto& [n, v] : headers_) {
+            if (http::iequals(n, name)) {
+                check_header(name, value);
+                v.assign(value);
+                return *this;
+            }
+        }
+    }
+    return add_header(name, value);
+}
+
+std::optional<std::string_view> Response::header(std::string_view name) const {
+    if (http::iequals(name, "content-type") && !content_type_.empty()) return std::string_view(content_type_);
+    for (const auto& [n, v] : headers_)
+        if (http::iequals(n, name)) return std::string_view(v);
+    return std::nullopt;
+}
+
+void Response::send(std::string_view body, std::string_view content_type) {
+    content_type_.assign(content_type);
+    body_.assign(body);
+}
+
+void Response::text(std::string_view body) { send(body, "text/plain; charset=utf-8"); }
+void Response::html(std::string_view body) { send(body, "text/html; charset=utf-8"); }
+void Response::json(std::string_view body) { send(body, "application/json"); }
+
+void Response::redirect(std::string_view location, int code) {
+    status(code);
+    header("Location", location);
+    body_.clear();
+}
+
+void Response::write(std::string_view chunk) {
+    if (!stream_) {  // not attached to a connection (tests): just accumulate
+        streaming_ = true;
+        body_.append(chunk);
+        return;
+    }
+    if (ended_) throw std::logic_error("Response::write after end()");
+    if (!streaming_) {
+        streaming_ = true;
+        stream_->begin(*this);
+    }
+    stream_->chunk(chunk);
+}
+
+void Response::end() {
+    if (!streaming_ || ended_) return;
+    ended_ = true;
+    if (stream_) stream_->finish();
+}
+
+void Response::clear() {
+    status_ = 200;
+    close_ = false;
+    content_type_.clear();
+    body_.clear();
+    headers_.clear();
+}
+
+void Response::reset(ResponseStream* stream) {
+    clear();
+    streaming_ = ended_ = aborted_ = false;
+    stream_ = stream;
+}
+
+}  // namespace kiln

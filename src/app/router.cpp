@@ -1,0 +1,128 @@
+#include "app/router.hpp"
+
+#include <stdexcept>
+
+namespace kiln::app {
+namespace {
+struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+std::string_view next_segment(std::string_view& rest) {
+    size_t slash = rest.find('/');
+    std::string_view seg = rest.substr(0, slash);
+    rest = slash == rest.npos ? std::string_view() : rest.substr(slash + 1);
+    return seg;
+}
+
+// "/a/b/" and "/a/b" are the same route; the root stays "/".
+std::string_view strip(std::string_view path) {
+    if (!path.empty() && path[0] == '/') path.remove_prefix(1);
+    if (!path.empty() && path.back() == '/') path.remove_suffix(1);
+    return path;
+}
+}  // namespace
+
+struct Router::Node {
+    std::unordered_map<std::string, std::unique_ptr<Node>, StringHash, std::equal_to<>> statics;
+    std::unique_ptr<Node> param;
+    std::string param_name;
+    std::unique_ptr<Node> rest;  // "*name": terminal
+    std::string rest_name;
+    const void* targets[kMethodCount] = {};
+    uint32_t allowed = 0;
+};
+
+Router::Router() : root_(std::make_unique<Node>()) {}
+Router::~Router() = default;
+
+void Router::add(Method method, std::string_view pattern, const void* target) {
+    auto bad = [&](const char* why) {
+        throw std::invalid_argument("route '" + std::string(pattern) + "': " + why);
+    };
+    if (pattern.empty() || pattern[0] != '/') bad("must start with '/'");
+    if (method == Method::Other) bad("unsupported method");
+    Node* n = root_.get();
+    std::string_view rest = strip(pattern);
+    size_t params = 0;
+    while (!rest.empty()) {
+        std::string_view seg = next_segment(rest);
+        if (seg.empty()) bad("empty segment");
+        if (seg[0] == ':' || seg[0] == '*') {
+            std::string_view name = seg.substr(1);
+            if (name.empty()) bad("parameter without a name");
+            if (++params > kMaxParams) bad("too many parameters");
+            bool is_rest = seg[0] == '*';
+            if (is_rest && !rest.empty()) bad("'*' must be the last segment");
+            std::unique_ptr<Node>& child = is_rest ? n->rest : n->param;
+            std::string& child_name = is_rest ? n->rest_name : n->param_name;
+            if (!child) {
+                child = std::make_unique<Node>();
+                child_name = name;
+            } else if (child_name != name) {
+                bad("conflicts with another parameter name at the same position");
+            }
+            n = child.get();
+        } else {
+            auto it = n->statics.find(seg);
+            if (it == n->statics.end()) it = n->statics.emplace(std::string(seg), std::make_unique<Node>()).first;
+            n = it->second.get();
+        }
+    }
+    size_t mi = static_cast<size_t>(method);
+    if (n->targets[mi]) bad("registered twice for this method");
+    n->targets[mi] = target;
+    n->allowed |= method_bit(method);
+    if (method == Method::Get) n->allowed |= method_bit(Method::Head);
+    routes_.emplace_back(method, std::string(pattern));
+}
+
+const Router::Node* Router::find(const Node* n, std::string_view rest, Match& m) const {
+    if (rest.empty()) {
+        if (n->allowed) return n;
+        if (n->rest && n->rest->allowed && m.param_count < kMaxParams) {  // "*rest" may match nothing
+            m.names[m.param_count] = n->rest_name;
+            m.values[m.param_count++] = {};
+            return n->rest.get();
+        }
+        return nullptr;
+    }
+    std::string_view after = rest;
+    std::string_view seg = next_segment(after);
+    if (!n->statics.empty()) {
+        auto it = n->statics.find(seg);
+        if (it != n->statics.end())
+            if (const Node* r = find(it->second.get(), after, m)) return r;
+    }
+    if (n->param && !seg.empty() && m.param_count < kMaxParams) {
+        size_t saved = m.param_count;
+        m.names[m.param_count] = n->param_name;
+        m.values[m.param_count++] = seg;
+        if (const Node* r = find(n->param.get(), after, m)) return r;
+        m.param_count = saved;
+    }
+    if (n->rest && n->rest->allowed && m.param_count < kMaxParams) {
+        m.names[m.param_count] = n->rest_name;
+        m.values[m.param_count++] = rest;
+        return n->rest.get();
+    }
+    return nullptr;
+}
+
+void Router::match(Method method, std::string_view path, Match& out) const {
+    out.target = nullptr;
+    out.allowed = 0;
+    out.param_count = 0;
+    const Node* n = find(root_.get(), strip(path), out);
+    if (!n) {
+        out.param_count = 0;
+        return;
+    }
+    out.allowed = n->allowed;
+    if (method == Method::Other) return;
+    out.target = n->targets[static_cast<size_t>(method)];
+    if (!out.target && method == Method::Head) out.target = n->targets[static_cast<size_t>(Method::Get)];
+}
+
+}  // namespace kiln::app

@@ -1,0 +1,406 @@
+#include "http/connection.hpp"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cerrno>
+#include <charconv>
+
+#include "http/server.hpp"
+#include "http/url.hpp"
+
+namespace kiln::http {
+namespace {
+constexpr size_t kReadChunk = 4096;
+constexpr size_t kOwnBodyThreshold = 64 * 1024;  // larger bodies are moved, not copied
+constexpr size_t kStreamFlushThreshold = 64 * 1024;
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+}  // namespace
+
+Connection::Connection(Server& server, int fd) : srv_(server), fd_(fd) {
+    timer_.owner = this;
+    timer_.fire = [](net::Timer* t) { static_cast<Connection*>(t->owner)->on_timeout(); };
+    srv_.link(this);
+    // A new connection gets the header timeout to send its first byte.
+    arm(srv_.header_timers_);
+}
+
+Connection::~Connection() { assert(fd_ < 0); }
+
+void Connection::arm(net::TimerList& list) { list.arm(timer_, srv_.loop_.now_ms()); }
+
+void Connection::on_io(uint32_t events) {
+    if (fd_ < 0) return;
+    if (events & EPOLLERR) {
+        close_now();
+        return;
+    }
+    if ((events & EPOLLOUT) && write_blocked_) {
+        bool was_paused = read_paused_;
+        if (!flush()) return;
+        if (was_paused && !read_paused_ && state_ != State::Lingering) {
+            process();  // requests that waited in the buffer
+            if (fd_ < 0) return;
+            on_readable();  // edge-triggered: the socket may hold bytes we never read
+            return;
+        }
+    }
+    if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)) on_readable();
+}
+
+size_t Connection::read_size() const {
+    if (state_ == State::Body && !is_chunked_) {
+        size_t need = head_len_ + body_len_ - std::min<size_t>(in_.size(), head_len_ + body_len_);
+        // Grow toward the declared length by doubling, so a client that only declares
+        // a large body does not get the memory for it at once.
+        return std::max<size_t>(std::min(need, std::max(in_.size(), net::BufferPool::kBlockSize)), 1);
+    }
+    return in_.size() < net::BufferPool::kBlockSize ? kReadChunk : in_.size();
+}
+
+void Connection::on_readable() {
+    if (state_ == State::Lingering) {
+        discard_input();
+        return;
+    }
+    while (fd_ >= 0 && !read_paused_ && state_ != State::Closing) {
+        in_.ensure_writable(read_size(), srv_.loop_.buffers());
+        size_t room = in_.writable();
+        ssize_t n = ::read(fd_, in_.write_ptr(), room);
+        if (n > 0) {
+            in_.commit(static_cast<size_t>(n));
+            if (state_ == State::Body) arm(srv_.body_timers_);  // progress resets the body timeout
+            process();
+            // Edge-triggered: a short read means the socket is drained for now, and new
+            // bytes will raise a new edge. Skipping the EAGAIN read saves a syscall.
+            if (static_cast<size_t>(n) < room) break;
+            continue;
+        }
+        if (n == 0) {
+            peer_eof_ = true;
+            if (state_ == State::Head || state_ == State::Body || out_.empty()) {
+                close_now();  // an unfinished request can never complete
+                return;
+            }
+            close_after_flush_ = true;
+            break;
+        }
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            close_now();
+            return;
+        }
+        break;
+    }
+    if (fd_ >= 0 && in_.empty()) in_.release(srv_.loop_.buffers());
+    if (fd_ >= 0) flush();
+}
+
+void Connection::process() {
+    const Limits& limits = srv_.cfg_.limits;
+    while (fd_ >= 0 && !read_paused_ && (state_ == State::Idle || state_ == State::Head || state_ == State::Body)) {
+        if (state_ != State::Body) {
+            std::string_view data = in_.readable();
+            if (data.empty()) {
+                enter_idle();
+                return;
+            }
+            if (state_ == State::Idle) {
+                state_ = State::Head;
+                scan_hint_ = 0;
+                arm(srv_.header_timers_);
+            }
+            if (!head_may_be_complete(data, scan_hint_, limits)) {
+                scan_hint_ = data.size();
+                return;
+            }
+            scan_hint_ = data.size();
+            ParseResult r = parse_request_head(data, srv_.head_, limits);
+            if (r.status == ParseStatus::Incomplete) return;
+            if (r.status == ParseStatus::Error) {
+                respond_error(status_for(r.error), describe(r.error));
+                return;
+            }
+            head_len_ = r.consumed;
+            if (!start_request()) return;
+            const RequestHead& h = srv_.head_;
+            is_chunked_ = h.chunked;
+            body_len_ = h.content_length > 0 ? static_cast<uint64_t>(h.content_length) : 0;
+            continue_sent_ = false;
+            if (is_chunked_) {
+                chunked_ = ChunkedDecoder();
+                chunk_read_ = chunk_write_ = head_len_;
+            } else if (body_len_ > body_limit_) {
+                respond_error(413, "request body larger than this route accepts");
+                return;
+            }
+            state_ = State::Body;
+            arm(srv_.body_timers_);
+        }
+        if (!body_ready()) {
+            if (fd_ < 0 || state_ != State::Body) return;  // error already answered
+            if (!continue_sent_ && head_current_ && srv_.head_.expect_continue) send_continue();
+            return;
+        }
+        if (!head_current_) {
+            // The body arrived in a later read: the shared head was reused since, and
+            // the buffer may have moved. Parse the (complete) head again.
+            ParseResult r = parse_request_head(in_.readable(), srv_.head_, limits);
+            assert(r.status == ParseStatus::Complete && r.consumed == head_len_);
+            (void)r;
+            if (!start_request()) return;
+        }
+        if (is_chunked_) {
+            dispatch(std::string_view(in_.readable_data() + head_len_, chunk_write_ - head_len_), chunk_read_);
+        } else {
+            dispatch(std::string_view(in_.readable_data() + head_len_, body_len_), head_len_ + body_len_);
+        }
+    }
+}
+
+bool Connection::start_request() {
+    const RequestHead& h = srv_.head_;
+    Request& req = srv_.request_;
+    req.reset();
+    req.head_ = &h;
+    req.method_ = h.method;
+    if (h.path.empty() || h.path == "*" || !path_needs_normalizing(h.path)) {
+        req.path_ = h.path;
+    } else {
+        PathStatus ps = normalize_path(h.path, req.path_storage_);
+        if (ps != PathStatus::Ok) {
+            respond_error(400, ps == PathStatus::NulByte ? "NUL byte in path" : "malformed percent-encoding in path");
+            return false;
+        }
+        req.path_ = req.path_storage_;
+    }
+    body_limit_ = srv_.service_.prepare(req);
+    head_current_ = true;
+    return true;
+}
+
+bool Connection::body_ready() {
+    if (!is_chunked_) return in_.size() >= head_len_ + body_len_;
+    ChunkedStatus st = chunked_.decode(in_.readable_data(), &chunk_read_, &chunk_write_, in_.size(), body_limit_);
+    switch (st) {
+        case ChunkedStatus::Done: return true;
+        case ChunkedStatus::NeedMore:
+            // Later reads append after chunk_read_; decoded bytes stay below chunk_write_.
+            return false;
+        case ChunkedStatus::Malformed: respond_error(400, "malformed chunked body"); return false;
+        case ChunkedStatus::TooLarge: respond_error(413, "request body larger than this route accepts"); return false;
+        case ChunkedStatus::TrailersTooLarge: respond_error(431, "chunked trailers too large"); return false;
+    }
+    return false;
+}
+
+void Connection::send_continue() {
+    // Only worth it if the client is waiting: nothing of the body has arrived yet.
+    continue_sent_ = true;
+    if (in_.size() > head_len_) return;
+    out_.append(kContinue, srv_.loop_.buffers());
+    flush();
+}
+
+void Connection::dispatch(std::string_view body, size_t consumed) {
+    const RequestHead& h = srv_.head_;
+    Request& req = srv_.request_;
+    req.body_ = body;
+    head_only_ = h.method == Method::Head;
+    http10_ = h.version_minor == 0;
+    keep_alive_ = h.keep_alive && !srv_.draining_ && !peer_eof_;
+    Response& res = srv_.response_;
+    res.reset(this);
+    srv_.service_.handle(req, res);
+    if (fd_ < 0) return;  // a streamed write failed and closed us
+    if (res.streaming()) {
+        if (res.aborted()) keep_alive_ = false;
+        else res.end();
+    } else {
+        write_response(res);
+    }
+    head_current_ = false;
+    in_.consume(consumed);
+    if (!keep_alive_) {
+        close_after_flush_ = true;
+        in_.consume(in_.size());  // requests pipelined after a close are not answered
+        state_ = State::Closing;
+        return;
+    }
+    state_ = State::Idle;
+    if (out_.size() > srv_.cfg_.max_pending_output) read_paused_ = true;
+}
+
+void Connection::write_response(Response& res) {
+    keep_alive_ = keep_alive_ && !res.closes_connection();
+    bool no_body = status_has_no_body(res.status());
+    HeadParams hp;
+    hp.date = srv_.date_.get(srv_.loop_.wall_seconds());
+    hp.server = srv_.cfg_.server_name;
+    hp.keep_alive = keep_alive_;
+    hp.http10 = http10_;
+    hp.framing = no_body ? Framing::NoBody : Framing::Length;
+    hp.content_length = res.body().size();
+    net::BufferPool& pool = srv_.loop_.buffers();
+    serialize_head(res, hp, out_, pool);
+    if (no_body || head_only_) return;
+    if (res.body().size() >= kOwnBodyThreshold) out_.append_owned(std::move(res.body()));
+    else out_.append(res.body(), pool);
+}
+
+void Connection::begin(Response& res) {
+    keep_alive_ = keep_alive_ && !res.closes_connection();
+    if (head_only_ || status_has_no_body(res.status())) stream_framing_ = Framing::NoBody;
+    else if (http10_) stream_framing_ = Framing::UntilClose, keep_alive_ = false;
+    else stream_framing_ = Framing::Chunked;
+    HeadParams hp;
+    hp.date = srv_.date_.get(srv_.loop_.wall_seconds());
+    hp.server = srv_.cfg_.server_name;
+    hp.keep_alive = keep_alive_;
+    hp.http10 = http10_;
+    hp.framing = stream_framing_;
+    serialize_head(res, hp, out_, srv_.loop_.buffers());
+}
+
+void Connection::chunk(std::string_view data) {
+    if (fd_ < 0 || data.empty() || stream_framing_ == Framing::NoBody) return;
+    net::BufferPool& pool = srv_.loop_.buffers();
+    if (stream_framing_ == Framing::Chunked) {
+        char line[24];
+        char* e = std::to_chars(line, line + 16, data.size(), 16).ptr;
+        *e++ = '\r';
+        *e++ = '\n';
+        out_.append(std::string_view(line, static_cast<size_t>(e - line)), pool);
+        out_.append(data, pool);
+        out_.append("\r\n", pool);
+    } else {
+        out_.append(data, pool);
+    }
+    if (out_.size() >= kStreamFlushThreshold) flush();
+}
+
+void Connection::finish() {
+    if (fd_ >= 0 && stream_framing_ == Framing::Chunked) out_.append("0\r\n\r\n", srv_.loop_.buffers());
+}
+
+void Connection::respond_error(int status, std::string_view why) {
+    srv_.count_error(status);
+    Response& res = srv_.response_;
+    res.reset(nullptr);
+    res.status(status);
+    std::string body;
+    body.reserve(64);
+    body.append(reason_phrase(status)).append(": ").append(why).append("\n");
+    res.text(body);
+    keep_alive_ = false;
+    head_only_ = false;
+    http10_ = false;
+    write_response(res);
+    head_current_ = false;
+    in_.consume(in_.size());
+    state_ = State::Closing;
+    close_after_flush_ = true;
+}
+
+bool Connection::flush() {
+    if (fd_ < 0) return false;
+    if (!out_.empty()) {
+        size_t written = 0;
+        net::OutputQueue::Status st = out_.write_to(fd_, srv_.loop_.buffers(), &written);
+        if (st == net::OutputQueue::Status::Error) {
+            close_now();
+            return false;
+        }
+        if (st == net::OutputQueue::Status::Blocked) {
+            if (!write_blocked_ || written > 0) arm(srv_.write_timers_);
+            write_blocked_ = true;
+            return true;
+        }
+    }
+    bool was_blocked = write_blocked_;
+    write_blocked_ = false;
+    read_paused_ = false;
+    if (close_after_flush_) {
+        start_linger();
+        return fd_ >= 0;
+    }
+    if (was_blocked) arm_state_timer();
+    return true;
+}
+
+void Connection::arm_state_timer() {
+    switch (state_) {
+        case State::Idle: arm(srv_.keepalive_timers_); break;
+        case State::Head: arm(srv_.header_timers_); break;
+        case State::Body: arm(srv_.body_timers_); break;
+        case State::Closing: arm(srv_.write_timers_); break;
+        case State::Lingering: arm(srv_.linger_timers_); break;
+    }
+}
+
+void Connection::enter_idle() {
+    state_ = State::Idle;
+    in_.release(srv_.loop_.buffers());
+    if (srv_.draining_ && out_.empty()) {
+        close_now();
+        return;
+    }
+    if (!write_blocked_) arm(srv_.keepalive_timers_);
+}
+
+void Connection::start_linger() {
+    state_ = State::Lingering;
+    in_.consume(in_.size());
+    in_.release(srv_.loop_.buffers());
+    if (peer_eof_) {
+        close_now();
+        return;
+    }
+    ::shutdown(fd_, SHUT_WR);
+    arm(srv_.linger_timers_);
+    discard_input();
+}
+
+void Connection::discard_input() {
+    char sink[4096];
+    for (int i = 0; i < 64; ++i) {  // bounded: a peer that keeps sending is cut at the timeout
+        ssize_t n = ::read(fd_, sink, sizeof sink);
+        if (n > 0) continue;
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        close_now();  // FIN (or error): the peer has everything we sent
+        return;
+    }
+}
+
+void Connection::on_timeout() {
+    if (fd_ < 0) return;
+    if (!write_blocked_ && (state_ == State::Head || state_ == State::Body)) {
+        respond_error(408, state_ == State::Head ? "timed out reading the request head" : "timed out reading the body");
+        flush();
+        return;
+    }
+    close_now();
+}
+
+void Connection::drain() {
+    if (state_ == State::Idle && out_.empty()) close_now();
+    // Busy connections see srv_.draining_ and answer with Connection: close.
+}
+
+void Connection::close_now() {
+    if (fd_ < 0) return;
+    timer_.disarm();
+    ::close(fd_);  // also removes it from epoll
+    fd_ = -1;
+    net::BufferPool& pool = srv_.loop_.buffers();
+    in_.consume(in_.size());
+    in_.release(pool);
+    out_.clear(pool);
+    srv_.unlink(this);
+    srv_.loop_.destroy_later(this);
+}
+
+}  // namespace kiln::http

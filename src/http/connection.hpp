@@ -1,0 +1,97 @@
+// One HTTP/1.1 connection: reads into a pooled buffer, parses requests in place,
+// hands each to the Service, serializes responses into one gathered write.
+//
+// States: Idle (no byte of the next request yet) -> Head -> Body -> (handled) ->
+// Idle ...; Closing (a final response is being flushed) -> Lingering (write side
+// shut, discarding input until the peer's FIN, so our last response is not lost to
+// a reset) -> closed. Pipelined requests are handled in order until the buffer is
+// empty or the output passes EngineConfig::max_pending_output (then reading stops
+// until the peer drains it). A protocol error gets its status and closes.
+// One Timer, moved between the header/body/keep-alive/write/linger lists.
+// Lives on its server's loop thread; destroyed through Loop::destroy_later.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include <kiln/response.hpp>
+
+#include "http/chunked.hpp"
+#include "http/serializer.hpp"
+#include "net/buffer.hpp"
+#include "net/loop.hpp"
+#include "net/output.hpp"
+
+namespace kiln::http {
+
+class Server;
+
+class Connection final : public net::IoHandler, public ResponseStream {
+public:
+    Connection(Server& server, int fd);
+    ~Connection();
+
+    void on_io(uint32_t events) override;
+    void drain();  // the server is stopping
+
+    // ResponseStream: a handler streaming its body.
+    void begin(Response& res) override;
+    void chunk(std::string_view data) override;
+    void finish() override;
+
+private:
+    friend class Server;
+    enum class State : uint8_t { Idle, Head, Body, Closing, Lingering };
+
+    void on_readable();
+    void process();
+    bool start_request();             // fills the Request from the parsed head; routes it
+    bool body_ready();                // Content-Length or chunked body complete
+    void dispatch(std::string_view body, size_t consumed);
+    void write_response(Response& res);
+    void respond_error(int status, std::string_view why);
+    void send_continue();
+    bool flush();                     // false if the connection closed
+    void start_linger();
+    void discard_input();
+    void close_now();
+    void enter_idle();
+    void arm(net::TimerList& list);
+    void arm_state_timer();
+    void on_timeout();
+    size_t read_size() const;
+
+    Server& srv_;
+    int fd_;
+    State state_ = State::Idle;
+    net::Timer timer_;
+    net::Buffer in_;
+    net::OutputQueue out_;
+
+    // The request being read. Offsets are relative to in_.readable().
+    size_t scan_hint_ = 0;     // bytes already scanned for the end of the head
+    size_t head_len_ = 0;
+    uint64_t body_len_ = 0;    // Content-Length
+    size_t body_limit_ = 0;
+    ChunkedDecoder chunked_;
+    size_t chunk_read_ = 0;    // raw chunked bytes consumed
+    size_t chunk_write_ = 0;   // end of decoded payload
+    bool is_chunked_ = false;
+    bool head_current_ = false;  // srv_.head_ and srv_.request_ describe this request now
+    bool continue_sent_ = false;
+
+    // The response being written.
+    bool keep_alive_ = true;
+    bool head_only_ = false;     // HEAD request: no body bytes
+    bool http10_ = false;
+    Framing stream_framing_ = Framing::Length;
+    bool close_after_flush_ = false;
+    bool write_blocked_ = false;
+    bool read_paused_ = false;
+    bool peer_eof_ = false;
+
+    Connection* prev_ = nullptr;  // Server's list
+    Connection* next_ = nullptr;
+};
+
+}  // namespace kiln::http

@@ -1,0 +1,55 @@
+#include "http/server.hpp"
+
+#include <unistd.h>
+
+#include "http/connection.hpp"
+
+namespace kiln::http {
+
+Server::Server(net::Loop& loop, Service& service, const EngineConfig& config)
+    : loop_(loop),
+      service_(service),
+      cfg_(config),
+      header_timers_(loop.timers(config.header_timeout_ms)),
+      body_timers_(loop.timers(config.body_timeout_ms)),
+      keepalive_timers_(loop.timers(config.keepalive_timeout_ms)),
+      write_timers_(loop.timers(config.write_timeout_ms)),
+      linger_timers_(loop.timers(config.linger_timeout_ms)) {}
+
+Server::~Server() {
+    while (first_) first_->close_now();
+}
+
+void Server::accept(int fd) {
+    auto* c = new Connection(*this, fd);
+    loop_.add(fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, c);
+}
+
+void Server::drain(std::function<void()> on_drained) {
+    draining_ = true;
+    on_drained_ = std::move(on_drained);
+    for (Connection* c = first_; c;) {
+        Connection* next = c->next_;
+        c->drain();
+        c = next;
+    }
+    if (count_ == 0 && on_drained_) on_drained_();
+}
+
+void Server::link(Connection* c) {
+    c->next_ = first_;
+    if (first_) first_->prev_ = c;
+    first_ = c;
+    ++count_;
+}
+
+void Server::unlink(Connection* c) {
+    if (c->prev_) c->prev_->next_ = c->next_;
+    else first_ = c->next_;
+    if (c->next_) c->next_->prev_ = c->prev_;
+    c->prev_ = c->next_ = nullptr;
+    --count_;
+    if (draining_ && count_ == 0 && on_drained_) on_drained_();
+}
+
+}  // namespace kiln::http

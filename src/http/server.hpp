@@ -1,0 +1,76 @@
+// The HTTP/1.1 server of one event loop: owns that loop's connections and the
+// state they share (Date cache, timer lists, and the Request/Response objects a
+// handler runs with — one request is handled at a time per loop, so one set is
+// enough and their capacity is reused). Everything here runs on the loop thread.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <kiln/request.hpp>
+#include <kiln/response.hpp>
+
+#include "http/date.hpp"
+#include "http/limits.hpp"
+#include "http/parser.hpp"
+#include "http/service.hpp"
+#include "net/loop.hpp"
+
+namespace kiln::http {
+
+class Connection;
+
+struct EngineConfig {
+    Limits limits;
+    uint32_t header_timeout_ms = 10'000;
+    uint32_t body_timeout_ms = 30'000;
+    uint32_t keepalive_timeout_ms = 75'000;
+    uint32_t write_timeout_ms = 30'000;
+    uint32_t linger_timeout_ms = 2'000;         // after a close: wait for the peer's FIN
+    size_t max_pending_output = 1024 * 1024;    // stop reading requests above this (backpressure)
+    std::string server_name = "kiln";
+};
+
+class Server {
+public:
+    Server(net::Loop& loop, Service& service, const EngineConfig& config);
+    ~Server();  // closes every connection
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    // Takes ownership of a connected, non-blocking socket.
+    void accept(int fd);
+    // Graceful stop: idle connections close now, busy ones after their response.
+    // on_drained runs once no connection is left.
+    void drain(std::function<void()> on_drained);
+    bool draining() const { return draining_; }
+    size_t connection_count() const { return count_; }
+    uint64_t errors_with_status(int status) const { return status >= 0 && status < 600 ? errors_[status] : 0; }
+
+private:
+    friend class Connection;
+    void link(Connection* c);
+    void unlink(Connection* c);
+    void count_error(int status) { if (status >= 0 && status < 600) ++errors_[status]; }
+
+    net::Loop& loop_;
+    Service& service_;
+    const EngineConfig& cfg_;
+    net::TimerList& header_timers_;
+    net::TimerList& body_timers_;
+    net::TimerList& keepalive_timers_;
+    net::TimerList& write_timers_;
+    net::TimerList& linger_timers_;
+    DateCache date_;
+    RequestHead head_;
+    Request request_;
+    Response response_;
+    Connection* first_ = nullptr;
+    size_t count_ = 0;
+    bool draining_ = false;
+    std::function<void()> on_drained_;
+    std::array<uint64_t, 600> errors_{};
+};
+
+}  // namespace kiln::http

@@ -1,0 +1,97 @@
+#include "net/listener.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "util/log.hpp"
+
+namespace kiln::net {
+namespace {
+constexpr uint32_t kAcceptPauseMs = 100;
+}
+
+ListenResult listen_tcp(const std::string& host, uint16_t port, int backlog, bool reuse_port) {
+    sockaddr_storage ss{};
+    socklen_t len;
+    int family;
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+        family = v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+        len = sizeof *v4;
+    } else if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+        family = v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        len = sizeof *v6;
+    } else {
+        return {-1, "not an IPv4 or IPv6 address: " + host};
+    }
+    int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return {-1, std::string("socket: ") + std::strerror(errno)};
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+    if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || listen(fd, backlog) != 0) {
+        std::string err = "cannot listen on " + host + ":" + std::to_string(port) + ": " + std::strerror(errno);
+        ::close(fd);
+        return {-1, err};
+    }
+    return {fd, {}};
+}
+
+Listener::Listener(Loop& loop, int listen_fd, AcceptFn on_accept)
+    : loop_(loop), fd_(listen_fd), on_accept_(std::move(on_accept)) {
+    pause_.owner = this;
+    pause_.fire = [](Timer* t) {
+        auto* self = static_cast<Listener*>(t->owner);
+        if (self->fd_ < 0) return;
+        self->loop_.add(self->fd_, EPOLLIN, self);
+        self->accept_all();
+    };
+    loop_.add(fd_, EPOLLIN, this);  // level-triggered: a backlog is never forgotten
+}
+
+Listener::~Listener() { close(); }
+
+void Listener::close() {
+    pause_.disarm();
+    if (fd_ < 0) return;
+    loop_.remove(fd_);
+    ::close(fd_);
+    fd_ = -1;
+}
+
+void Listener::on_io(uint32_t) { accept_all(); }
+
+void Listener::accept_all() {
+    // Bounded per wake-up so one busy listener cannot starve the loop's connections.
+    for (int i = 0; i < 256 && fd_ >= 0; ++i) {
+        int cfd = accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (cfd >= 0) {
+            int one = 1;
+            setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            on_accept_(cfd);
+            continue;
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+            util::log(util::LogLevel::Error, "accept: %s; pausing accepts for %u ms", std::strerror(errno),
+                      kAcceptPauseMs);
+            loop_.remove(fd_);
+            loop_.timers(kAcceptPauseMs).arm(pause_, loop_.now_ms());
+            return;
+        }
+        util::log(util::LogLevel::Error, "accept: %s", std::strerror(errno));
+        return;
+    }
+}
+
+}  // namespace kiln::net

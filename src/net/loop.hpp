@@ -1,0 +1,84 @@
+// The event loop: one epoll instance, edge-triggered, one per thread. Handlers
+// are registered per fd with an IoHandler*; timers live in fixed-duration lists;
+// the cached clock is refreshed once per iteration (no clock syscall per event).
+// Everything except stop() and wake() must be called on the loop's own thread.
+#pragma once
+#include <sys/epoll.h>
+
+#include <atomic>
+#include <cstdint>
+#include <ctime>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "net/buffer.hpp"
+#include "net/timer.hpp"
+
+namespace kiln::net {
+
+class IoHandler {
+public:
+    virtual void on_io(uint32_t events) = 0;
+protected:
+    ~IoHandler() = default;
+};
+
+class Loop {
+public:
+    Loop();
+    ~Loop();
+    Loop(const Loop&) = delete;
+    Loop& operator=(const Loop&) = delete;
+
+    // Registers fd; events is an EPOLL* mask (EPOLLET is added for sockets by the caller).
+    void add(int fd, uint32_t events, IoHandler* handler);
+    void modify(int fd, uint32_t events, IoHandler* handler);
+    void remove(int fd);
+
+    // The list of timers of this duration (created on first use).
+    TimerList& timers(uint32_t duration_ms);
+
+    uint64_t now_ms() const { return now_ms_; }       // monotonic, cached per iteration
+    time_t wall_seconds() const { return wall_s_; }   // CLOCK_REALTIME seconds, cached
+    BufferPool& buffers() { return pool_; }
+
+    // Deletes obj at the end of the current iteration, after every event of the
+    // batch was handled: an object closed by another's event may still be named
+    // by a later event in the same batch.
+    template <class T>
+    void destroy_later(T* obj) {
+        graveyard_.push_back({obj, [](void* p) { delete static_cast<T*>(p); }});
+    }
+
+    // Runs until stop(). on_wake (if set) runs on the loop thread after wake().
+    void run();
+    void set_on_wake(std::function<void()> fn) { on_wake_ = std::move(fn); }
+    void wake();  // any thread
+    void stop();  // any thread
+    bool in_loop_thread() const { return std::this_thread::get_id() == owner_; }
+    void bind_to_current_thread() { owner_ = std::this_thread::get_id(); }
+
+private:
+    class Waker;
+    void update_clock();
+    int epoll_fd_ = -1;
+    int wake_fd_ = -1;
+    std::unique_ptr<Waker> waker_;
+    std::atomic<bool> stop_{false};
+    std::function<void()> on_wake_;
+    std::vector<std::unique_ptr<TimerList>> lists_;
+    uint64_t now_ms_ = 0;
+    time_t wall_s_ = 0;
+    BufferPool pool_;
+    std::thread::id owner_;
+    struct Grave {
+        void* obj;
+        void (*destroy)(void*);
+    };
+    std::vector<Grave> graveyard_;
+    void bury();
+};
+
+}  // namespace kiln::net

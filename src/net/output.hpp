@@ -1,0 +1,46 @@
+// The bytes a connection still has to send, in order: pooled buffers for small
+// pieces (response heads, small bodies) and owned strings for large bodies, which
+// are moved in rather than copied. write_to() sends as much as the socket takes
+// with one writev. Knows nothing of HTTP. Belongs to one event loop.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "net/buffer.hpp"
+
+namespace kiln::net {
+
+class OutputQueue {
+public:
+    OutputQueue() = default;
+    OutputQueue(const OutputQueue&) = delete;
+    ~OutputQueue();  // REQUIRES: clear() was called
+
+    // A buffer at the tail to serialize into directly (append-only).
+    Buffer& tail(BufferPool& pool, size_t reserve);
+    void append(std::string_view data, BufferPool& pool);
+    void append_owned(std::string&& data);  // taken as is, no copy
+    void note_appended(size_t n) { bytes_ += n; }  // after writing into tail()
+
+    size_t size() const { return bytes_; }
+    bool empty() const { return bytes_ == 0; }
+
+    enum class Status { Done, Blocked, Error };
+    // Writes until done or EAGAIN; *written gets the bytes sent (for timers).
+    Status write_to(int fd, BufferPool& pool, size_t* written);
+    void clear(BufferPool& pool);
+
+private:
+    struct Segment {
+        Buffer buf;
+        std::string owned;
+        size_t off = 0;  // sent bytes of `owned`
+        bool is_owned = false;
+    };
+    void pop_front(BufferPool& pool);
+    std::vector<Segment> segs_;
+    size_t bytes_ = 0;
+};
+
+}  // namespace kiln::net

@@ -1,0 +1,101 @@
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include <kiln/server.hpp>
+
+namespace kiln {
+namespace {
+
+template <class T>
+bool parse_number(std::string_view s, T min, T max, T* out) {
+    T v{};
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size() || v < min || v > max) return false;
+    *out = v;
+    return true;
+}
+
+void usage(const char* prog) {
+    std::printf(
+        "usage: %s [flags]\n"
+        "  --host ADDR               address to listen on (default 127.0.0.1; 0.0.0.0 or :: for all)\n"
+        "  --port N                  TCP port (default 8080; 0 picks a free one)\n"
+        "  --threads N               event-loop threads (default: one per core)\n"
+        "  --header-timeout MS       time to receive a request head (default 10000)\n"
+        "  --body-timeout MS         time between two reads of a body (default 30000)\n"
+        "  --keepalive-timeout MS    idle time between requests (default 75000)\n"
+        "  --write-timeout MS        time between two writes that make progress (default 30000)\n"
+        "  --drain-timeout MS        graceful stop: time allowed for in-flight requests (default 10000)\n"
+        "  --quiet                   no error log on stderr\n"
+        "  --help                    this text\n",
+        prog);
+}
+
+}  // namespace
+
+bool parse_server_flags(int argc, char** argv, ServerOptions* o, int* exit_status) {
+    const char* prog = argc > 0 ? argv[0] : "kiln";
+    if (const char* slash = std::strrchr(prog, '/')) prog = slash + 1;
+    auto fail = [&](const std::string& msg) {
+        std::fprintf(stderr, "%s: %s (see --help)\n", prog, msg.c_str());
+        *exit_status = 2;
+        return false;
+    };
+    for (int i = 1; i < argc; ++i) {
+        std::string_view arg = argv[i];
+        std::string_view value;
+        bool has_value = false;
+        if (size_t eq = arg.find('='); arg.starts_with("--") && eq != arg.npos) {
+            value = arg.substr(eq + 1);
+            arg = arg.substr(0, eq);
+            has_value = true;
+        }
+        auto take = [&]() -> bool {
+            if (has_value) return true;
+            if (i + 1 >= argc) return false;
+            value = argv[++i];
+            return true;
+        };
+        auto number = [&](auto min, auto max, auto* out) {
+            if (!take()) return fail("flag " + std::string(arg) + " needs a value");
+            if (!parse_number(value, min, max, out))
+                return fail("flag " + std::string(arg) + ": '" + std::string(value) + "' is not a number from " +
+                            std::to_string(min) + " to " + std::to_string(max));
+            return true;
+        };
+        bool ok = true;
+        if (arg == "--help" || arg == "-h") {
+            usage(prog);
+            *exit_status = 0;
+            return false;
+        } else if (arg == "--host") {
+            if (!take() || value.empty()) return fail("flag --host needs an address");
+            o->host = std::string(value);
+        } else if (arg == "--port") {
+            ok = number(uint16_t{0}, uint16_t{65535}, &o->port);
+        } else if (arg == "--threads") {
+            ok = number(1u, 1024u, &o->threads);
+        } else if (arg == "--header-timeout") {
+            ok = number(1u, 3'600'000u, &o->header_timeout_ms);
+        } else if (arg == "--body-timeout") {
+            ok = number(1u, 3'600'000u, &o->body_timeout_ms);
+        } else if (arg == "--keepalive-timeout") {
+            ok = number(1u, 3'600'000u, &o->keepalive_timeout_ms);
+        } else if (arg == "--write-timeout") {
+            ok = number(1u, 3'600'000u, &o->write_timeout_ms);
+        } else if (arg == "--drain-timeout") {
+            ok = number(0u, 3'600'000u, &o->drain_timeout_ms);
+        } else if (arg == "--quiet") {
+            o->log_errors = false;
+        } else {
+            return fail("unknown flag '" + std::string(argv[i]) + "'");
+        }
+        if (!ok) return false;
+    }
+    return true;
+}
+
+}  // namespace kiln
