@@ -1,0 +1,118 @@
+// http::serialize_head and net::OutputQueue: the bytes a response puts on the wire.
+#include "http/serializer.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+
+namespace kiln::http {
+namespace {
+
+std::string drain(net::OutputQueue& q, net::BufferPool& pool) {
+    int sv[2];
+    EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    size_t written = 0;
+    EXPECT_EQ(q.write_to(sv[0], pool, &written), net::OutputQueue::Status::Done);
+    std::string out(written, '\0');
+    size_t got = 0;
+    while (got < written) got += static_cast<size_t>(read(sv[1], out.data() + got, written - got));
+    close(sv[0]);
+    close(sv[1]);
+    return out;
+}
+
+HeadParams params() {
+    HeadParams p;
+    p.date = "Sun, 06 Nov 1994 08:49:37 GMT";
+    p.server = "kiln";
+    return p;
+}
+
+TEST(Serializer, WritesStatusServerDateTypeLength) {
+    net::BufferPool pool;
+    net::OutputQueue q;
+    Response res;
+    res.reset(nullptr);
+    res.text("Hello");
+    HeadParams p = params();
+    p.content_length = 5;
+    serialize_head(res, p, q, pool);
+    EXPECT_EQ(drain(q, pool),
+              "HTTP/1.1 200 OK\r\nServer: kiln\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\n"
+              "Content-Type: text/plain; charset=utf-8\r\nContent-Length: 5\r\n\r\n");
+}
+
+TEST(Serializer, ConnectionHeaderFollowsKeepAliveAndVersion) {
+    net::BufferPool pool;
+    net::OutputQueue q;
+    Response res;
+    res.reset(nullptr);
+    HeadParams p = params();
+    p.keep_alive = false;
+    serialize_head(res, p, q, pool);
+    EXPECT_NE(drain(q, pool).find("Connection: close\r\n"), std::string::npos);
+    p.keep_alive = true;
+    p.http10 = true;
+    serialize_head(res, p, q, pool);
+    EXPECT_NE(drain(q, pool).find("Connection: keep-alive\r\n"), std::string::npos);
+}
+
+TEST(Serializer, ChunkedAndNoBodyFraming) {
+    net::BufferPool pool;
+    net::OutputQueue q;
+    Response res;
+    res.reset(nullptr);
+    res.status(304);
+    HeadParams p = params();
+    p.framing = Framing::NoBody;
+    serialize_head(res, p, q, pool);
+    std::string s = drain(q, pool);
+    EXPECT_EQ(s.find("Content-Length"), std::string::npos);
+    EXPECT_EQ(s.rfind("HTTP/1.1 304 Not Modified\r\n", 0), 0u);
+    p.framing = Framing::Chunked;
+    serialize_head(res, p, q, pool);
+    EXPECT_NE(drain(q, pool).find("Transfer-Encoding: chunked\r\n"), std::string::npos);
+}
+
+TEST(Serializer, UserHeadersInOrderAndUserServerWins) {
+    net::BufferPool pool;
+    net::OutputQueue q;
+    Response res;
+    res.reset(nullptr);
+    res.header("X-A", "1").header("Server", "mine").add_header("Set-Cookie", "a=1").add_header("Set-Cookie", "b=2");
+    serialize_head(res, params(), q, pool);
+    std::string s = drain(q, pool);
+    EXPECT_EQ(s.find("Server: kiln"), std::string::npos);
+    EXPECT_LT(s.find("X-A: 1"), s.find("Set-Cookie: a=1"));
+    EXPECT_LT(s.find("Set-Cookie: a=1"), s.find("Set-Cookie: b=2"));
+}
+
+TEST(OutputQueue, KeepsOrderAcrossCopiedAndOwnedSegments) {
+    net::BufferPool pool;
+    net::OutputQueue q;
+    q.append("head1|", pool);
+    q.append_owned(std::string(100000, 'x'));
+    q.append("|head2", pool);
+    EXPECT_EQ(q.size(), 6u + 100000u + 6u);
+    std::string s = drain(q, pool);
+    EXPECT_EQ(s.size(), 100012u);
+    EXPECT_EQ(s.substr(0, 6), "head1|");
+    EXPECT_EQ(s.substr(s.size() - 6), "|head2");
+    EXPECT_TRUE(q.empty());
+}
+
+// --- error paths ---
+
+TEST(ResponseErrors, HeaderInjectionIsRefused) {
+    Response res;
+    res.reset(nullptr);
+    EXPECT_THROW(res.header("X-A", "1\r\nSet-Cookie: evil=1"), std::invalid_argument);
+    EXPECT_THROW(res.header("X A", "1"), std::invalid_argument);
+    EXPECT_THROW(res.header("Content-Length", "5"), std::invalid_argument);
+    EXPECT_THROW(res.status(42), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace kiln::http
