@@ -19,9 +19,25 @@ add_library(kiln STATIC
   server/flags.cpp
   server/run.cpp
 )
-target_include_directories(kiln PUBLIC ${PROJECT_SOURCE_DIR}/include PRIVATE ${PROJECT_SOURCE_DIR}/src)
-target_link_libraries(kiln PUBLIC kiln_proto pthread)
+target_include_directories(kiln PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> PRIVATE ${PROJECT_SOURCE_DIR}/src)
+find_package(Threads REQUIRED)
+target_link_libraries(kiln PUBLIC kiln_proto Threads::Threads)
 
 add_library(kiln_internal INTERFACE)
 target_link_libraries(kiln_internal INTERFACE kiln)
 target_include_directories(kiln_internal INTERFACE ${PROJECT_SOURCE_DIR}/src)
+
+add_library(kiln::kiln ALIAS kiln)
+
+# Installed package: find_package(kiln) then target_link_libraries(app kiln::kiln).
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+target_include_directories(kiln_proto INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+install(TARGETS kiln kiln_proto EXPORT kilnTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT kilnTargets NAMESPACE kiln:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
+file(WRITE ${CMAKE_BINARY_DIR}/kilnConfig.cmake
+     "include(CMakeFindDependencyMacro)\nfind_dependency(Threads)\ninclude(\${CMAKE_CURRENT_LIST_DIR}/kilnTargets.cmake)\n")
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/kilnConfig.cmake ${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)

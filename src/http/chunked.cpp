@@ -34,6 +34,7 @@ ChunkedStatus ChunkedDecoder::decode(char* buf, size_t* read, size_t* write, siz
                     return out(ChunkedStatus::Malformed);
                 } else if (c == ';' || chars::is_ows(c)) {
                     state_ = State::Ext;
+                    line_empty_ = c != ';';  // in Ext: only BWS seen so far, ';' must come next
                 } else if (c == '\r') {
                     state_ = State::SizeLF;
                 } else {
@@ -45,8 +46,11 @@ ChunkedStatus ChunkedDecoder::decode(char* buf, size_t* read, size_t* write, siz
             }
             case State::Ext:
                 // chunk-ext is ignored but must stay on its line and free of controls.
+                // RFC 9112 §7.1.1: chunk-size [ BWS ";" ... ]; "5 5" is not a size of 5.
                 if (c == '\r') state_ = State::SizeLF;
+                else if (line_empty_ && !chars::is_ows(c) && c != ';') return out(ChunkedStatus::Malformed);
                 else if (!chars::kFieldValue[static_cast<uint8_t>(c)]) return out(ChunkedStatus::Malformed);
+                else if (c == ';') line_empty_ = false;
                 ++r;
                 if (++line_len_ > kMaxChunkLine) return out(ChunkedStatus::Malformed);
                 break;

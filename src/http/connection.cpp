@@ -40,14 +40,20 @@ void Connection::on_io(uint32_t events) {
     if ((events & EPOLLOUT) && write_blocked_) {
         bool was_paused = read_paused_;
         if (!flush()) return;
-        if (was_paused && !read_paused_ && state_ != State::Lingering) {
-            process();  // requests that waited in the buffer
-            if (fd_ < 0) return;
-            on_readable();  // edge-triggered: the socket may hold bytes we never read
+        if (was_paused && !read_paused_) {
+            resume();
             return;
         }
     }
     if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)) on_readable();
+}
+
+void Connection::resume() {
+    // The output drained below the limit: handle the requests that waited in the
+    // buffer, then read again (edge-triggered: the socket may hold unread bytes).
+    if (state_ == State::Lingering || state_ == State::Closing) return;
+    process();
+    if (fd_ >= 0) on_readable();
 }
 
 size_t Connection::read_size() const {
@@ -65,6 +71,19 @@ void Connection::on_readable() {
         discard_input();
         return;
     }
+    for (;;) {
+        read_and_process();
+        if (fd_ < 0) return;
+        if (in_.empty()) in_.release(srv_.loop_.buffers());
+        bool was_paused = read_paused_;
+        if (!flush()) return;
+        if (!was_paused || read_paused_ || state_ == State::Closing || state_ == State::Lingering) return;
+        process();  // the output drained at once: handle what waited, then read on
+        if (fd_ < 0) return;
+    }
+}
+
+void Connection::read_and_process() {
     while (fd_ >= 0 && !read_paused_ && state_ != State::Closing) {
         in_.ensure_writable(read_size(), srv_.loop_.buffers());
         size_t room = in_.writable();
@@ -75,7 +94,7 @@ void Connection::on_readable() {
             process();
             // Edge-triggered: a short read means the socket is drained for now, and new
             // bytes will raise a new edge. Skipping the EAGAIN read saves a syscall.
-            if (static_cast<size_t>(n) < room) break;
+            if (static_cast<size_t>(n) < room) return;
             continue;
         }
         if (n == 0) {
@@ -85,17 +104,12 @@ void Connection::on_readable() {
                 return;
             }
             close_after_flush_ = true;
-            break;
-        }
-        if (errno == EINTR) continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK) {
-            close_now();
             return;
         }
-        break;
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) close_now();
+        return;
     }
-    if (fd_ >= 0 && in_.empty()) in_.release(srv_.loop_.buffers());
-    if (fd_ >= 0) flush();
 }
 
 void Connection::process() {

@@ -44,6 +44,8 @@ private:
     enum class State : uint8_t { Idle, Head, Body, Closing, Lingering };
 
     void on_readable();
+    void read_and_process();
+    void resume();
     void process();
     bool start_request();             // fills the Request from the parsed head; routes it
     bool body_ready();                // Content-Length or chunked body complete
