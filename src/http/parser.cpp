@@ -203,7 +203,10 @@ ParseResult parse_request_head(std::string_view buf, RequestHead& h, const Limit
     const char* const end = begin + buf.size();
 
     // RFC 9112 §2.2: ignore at least one empty line before the request line.
+    // The skipped lines count toward the request-line limit, so a peer sending only
+    // CRLFs is cut off instead of filling the buffer.
     while (end - p >= 2 && p[0] == '\r' && p[1] == '\n') p += 2;
+    if (static_cast<size_t>(p - begin) > limits.max_request_line) return error(ParseError::RequestLineTooLong);
     if (p < end && *p == '\r' && end - p < 2) return incomplete();
     const char* const line_start = p;
     auto line_too_long = [&] { return static_cast<size_t>(p - line_start) > limits.max_request_line; };

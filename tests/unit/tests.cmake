@@ -1,0 +1,24 @@
+# Unit tests, one GoogleTest binary each (helper: cmake/KilnTest.cmake).
+
+# --- HTTP/1.1 protocol layer: request-head parser, chunked decoder, URL helpers ---
+kiln_test(parser_test unit/parser_test.cpp DEPS kiln_proto_internal)
+kiln_test(chunked_test unit/chunked_test.cpp DEPS kiln_proto_internal)
+kiln_test(url_test unit/url_test.cpp DEPS kiln_proto_internal)
+# Differential test against Debian's libhttp-parser (package libhttp-parser-dev).
+find_library(HTTP_PARSER_LIBRARY http_parser)
+find_path(HTTP_PARSER_INCLUDE_DIR http_parser.h)
+if(HTTP_PARSER_LIBRARY AND HTTP_PARSER_INCLUDE_DIR)
+  kiln_test(parser_differential_test unit/parser_differential_test.cpp
+            DEPS kiln_proto_internal ${HTTP_PARSER_LIBRARY})
+  target_include_directories(parser_differential_test PRIVATE ${HTTP_PARSER_INCLUDE_DIR})
+else()
+  message(FATAL_ERROR "libhttp-parser-dev not found (run scripts/deps.sh): the differential parser test needs it")
+endif()
+# --- end of protocol-layer tests; other tests are appended below ---
+
+# --- engine and app (need the whole library) ---
+if(TARGET kiln)
+  kiln_test(router_test unit/router_test.cpp)
+  kiln_test(date_test unit/date_test.cpp)
+  kiln_test(serializer_test unit/serializer_test.cpp)
+endif()
