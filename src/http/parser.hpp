@@ -90,8 +90,11 @@ struct ParseResult {
 // (RFC 9112 §2.2) and counted in `consumed`.
 ParseResult parse_request_head(std::string_view buf, RequestHead& out, const Limits& limits = {});
 
-// Cheap pre-check: true if buf[from_hint..] (with 3 bytes of overlap) holds "\r\n\r\n"
-// or a limit could already be exceeded, i.e. parse_request_head may not say Incomplete.
+// Cheap pre-check before re-parsing a growing head: false when the bytes after
+// from_hint (the previous size) hold no line end and cross no size limit, so parsing
+// now would add nothing decisive. An error inside an unfinished line (e.g. a bad
+// version byte) is then reported when that line ends or a limit is crossed: a
+// bounded delay that keeps trickled heads linear instead of quadratic.
 bool head_may_be_complete(std::string_view buf, size_t from_hint, const Limits& limits);
 
 // ASCII case-insensitive equality (header names, tokens).

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Idle keep-alive connection cost of an HTTP server on 127.0.0.1.
+
+Opens N connections; each sends one complete `GET /plaintext` and reads the whole
+response, then stays open and idle. The server's VmRSS (summed over the given PIDs
+and all their descendants, e.g. nginx master + workers) is read before connecting
+and after, and the difference is reported per connection still open. Everything is
+bounded by --timeout; all sockets are closed at the end.
+
+Last line of output (parsed by plaintext.sh):
+  result kib_per_conn=<float> open=<n> rss_before_kib=<n> rss_after_kib=<n>
+"""
+import argparse
+import asyncio
+import os
+import resource
+import sys
+import time
+
+
+def descendants(pids):
+    """The given PIDs plus every process whose parent chain reaches one of them."""
+    parent = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            parent[int(entry)] = int(fields[1])  # field 4: ppid
+        except (OSError, IndexError, ValueError):
+            continue
+    found = set(pids)
+    changed = True
+    while changed:
+        changed = False
+        for pid, ppid in parent.items():
+            if ppid in found and pid not in found:
+                found.add(pid)
+                changed = True
+    return sorted(found)
+
+
+def rss_kib(pids):
+    total = 0
+    for pid in descendants(pids):
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def raise_nofile(need):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft >= need:
+        return soft
+    target = need if hard == resource.RLIM_INFINITY or hard >= need else hard
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(target, soft), max(hard, target)))
+    except (ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+async def open_one(port, request, streams, sem, io_timeout):
+    async with sem:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), io_timeout)
+        streams.append((reader, writer))  # registered first, so it is closed even on error
+        writer.write(request)
+        await writer.drain()
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), io_timeout)
+        status = head.split(b"\r\n", 1)[0]
+        if b" 200 " not in status + b" ":
+            raise RuntimeError(f"unexpected status line {status!r}")
+        length = 0
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value.strip())
+        if length:
+            await asyncio.wait_for(reader.readexactly(length), io_timeout)
+
+
+def still_open(streams):
+    """Connections the server has not closed (no EOF pending on our side)."""
+    return sum(1 for reader, writer in streams if not reader.at_eof() and not writer.is_closing())
+
+
+async def run(args):
+    request = b"GET /plaintext HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    streams = []
+    sem = asyncio.Semaphore(args.parallel)
+    before = rss_kib(args.pid)
+    errors = 0
+    t0 = time.monotonic()
+    try:
+        tasks = [asyncio.ensure_future(open_one(args.port, request, streams, sem, args.io_timeout))
+                 for _ in range(args.n)]
+        done, pending = await asyncio.wait(tasks, timeout=args.timeout)
+        for t in pending:
+            t.cancel()
+        errors = len(pending) + sum(1 for t in done if t.exception() is not None)
+        first_error = next((t.exception() for t in done if t.exception() is not None), None)
+        if first_error is not None:
+            print(f"first error: {first_error!r}", file=sys.stderr)
+        await asyncio.sleep(args.settle)  # let the server finish its per-connection work
+        opened = still_open(streams)
+        after = rss_kib(args.pid)
+        elapsed = time.monotonic() - t0
+    finally:
+        for _, writer in streams:
+            writer.close()
+        await asyncio.gather(*(w.wait_closed() for _, w in streams), return_exceptions=True)
+    per_conn = (after - before) / opened if opened else float("nan")
+    print(f"connections: {opened} open of {args.n} requested, {errors} failed, {elapsed:.1f}s")
+    print(f"server VmRSS: {before} KiB before, {after} KiB after")
+    print(f"result kib_per_conn={per_conn:.2f} open={opened} rss_before_kib={before} rss_after_kib={after}")
+    return 0 if opened == args.n else 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--pid", type=int, action="append", required=True,
+                    help="server PID (repeatable); its descendants are included")
+    ap.add_argument("-n", type=int, default=10000, help="connections (default 10000)")
+    ap.add_argument("--parallel", type=int, default=256, help="connections being set up at once")
+    ap.add_argument("--timeout", type=float, default=120, help="limit for opening all connections, s")
+    ap.add_argument("--io-timeout", type=float, default=10, help="limit per connect/read, s")
+    ap.add_argument("--settle", type=float, default=1.0, help="wait before reading RSS, s")
+    args = ap.parse_args()
+    limit = raise_nofile(args.n + 64)
+    if limit < args.n + 64:
+        print(f"RLIMIT_NOFILE is {limit}; lowering N from {args.n} to {limit - 64}", file=sys.stderr)
+        args.n = limit - 64
+    sys.exit(asyncio.run(asyncio.wait_for(run(args), args.timeout + args.settle + 60)))
+
+
+if __name__ == "__main__":
+    main()
