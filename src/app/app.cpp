@@ -71,6 +71,10 @@ void Next::operator()() {
         return;
     }
     if (index_++ != mw.size()) return;  // the handler runs once, however often next() is called
+    if (req_.path() == "*") {  // OPTIONS * asks about the server, not a resource
+        res_.status(204).header("Allow", allow_header(~0u & ~(app::method_bit(Method::Connect) | app::method_bit(Method::Trace))));
+        return;
+    }
     if (req_.route_) {
         static_cast<const Route*>(req_.route_)->handler(req_, res_);
     } else if (req_.allowed_methods_ == 0) {

@@ -22,10 +22,11 @@ constexpr std::array<bool, 256> make_field_value() {
     for (int c = 0x80; c < 0x100; ++c) t[c] = true;
     return t;
 }
-// request-target bytes: visible ASCII only (no SP, no controls, no obs-text).
+// request-target bytes: visible ASCII except '#' (no SP, controls or obs-text).
 constexpr std::array<bool, 256> make_target() {
     std::array<bool, 256> t{};
     for (int c = 0x21; c < 0x7f; ++c) t[c] = true;
+    t['#'] = false;  // a fragment is never part of a request-target (RFC 9112 §3.2)
     return t;
 }
 

@@ -89,13 +89,17 @@ ChunkedStatus ChunkedDecoder::decode(char* buf, size_t* read, size_t* write, siz
                 state_ = State::Size;
                 break;
             case State::Trailer:
+                // A trailer line is a field line: token name, ':', field value.
                 if (c == '\r') {
+                    if (in_name_) return out(ChunkedStatus::Malformed);  // no ':'
                     state_ = State::TrailerLF;
-                } else if (line_empty_ ? !chars::is_token(static_cast<uint8_t>(c))
-                                       : !(c == ':' || chars::kFieldValue[static_cast<uint8_t>(c)])) {
-                    return out(ChunkedStatus::Malformed);
-                } else {
+                } else if (line_empty_ || in_name_) {
+                    if (c == ':' && !line_empty_) in_name_ = false;
+                    else if (!chars::is_token(static_cast<uint8_t>(c))) return out(ChunkedStatus::Malformed);
+                    else in_name_ = true;
                     line_empty_ = false;
+                } else if (!chars::kFieldValue[static_cast<uint8_t>(c)]) {
+                    return out(ChunkedStatus::Malformed);
                 }
                 ++r;
                 if (++trailer_bytes_ > kMaxTrailerBytes) return out(ChunkedStatus::TrailersTooLarge);

@@ -26,6 +26,7 @@ private:
     State state_ = State::Size;
     uint8_t size_digits_ = 0;
     bool line_empty_ = true;      // in Trailer: nothing on the current line yet
+    bool in_name_ = false;        // in Trailer: inside the field name (before ':')
     uint64_t chunk_left_ = 0;
     uint64_t body_ = 0;
     size_t line_len_ = 0;         // bytes on the current size/trailer line

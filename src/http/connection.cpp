@@ -45,6 +45,7 @@ void Connection::on_io(uint32_t events) {
             return;
         }
     }
+    if (events & (EPOLLRDHUP | EPOLLHUP)) peer_fin_seen_ = true;
     if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)) on_readable();
 }
 
@@ -93,8 +94,10 @@ void Connection::read_and_process() {
             if (state_ == State::Body) arm(srv_.body_timers_);  // progress resets the body timeout
             process();
             // Edge-triggered: a short read means the socket is drained for now, and new
-            // bytes will raise a new edge. Skipping the EAGAIN read saves a syscall.
-            if (static_cast<size_t>(n) < room) return;
+            // bytes will raise a new edge. Skipping the EAGAIN read saves a syscall —
+            // unless the peer's FIN came with these bytes: it raises no later edge, so
+            // read on until read() says 0.
+            if (static_cast<size_t>(n) < room && !peer_fin_seen_) return;
             continue;
         }
         if (n == 0) {
@@ -224,7 +227,7 @@ void Connection::dispatch(std::string_view body, size_t consumed) {
     req.body_ = body;
     head_only_ = h.method == Method::Head;
     http10_ = h.version_minor == 0;
-    keep_alive_ = h.keep_alive && !srv_.draining_ && !peer_eof_;
+    keep_alive_ = h.keep_alive && !srv_.stop_requested() && !peer_eof_;
     Response& res = srv_.response_;
     res.reset(this);
     srv_.service_.handle(req, res);
@@ -266,15 +269,23 @@ void Connection::write_response(Response& res) {
 
 void Connection::begin(Response& res) {
     keep_alive_ = keep_alive_ && !res.closes_connection();
-    if (head_only_ || status_has_no_body(res.status())) stream_framing_ = Framing::NoBody;
-    else if (http10_) stream_framing_ = Framing::UntilClose, keep_alive_ = false;
-    else stream_framing_ = Framing::Chunked;
+    Framing announced;
+    if (status_has_no_body(res.status())) {
+        announced = Framing::NoBody;
+    } else if (http10_) {
+        announced = Framing::UntilClose;
+        keep_alive_ = keep_alive_ && head_only_;
+    } else {
+        announced = Framing::Chunked;
+    }
+    // HEAD gets the head a GET would get (RFC 9110 §9.3.2), and no body.
+    stream_framing_ = head_only_ ? Framing::NoBody : announced;
     HeadParams hp;
     hp.date = srv_.date_.get(srv_.loop_.wall_seconds());
     hp.server = srv_.cfg_.server_name;
     hp.keep_alive = keep_alive_;
     hp.http10 = http10_;
-    hp.framing = stream_framing_;
+    hp.framing = announced;
     serialize_head(res, hp, out_, srv_.loop_.buffers());
 }
 

@@ -90,7 +90,8 @@ private:
     bool close_after_flush_ = false;
     bool write_blocked_ = false;
     bool read_paused_ = false;
-    bool peer_eof_ = false;
+    bool peer_eof_ = false;       // read() returned 0
+    bool peer_fin_seen_ = false;  // epoll reported RDHUP/HUP: a read() will return 0
 
     Connection* prev_ = nullptr;  // Server's list
     Connection* next_ = nullptr;

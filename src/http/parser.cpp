@@ -1,5 +1,6 @@
 #include "http/parser.hpp"
 
+#include <cctype>
 #include <cstring>
 
 #include "http/chars.hpp"
@@ -79,6 +80,30 @@ bool split_target(RequestHead& h) {
     return true;
 }
 
+// Host = uri-host [ ":" port ] (RFC 9110 §7.2): reg-name or IPv4 characters, or an
+// IP-literal in brackets; empty is allowed (the target has no authority).
+bool valid_host(std::string_view h) {
+    size_t i = 0;
+    if (!h.empty() && h[0] == '[') {
+        size_t close = h.find(']');
+        if (close == h.npos || close == 1) return false;
+        for (char c : h.substr(1, close - 1))
+            if (!(std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.')) return false;
+        i = close + 1;
+    } else {
+        for (; i < h.size() && h[i] != ':'; ++i) {
+            char c = h[i];
+            bool ok = std::isalnum(static_cast<unsigned char>(c)) || (c != '\0' && std::strchr("-._~%!$&'()*+,;=", c));
+            if (!ok) return false;
+        }
+    }
+    if (i == h.size()) return true;
+    if (h[i] != ':') return false;
+    for (++i; i < h.size(); ++i)
+        if (h[i] < '0' || h[i] > '9') return false;
+    return true;
+}
+
 // Applies the framing rules of RFC 9112 §6 to the parsed fields.
 ParseError interpret_fields(RequestHead& h) {
     bool saw_host = false, saw_te = false, te_final_chunked = false, te_saw_chunked = false,
@@ -143,6 +168,7 @@ ParseError interpret_fields(RequestHead& h) {
         h.chunked = true;
     }
     if (h.version_minor == 1 && !saw_host) return ParseError::MissingHost;
+    if (!valid_host(h.host)) return ParseError::BadHost;
     if (h.version_minor == 0) h.expect_continue = false;
     h.keep_alive = h.version_minor == 1 ? !conn_close : (conn_keep_alive && !conn_close);
     return ParseError::None;
@@ -341,6 +367,7 @@ std::string_view describe(ParseError e) {
         case ParseError::UnsupportedTransferCoding: return "unsupported transfer coding";
         case ParseError::MissingHost: return "missing Host header";
         case ParseError::DuplicateHost: return "more than one Host header";
+        case ParseError::BadHost: return "invalid Host header";
     }
     return "unknown error";
 }

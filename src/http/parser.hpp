@@ -39,6 +39,7 @@ enum class ParseError : uint8_t {
     UnsupportedTransferCoding,  // 501: a coding other than a single final "chunked"
     MissingHost,                // 400: HTTP/1.1 without Host
     DuplicateHost,              // 400
+    BadHost,                    // 400: Host value not uri-host [":" port]
 };
 
 // Status code the connection should answer for an error (400, 414, 431, 501, 505).

@@ -27,6 +27,7 @@ void Server::accept(int fd) {
 
 void Server::drain(std::function<void()> on_drained) {
     draining_ = true;
+    request_stop();
     on_drained_ = std::move(on_drained);
     for (Connection* c = first_; c;) {
         Connection* next = c->next_;

@@ -4,6 +4,7 @@
 // enough and their capacity is reused). Everything here runs on the loop thread.
 #pragma once
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -45,6 +46,10 @@ public:
     // on_drained runs once no connection is left.
     void drain(std::function<void()> on_drained);
     bool draining() const { return draining_; }
+    // Any thread: a stop is coming. Responses from now on say Connection: close,
+    // even those of requests already in their handler. Then wake the loop to drain().
+    void request_stop() { stop_requested_.store(true, std::memory_order_relaxed); }
+    bool stop_requested() const { return stop_requested_.load(std::memory_order_relaxed); }
     size_t connection_count() const { return count_; }
     uint64_t errors_with_status(int status) const { return status >= 0 && status < 600 ? errors_[status] : 0; }
 
@@ -69,6 +74,7 @@ private:
     Connection* first_ = nullptr;
     size_t count_ = 0;
     bool draining_ = false;
+    std::atomic<bool> stop_requested_{false};
     std::function<void()> on_drained_;
     std::array<uint64_t, 600> errors_{};
 };

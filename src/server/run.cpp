@@ -40,6 +40,7 @@ private:
 struct Worker {
     std::thread thread;
     net::Loop* loop = nullptr;          // set by the thread before the start latch
+    http::Server* server = nullptr;     // likewise
     std::atomic<bool> drain{false};
     std::atomic<bool> done{false};
 };
@@ -136,6 +137,7 @@ int App::run(const ServerOptions& options) {
                 }
             });
             wp->loop = &loop;
+            wp->server = &server;
             started.count_down();
             try {
                 loop.run();
@@ -154,6 +156,7 @@ int App::run(const ServerOptions& options) {
     util::log(util::LogLevel::Info, "received %s, stopping gracefully", strsignal(sig));
     for (auto& w : workers) {
         w->drain.store(true);
+        w->server->request_stop();
         w->loop->wake();
     }
     timespec slice{0, 50'000'000};

@@ -257,3 +257,16 @@ TEST(ChunkedErrors, TruncatedBodyNeedsMore) {
 
 }  // namespace
 }  // namespace kiln::http
+
+namespace kiln::http {
+namespace {
+// Regression (found end to end): a trailer line was checked only at its first byte,
+// so "X Y: v" passed although the same field in the head is a 400.
+TEST(ChunkedErrors, TrailerFieldNamesMustBeTokens) {
+    EXPECT_EQ(decode_both("3\r\nabc\r\n0\r\nX Y: v\r\n\r\n").status, ChunkedStatus::Malformed);
+    EXPECT_EQ(decode_both("3\r\nabc\r\n0\r\nNoColon\r\n\r\n").status, ChunkedStatus::Malformed);
+    EXPECT_EQ(decode_both("3\r\nabc\r\n0\r\n:v\r\n\r\n").status, ChunkedStatus::Malformed);
+    EXPECT_EQ(decode_both("3\r\nabc\r\n0\r\nX-Sum: a b:c\r\n\r\n").status, ChunkedStatus::Done);
+}
+}  // namespace
+}  // namespace kiln::http

@@ -671,3 +671,26 @@ TEST(ParserErrors, EndlessLeadingEmptyLinesHitTheRequestLineLimit) {
 }
 }  // namespace
 }  // namespace kiln::http
+
+namespace kiln::http {
+namespace {
+// Regressions found end to end: RFC 9112 §3.2 requires 400 for an invalid Host.
+TEST(ParserErrors, InvalidHostValuesRejected) {
+    for (const char* host : {"a b", "a/b", "a@b", "a?b", "[::1", "h:80x", "h:8:0"})
+        expect_error(std::string("GET / HTTP/1.1\r\nHost: ") + host + "\r\n\r\n", ParseError::BadHost, 400);
+}
+
+TEST(ParserValid, HostFormsAccepted) {
+    for (const char* host : {"example.com", "example.com:8080", "127.0.0.1:1", "[::1]:8080", "[fe80::1]", "xn--bcher-kva.de", ""}) {
+        auto p = parse(std::string("GET / HTTP/1.1\r\nHost: ") + host + "\r\n\r\n");
+        EXPECT_EQ(p->r.status, ParseStatus::Complete) << host;
+        EXPECT_EQ(p->head->host, host);
+    }
+}
+
+// A fragment is never sent in a request-target (RFC 9112 §3.2).
+TEST(ParserErrors, FragmentInTargetRejected) {
+    expect_error("GET /users/1#frag HTTP/1.1\r\nHost: h\r\n\r\n", ParseError::BadTarget, 400);
+}
+}  // namespace
+}  // namespace kiln::http

@@ -1,0 +1,164 @@
+"""Persistent connections: many requests on one connection, HTTP/1.0 and 1.1
+Connection semantics, and the Date/Server headers every response carries."""
+
+import calendar
+import signal
+import socket
+import time
+
+import harness
+from harness import IMF_FIXDATE, build_request
+
+
+class KeepAlive(harness.ServerTestCase):
+
+    def test_100_requests_on_one_connection(self):
+        with self.connect() as c:
+            for i in range(100):
+                r = c.request("GET", "/users/%d" % i)
+                self.assertEqual(r.status, 200, "request %d" % i)
+                self.assertEqual(r.body, b"user %d" % i, "request %d" % i)
+                self.assertNotIn("close", r.header_tokens("Connection"), "request %d" % i)
+            c.assert_open(self, msg="after 100 keep-alive requests")
+
+    def test_http10_without_keepalive_closes_after_response(self):
+        with self.connect() as c:
+            c.send(b"GET /plaintext HTTP/1.0\r\n\r\n")
+            r = c.read_response()
+            self.assertEqual(r.status, 200)
+            self.assertEqual(r.body, b"Hello, World!")
+            self.assertNotIn("keep-alive", r.header_tokens("Connection"))
+            c.assert_closed(self, msg="HTTP/1.0 without keep-alive")
+
+    def test_http10_with_keepalive_stays_open(self):
+        with self.connect() as c:
+            for i in range(3):
+                c.send(b"GET /plaintext HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+                r = c.read_response()
+                self.assertEqual(r.status, 200, "request %d" % i)
+                self.assertEqual(r.body, b"Hello, World!")
+                self.assertIn("keep-alive", r.header_tokens("Connection"),
+                              "a kept-alive 1.0 response must say so")
+                # A 1.0 client cannot read a chunked body, so length must be explicit.
+                self.assertEqual(r.header("Content-Length"), "13")
+            c.assert_open(self, msg="HTTP/1.0 with Connection: keep-alive")
+
+    def test_http10_keepalive_token_is_case_insensitive(self):
+        with self.connect() as c:
+            c.send(b"GET /plaintext HTTP/1.0\r\nconnection: Keep-Alive\r\n\r\n")
+            r = c.read_response()
+            self.assertEqual(r.status, 200)
+            c.assert_open(self, msg="HTTP/1.0 with connection: Keep-Alive")
+
+    def test_http11_connection_close_closes_after_response(self):
+        with self.connect() as c:
+            c.send(build_request("GET", "/plaintext", [("Connection", "close")]))
+            r = c.read_response()
+            self.assertEqual(r.status, 200)
+            self.assertEqual(r.body, b"Hello, World!")
+            self.assertIn("close", r.header_tokens("Connection"))
+            c.assert_closed(self, msg="after Connection: close")
+
+    def test_http11_close_stops_at_that_request(self):
+        # A request pipelined after "Connection: close" must not be answered.
+        with self.connect() as c:
+            c.send(build_request("GET", "/users/1", [("Connection", "close")])
+                   + build_request("GET", "/users/2"))
+            r = c.read_response()
+            self.assertEqual(r.body, b"user 1")
+            c.assert_closed(self, msg="after Connection: close with a pipelined request")
+
+    def test_http11_default_is_keepalive(self):
+        with self.connect() as c:
+            r1 = c.request("GET", "/plaintext")
+            r2 = c.request("GET", "/plaintext")
+            self.assertEqual((r1.status, r2.status), (200, 200))
+            c.assert_open(self)
+
+    def test_client_half_close_after_request_gets_response_then_close(self):
+        # printf 'GET ...' | nc: the request and the FIN arrive together. The
+        # response is sent, then the server closes at once instead of holding the
+        # half-closed connection until the keep-alive timeout.
+        with self.connect() as c:
+            c.send(build_request("GET", "/plaintext"))
+            c.sock.shutdown(socket.SHUT_WR)
+            r = c.read_response()
+            self.assertEqual((r.status, r.body), (200, b"Hello, World!"))
+            c.assert_closed(self, timeout=2.0, msg="after the client's FIN")
+
+    def test_client_half_close_while_handler_runs(self):
+        # Deterministic form of the case above: the second request and the FIN both
+        # arrive while the loop is busy in the first handler, so one read returns the
+        # request bytes and the end-of-stream is only seen by reading again.
+        with self.connect() as c:
+            c.send(build_request("GET", "/sleep?ms=300"))
+            time.sleep(0.1)
+            c.send(build_request("GET", "/users/2"))
+            c.sock.shutdown(socket.SHUT_WR)
+            self.assertEqual(c.read_response().body, b"slept")
+            self.assertEqual(c.read_response().body, b"user 2")
+            c.assert_closed(self, timeout=2.0, msg="after the client's FIN")
+
+    def test_date_header_is_imf_fixdate_and_current(self):
+        r = self.get("/plaintext")
+        dates = r.header_all("Date")
+        self.assertEqual(len(dates), 1, "exactly one Date header: %r" % r.headers)
+        self.assertRegex(dates[0], IMF_FIXDATE)
+        sent = calendar.timegm(time.strptime(dates[0], "%a, %d %b %Y %H:%M:%S GMT"))
+        self.assertLess(abs(sent - time.time()), 5, "Date %r is not now" % dates[0])
+
+    def test_server_header_is_kiln(self):
+        r = self.get("/plaintext")
+        self.assertEqual(r.header_all("Server"), ["kiln"])
+
+    def test_error_responses_carry_date_and_server(self):
+        with self.connect() as c:
+            r = c.request("GET", "/no-such-route")
+            self.assertEqual(r.status, 404)
+            self.assertRegex(r.header("Date", ""), IMF_FIXDATE)
+            self.assertEqual(r.header("Server"), "kiln")
+
+
+class GracefulStop(harness.ServerTestCase):
+    """SIGTERM while a request is in flight: it is answered, idle connections are
+    closed, and the process exits 0. Each test stops its own server."""
+
+    def setUp(self):
+        # A fresh server per test: the test stops it.
+        self.server = harness.ServerProcess(harness.BINARIES["server"])
+        self.addCleanup(self.server.stop)
+        self.server.start()
+        self.port = self.server.port
+
+    @classmethod
+    def setUpClass(cls):
+        pass
+
+    def tearDown(self):
+        pass
+
+    def test_sigterm_finishes_in_flight_request_and_exits_0(self):
+        with self.connect() as busy, self.connect() as idle:
+            idle.request("GET", "/plaintext")
+            busy.send(build_request("GET", "/sleep?ms=800"))
+            time.sleep(0.2)  # the handler is running
+            self.server.proc.send_signal(signal.SIGTERM)
+            r = busy.read_response(timeout=10)
+            self.assertEqual((r.status, r.body), (200, b"slept"))
+            busy.assert_closed(self, timeout=5, msg="in-flight connection after stop")
+            idle.assert_closed(self, timeout=5, msg="idle connection after stop")
+        try:
+            status = self.server.proc.wait(timeout=10)
+        except Exception:  # noqa: BLE001
+            status = None
+        self.assertEqual(status, 0, "exit status after SIGTERM; output:\n" + self.server.output())
+
+    def test_sigterm_stops_accepting(self):
+        self.server.proc.send_signal(signal.SIGTERM)
+        self.server.proc.wait(timeout=10)
+        with self.assertRaises(OSError):
+            harness.RawConnection(self.port, timeout=1).close()
+
+
+if __name__ == "__main__":
+    harness.main()

@@ -1,0 +1,26 @@
+# End-to-end tests: Python scripts (stdlib only) that start kiln_test_server and the
+# hello example on a free 127.0.0.1 port and speak raw HTTP/1.1 over real sockets.
+if(TARGET kiln)
+  add_executable(kiln_test_server integration/test_server.cpp)
+  target_link_libraries(kiln_test_server PRIVATE kiln)
+  set_target_properties(kiln_test_server PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+
+  find_package(Python3 COMPONENTS Interpreter)
+  set(_kiln_py python3)
+  if(Python3_Interpreter_FOUND)
+    set(_kiln_py ${Python3_EXECUTABLE})
+  endif()
+
+  set(_kiln_it_args --server $<TARGET_FILE:kiln_test_server>)
+  if(TARGET hello)
+    list(APPEND _kiln_it_args --hello $<TARGET_FILE:hello>)
+  endif()
+
+  foreach(_name keepalive pipelining bodies bad_requests byte_by_byte routing timeouts hello)
+    add_test(NAME integration_${_name}
+             COMMAND ${_kiln_py} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_${_name}.py ${_kiln_it_args})
+    # Each script bounds its own waits; this is the backstop.
+    set_tests_properties(integration_${_name} PROPERTIES TIMEOUT 180 LABELS integration
+                         ENVIRONMENT PYTHONDONTWRITEBYTECODE=1)
+  endforeach()
+endif()
