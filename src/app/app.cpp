@@ -56,11 +56,11 @@ App& App::use(Middleware m) {
 
 size_t App::prepare(Request& req) const {
     app::Router::Match m;
+    m.params = req.params_;
     impl_->router.match(req.method(), req.path(), m);
     req.route_ = m.target;
     req.allowed_methods_ = m.allowed;
     req.param_count_ = m.param_count;
-    for (size_t i = 0; i < m.param_count; ++i) req.params_[i] = {m.names[i], m.values[i]};
     return m.target ? static_cast<const Route*>(m.target)->options.max_body : impl_->default_max_body;
 }
 

@@ -25,13 +25,34 @@ std::string_view strip(std::string_view path) {
 }  // namespace
 
 struct Router::Node {
-    std::unordered_map<std::string, std::unique_ptr<Node>, StringHash, std::equal_to<>> statics;
+    // Static children: compared one by one while few (cheaper than hashing the
+    // segment), moved to the hash map past kLinearChildren.
+    static constexpr size_t kLinearChildren = 8;
+    std::vector<std::pair<std::string, std::unique_ptr<Node>>> few;
+    std::unordered_map<std::string, std::unique_ptr<Node>, StringHash, std::equal_to<>> many;
     std::unique_ptr<Node> param;
     std::string param_name;
     std::unique_ptr<Node> rest;  // "*name": terminal
     std::string rest_name;
     const void* targets[kMethodCount] = {};
     uint32_t allowed = 0;
+
+    const Node* child(std::string_view seg) const {
+        if (!many.empty()) {
+            auto it = many.find(seg);
+            return it == many.end() ? nullptr : it->second.get();
+        }
+        for (const auto& [name, node] : few)
+            if (name == seg) return node.get();
+        return nullptr;
+    }
+    Node* add_child(std::string_view seg) {
+        if (Node* c = const_cast<Node*>(child(seg))) return c;
+        if (many.empty() && few.size() < kLinearChildren) return few.emplace_back(std::string(seg), std::make_unique<Node>()).second.get();
+        for (auto& [name, node] : few) many.emplace(std::move(name), std::move(node));
+        few.clear();
+        return many.emplace(std::string(seg), std::make_unique<Node>()).first->second.get();
+    }
 };
 
 Router::Router() : root_(std::make_unique<Node>()) {}
@@ -65,9 +86,7 @@ void Router::add(Method method, std::string_view pattern, const void* target) {
             }
             n = child.get();
         } else {
-            auto it = n->statics.find(seg);
-            if (it == n->statics.end()) it = n->statics.emplace(std::string(seg), std::make_unique<Node>()).first;
-            n = it->second.get();
+            n = n->add_child(seg);
         }
     }
     size_t mi = static_cast<size_t>(method);
@@ -82,29 +101,23 @@ const Router::Node* Router::find(const Node* n, std::string_view rest, Match& m)
     if (rest.empty()) {
         if (n->allowed) return n;
         if (n->rest && n->rest->allowed && m.param_count < kMaxParams) {  // "*rest" may match nothing
-            m.names[m.param_count] = n->rest_name;
-            m.values[m.param_count++] = {};
+            m.params[m.param_count++] = {n->rest_name, {}};
             return n->rest.get();
         }
         return nullptr;
     }
     std::string_view after = rest;
     std::string_view seg = next_segment(after);
-    if (!n->statics.empty()) {
-        auto it = n->statics.find(seg);
-        if (it != n->statics.end())
-            if (const Node* r = find(it->second.get(), after, m)) return r;
-    }
+    if (const Node* c = n->child(seg))
+        if (const Node* r = find(c, after, m)) return r;
     if (n->param && !seg.empty() && m.param_count < kMaxParams) {
         size_t saved = m.param_count;
-        m.names[m.param_count] = n->param_name;
-        m.values[m.param_count++] = seg;
+        m.params[m.param_count++] = {n->param_name, seg};
         if (const Node* r = find(n->param.get(), after, m)) return r;
         m.param_count = saved;
     }
     if (n->rest && n->rest->allowed && m.param_count < kMaxParams) {
-        m.names[m.param_count] = n->rest_name;
-        m.values[m.param_count++] = rest;
+        m.params[m.param_count++] = {n->rest_name, rest};
         return n->rest.get();
     }
     return nullptr;

@@ -20,7 +20,7 @@ inline uint32_t method_bit(Method m) { return 1u << static_cast<unsigned>(m); }
 
 class Router {
 public:
-    static constexpr size_t kMaxParams = 16;
+    static constexpr size_t kMaxParams = kMaxRouteParams;
 
     Router();
     ~Router();
@@ -33,10 +33,9 @@ public:
         const void* target = nullptr;  // null: no route for this method (see allowed)
         uint32_t allowed = 0;          // method_bit()s registered at the matched path; 0: 404
         size_t param_count = 0;
-        std::string_view names[kMaxParams];
-        std::string_view values[kMaxParams];  // views into the looked-up path
+        RouteParam* params = nullptr;  // caller's storage for kMaxParams; values view the path
     };
-    // HEAD falls back to GET. The path must start with '/'.
+    // HEAD falls back to GET. The path must start with '/'. REQUIRES: out.params set.
     void match(Method method, std::string_view path, Match& out) const;
 
     // Every registered (method, pattern), for listings.

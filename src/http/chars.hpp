@@ -2,6 +2,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace kiln::http::chars {
@@ -30,11 +31,57 @@ constexpr std::array<bool, 256> make_target() {
     return t;
 }
 
+// reg-name / IPv4 bytes of a Host (RFC 3986 §3.2.2): unreserved, pct-encoded, sub-delims.
+constexpr std::array<bool, 256> make_host() {
+    std::array<bool, 256> t{};
+    for (int c = '0'; c <= '9'; ++c) t[c] = true;
+    for (int c = 'a'; c <= 'z'; ++c) t[c] = true;
+    for (int c = 'A'; c <= 'Z'; ++c) t[c] = true;
+    for (char c : std::string_view("-._~%!$&'()*+,;=")) t[static_cast<uint8_t>(c)] = true;
+    return t;
+}
+
+inline constexpr std::array<bool, 256> kHost = make_host();
 inline constexpr std::array<bool, 256> kToken = make_tchar();
 inline constexpr std::array<bool, 256> kFieldValue = make_field_value();
 inline constexpr std::array<bool, 256> kTarget = make_target();
 
 inline bool is_token(uint8_t c) { return kToken[c]; }
+
+// Eight bytes at a time (SWAR): skip the stretch of a field value or target that
+// certainly holds no byte the caller must look at; the caller's byte loop then
+// checks the rest exactly. has_less is exact for n <= 128.
+namespace swar {
+constexpr uint64_t kOnes = 0x0101010101010101ULL;
+constexpr uint64_t kHighs = 0x8080808080808080ULL;
+inline uint64_t load8(const char* p) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+}
+inline uint64_t has_less(uint64_t x, uint8_t n) { return (x - kOnes * n) & ~x & kHighs; }
+inline uint64_t has_byte(uint64_t x, uint8_t b) { return has_less(x ^ (kOnes * b), 1); }
+}  // namespace swar
+
+// Skips bytes that are plainly field-value (no control, no DEL).
+inline const char* skip_field_value(const char* p, const char* end) {
+    while (end - p >= 8) {
+        uint64_t x = swar::load8(p);
+        if (swar::has_less(x, 0x20) | swar::has_byte(x, 0x7f)) break;
+        p += 8;
+    }
+    return p;
+}
+
+// Skips bytes that are plainly request-target (visible ASCII other than '#').
+inline const char* skip_target(const char* p, const char* end) {
+    while (end - p >= 8) {
+        uint64_t x = swar::load8(p);
+        if (swar::has_less(x, 0x21) | (x & swar::kHighs) | swar::has_byte(x, 0x7f) | swar::has_byte(x, '#')) break;
+        p += 8;
+    }
+    return p;
+}
 inline bool is_ows(char c) { return c == ' ' || c == '\t'; }
 inline char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c | 0x20) : c; }
 

@@ -91,11 +91,8 @@ bool valid_host(std::string_view h) {
             if (!(std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.')) return false;
         i = close + 1;
     } else {
-        for (; i < h.size() && h[i] != ':'; ++i) {
-            char c = h[i];
-            bool ok = std::isalnum(static_cast<unsigned char>(c)) || (c != '\0' && std::strchr("-._~%!$&'()*+,;=", c));
-            if (!ok) return false;
-        }
+        for (; i < h.size() && h[i] != ':'; ++i)
+            if (!chars::kHost[static_cast<uint8_t>(h[i])]) return false;
     }
     if (i == h.size()) return true;
     if (h[i] != ':') return false;
@@ -248,6 +245,7 @@ ParseResult parse_request_head(std::string_view buf, RequestHead& h, const Limit
 
     // request-target SP
     tok = p;
+    p = chars::skip_target(p, end);
     while (p < end && chars::kTarget[static_cast<uint8_t>(*p)]) ++p;
     if (p == end) return line_too_long() ? error(ParseError::RequestLineTooLong) : incomplete();
     if (*p != ' ' || p == tok) return error(ParseError::BadTarget);
@@ -298,6 +296,7 @@ ParseResult parse_request_head(std::string_view buf, RequestHead& h, const Limit
         ++p;
         while (p < end && is_ows(*p)) ++p;
         tok = p;
+        p = chars::skip_field_value(p, end);
         while (p < end && chars::kFieldValue[static_cast<uint8_t>(*p)]) ++p;
         if (p == end) return fields_too_large() ? error(ParseError::HeadersTooLarge) : incomplete();
         if (*p == '\n') return error(ParseError::BareLF);

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cassert>
+
 #include "http/connection.hpp"
 
 namespace kiln::http {
@@ -21,11 +23,13 @@ Server::~Server() {
 }
 
 void Server::accept(int fd) {
+    assert(loop_.in_loop_thread());
     auto* c = new Connection(*this, fd);
     loop_.add(fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, c);
 }
 
 void Server::drain(std::function<void()> on_drained) {
+    assert(loop_.in_loop_thread());
     draining_ = true;
     request_stop();
     on_drained_ = std::move(on_drained);

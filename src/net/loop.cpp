@@ -48,6 +48,7 @@ Loop::~Loop() {
 }
 
 void Loop::add(int fd, uint32_t events, IoHandler* handler) {
+    assert(in_loop_thread());
     epoll_event ev{};
     ev.events = events;
     ev.data.ptr = handler;
@@ -55,15 +56,20 @@ void Loop::add(int fd, uint32_t events, IoHandler* handler) {
 }
 
 void Loop::modify(int fd, uint32_t events, IoHandler* handler) {
+    assert(in_loop_thread());
     epoll_event ev{};
     ev.events = events;
     ev.data.ptr = handler;
     if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev) != 0) fail("epoll_ctl(MOD)");
 }
 
-void Loop::remove(int fd) { epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr); }
+void Loop::remove(int fd) {
+    assert(in_loop_thread());
+    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+}
 
 TimerList& Loop::timers(uint32_t duration_ms) {
+    assert(in_loop_thread());
     for (auto& l : lists_)
         if (l->duration_ms() == duration_ms) return *l;
     lists_.push_back(std::make_unique<TimerList>(duration_ms));

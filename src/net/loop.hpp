@@ -58,7 +58,6 @@ public:
     void wake();  // any thread
     void stop();  // any thread
     bool in_loop_thread() const { return std::this_thread::get_id() == owner_; }
-    void bind_to_current_thread() { owner_ = std::this_thread::get_id(); }
 
 private:
     class Waker;
