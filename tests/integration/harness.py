@@ -465,9 +465,22 @@ class ServerTestCase(unittest.TestCase):
     def setUpClass(cls):
         cls.server = ServerProcess(BINARIES[cls.binary_key], cls.server_args)
         # Registered before start: stop() is safe on a process that never started.
-        cls.addClassCleanup(cls.server.stop)
+        cls.addClassCleanup(cls._stop_and_check)
         cls.server.start()
         cls.port = cls.server.port
+
+    @classmethod
+    def _stop_and_check(cls):
+        """A graceful stop must exit 0 and leave no sanitizer report (in `make asan`
+        builds a leak or memory error in the server fails the test class here)."""
+        status = cls.server.stop()
+        out = cls.server.output(limit=20000)
+        if status is None:  # never started
+            return
+        if "Sanitizer" in out or "runtime error:" in out:
+            raise AssertionError("sanitizer report from the server:\n" + out)
+        if status != 0:
+            raise AssertionError("server exited with status %s after SIGTERM:\n%s" % (status, out))
 
     def connect(self, **kw):
         return RawConnection(self.port, **kw)
