@@ -1,5 +1,6 @@
 // Vocabulary shared by every layer: request methods and header fields.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -12,5 +13,12 @@ struct Header {
     std::string_view name;   // as sent (case preserved)
     std::string_view value;  // leading and trailing whitespace removed
 };
+
+// A route parameter: the name from the pattern (":id" -> "id") and the matched text.
+struct RouteParam {
+    std::string_view name;
+    std::string_view value;
+};
+inline constexpr size_t kMaxRouteParams = 16;
 
 }  // namespace kiln

@@ -52,17 +52,13 @@ private:
     friend class Next;
     void reset();
 
-    static constexpr size_t kMaxParams = 16;
-    struct Param {
-        std::string_view name, value;
-    };
 
     const http::RequestHead* head_ = nullptr;
     Method method_ = Method::Other;
     std::string_view path_;
     std::string_view body_;
     std::string path_storage_;  // used only when decoding changed the path
-    Param params_[kMaxParams];
+    RouteParam params_[kMaxRouteParams];
     size_t param_count_ = 0;
     const void* route_ = nullptr;  // the matched route (App-private type)
     uint32_t allowed_methods_ = 0;  // bit per Method: for 405 and OPTIONS

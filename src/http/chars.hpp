@@ -7,14 +7,16 @@
 
 namespace kiln::http::chars {
 
-constexpr std::array<bool, 256> make_tchar() {
+// ALPHA, DIGIT and the given punctuation.
+constexpr std::array<bool, 256> alnum_and(std::string_view extra) {
     std::array<bool, 256> t{};
     for (int c = '0'; c <= '9'; ++c) t[c] = true;
     for (int c = 'a'; c <= 'z'; ++c) t[c] = true;
     for (int c = 'A'; c <= 'Z'; ++c) t[c] = true;
-    for (char c : std::string_view("!#$%&'*+-.^_`|~")) t[static_cast<uint8_t>(c)] = true;
+    for (char c : extra) t[static_cast<uint8_t>(c)] = true;
     return t;
 }
+constexpr std::array<bool, 256> make_tchar() { return alnum_and("!#$%&'*+-.^_`|~"); }
 // field-value bytes: HTAB, SP, VCHAR, obs-text. Excludes CR, LF and other controls.
 constexpr std::array<bool, 256> make_field_value() {
     std::array<bool, 256> t{};
@@ -32,16 +34,7 @@ constexpr std::array<bool, 256> make_target() {
 }
 
 // reg-name / IPv4 bytes of a Host (RFC 3986 §3.2.2): unreserved, pct-encoded, sub-delims.
-constexpr std::array<bool, 256> make_host() {
-    std::array<bool, 256> t{};
-    for (int c = '0'; c <= '9'; ++c) t[c] = true;
-    for (int c = 'a'; c <= 'z'; ++c) t[c] = true;
-    for (int c = 'A'; c <= 'Z'; ++c) t[c] = true;
-    for (char c : std::string_view("-._~%!$&'()*+,;=")) t[static_cast<uint8_t>(c)] = true;
-    return t;
-}
-
-inline constexpr std::array<bool, 256> kHost = make_host();
+inline constexpr std::array<bool, 256> kHost = alnum_and("-._~%!$&'()*+,;=");
 inline constexpr std::array<bool, 256> kToken = make_tchar();
 inline constexpr std::array<bool, 256> kFieldValue = make_field_value();
 inline constexpr std::array<bool, 256> kTarget = make_target();
