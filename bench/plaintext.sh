@@ -122,7 +122,7 @@ start_nginx() {
 start_kiln() {
   local nofile
   nofile=$(nofile_for_servers)
-  (ulimit -n "$nofile" && exec "$KILN_BIN" --port "$KILN_PORT" --threads "$nproc") >"$tmp/kiln.log" 2>&1 &
+  (ulimit -n "$nofile" && exec "$KILN_BIN" --port "$KILN_PORT" ${KILN_ARGS:---workers 0 --threads $nproc}) >"$tmp/kiln.log" 2>&1 &
   kiln_pid=$!
   started+=("$kiln_pid")
   wait_ready "$KILN_PORT" "$kiln_pid" || { cat "$tmp/kiln.log" >&2; echo "kiln did not start" >&2; exit 1; }

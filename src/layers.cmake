@@ -18,6 +18,7 @@ add_library(kiln STATIC
   app/app.cpp
   server/flags.cpp
   server/run.cpp
+  server/supervisor.cpp
 )
 target_include_directories(kiln PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> PRIVATE ${PROJECT_SOURCE_DIR}/src)
 find_package(Threads REQUIRED)

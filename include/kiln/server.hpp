@@ -1,5 +1,6 @@
-// Options of the HTTP server that App::run starts: where to listen, how many
-// event-loop threads, and the engine's timeouts. Flags override the defaults.
+// Options of the server that App::run starts: where to listen, how many worker
+// processes and event-loop threads, and the engine's timeouts. Flags override the
+// defaults.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -9,7 +10,9 @@ namespace kiln {
 struct ServerOptions {
     std::string host = "127.0.0.1";
     uint16_t port = 8080;
-    unsigned threads = 0;                // 0: one per core
+    int workers = -1;                    // worker processes under a supervisor; -1: one per
+                                         // core; 0: no supervisor, serve in this process
+    unsigned threads = 0;                // event loops per process; 0: cores / processes
     int backlog = 4096;
     // Timeouts, milliseconds.
     uint32_t header_timeout_ms = 10'000;     // first byte of a request to end of its head

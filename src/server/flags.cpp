@@ -23,7 +23,9 @@ void usage(const char* prog) {
         "usage: %s [flags]\n"
         "  --host ADDR               address to listen on (default 127.0.0.1; 0.0.0.0 or :: for all)\n"
         "  --port N                  TCP port (default 8080; 0 picks a free one)\n"
-        "  --threads N               event-loop threads (default: one per core)\n"
+        "  --workers N               worker processes under a supervisor (default: one per core;\n"
+        "                            0: no supervisor, serve from this process)\n"
+        "  --threads N               event-loop threads per process (default: cores / workers)\n"
         "  --header-timeout MS       time to receive a request head (default 10000)\n"
         "  --body-timeout MS         time between two reads of a body (default 30000)\n"
         "  --keepalive-timeout MS    idle time between requests (default 75000)\n"
@@ -76,6 +78,8 @@ bool parse_server_flags(int argc, char** argv, ServerOptions* o, int* exit_statu
             o->host = std::string(value);
         } else if (arg == "--port") {
             ok = number(uint16_t{0}, uint16_t{65535}, &o->port);
+        } else if (arg == "--workers") {
+            ok = number(0, 1024, &o->workers);
         } else if (arg == "--threads") {
             ok = number(1u, 1024u, &o->threads);
         } else if (arg == "--header-timeout") {

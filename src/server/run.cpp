@@ -3,13 +3,15 @@
 // up to drain_timeout, then exit; a second signal stops at once). Signals are
 // blocked in every thread and taken synchronously by the main thread with
 // sigtimedwait, so no work happens in a signal handler.
-// (The multi-process supervisor is a later layer; this runs one process.)
+// With workers (the default) this process becomes the supervisor (supervisor.hpp)
+// and each worker, started by exec, lands here again and serves its inherited fds.
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <latch>
@@ -23,6 +25,7 @@
 #include "http/server.hpp"
 #include "net/listener.hpp"
 #include "net/loop.hpp"
+#include "server/supervisor.hpp"
 #include "util/log.hpp"
 
 namespace kiln {
@@ -78,54 +81,43 @@ bool port_is_free(const ServerOptions& o, std::string* err) {
     return true;
 }
 
-}  // namespace
-
-int App::run(int argc, char** argv) {
-    ServerOptions options;
-    int status = 0;
-    if (!parse_server_flags(argc, argv, &options, &status)) return status;
-    return run(options);
+// Listening sockets a supervisor passed to this worker process, if it is one.
+std::vector<int> inherited_fds(int* ready_fd) {
+    std::vector<int> fds;
+    const char* list = std::getenv(server::kEnvWorkerFds);
+    if (!list) return fds;
+    for (const char* p = list; *p;) {
+        char* end;
+        long fd = std::strtol(p, &end, 10);
+        if (end == p || fd < 0) break;
+        fds.push_back(static_cast<int>(fd));
+        p = *end == ',' ? end + 1 : end;
+    }
+    const char* ready = std::getenv(server::kEnvReadyFd);
+    *ready_fd = ready ? std::atoi(ready) : -1;
+    unsetenv(server::kEnvWorkerFds);  // not for the app's own child processes
+    unsetenv(server::kEnvReadyFd);
+    return fds;
 }
 
-int App::run(const ServerOptions& options) {
-    util::set_log_enabled(options.log_errors);
-    std::signal(SIGPIPE, SIG_IGN);
+// Runs one event loop per fd until a stop signal, then drains. In a worker only
+// SIGTERM (from the supervisor) stops; Ctrl-C in a terminal reaches the whole
+// process group, and the supervisor turns it into that SIGTERM.
+int serve(const App& app, const ServerOptions& opts, const std::vector<int>& fds, int ready_fd, bool worker) {
     sigset_t stop_signals;
     sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGINT);
     sigaddset(&stop_signals, SIGTERM);
+    if (worker) std::signal(SIGINT, SIG_IGN);
+    else sigaddset(&stop_signals, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);  // inherited by the loop threads
 
-    unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-    ServerOptions opts = options;
-    std::string err;
-    if (opts.port != 0 && !port_is_free(opts, &err)) {
-        std::fprintf(stderr, "kiln: %s\n", err.c_str());
-        return 2;
-    }
-    std::vector<int> fds;
-    for (unsigned i = 0; i < threads; ++i) {
-        net::ListenResult l = net::listen_tcp(opts.host, opts.port, opts.backlog, true);
-        if (l.fd < 0) {
-            std::fprintf(stderr, "kiln: %s\n", l.error.c_str());
-            for (int fd : fds) ::close(fd);
-            return 2;
-        }
-        if (opts.port == 0) opts.port = bound_port(l.fd);  // the others join the picked port
-        fds.push_back(l.fd);
-    }
-    std::fprintf(stderr, "kiln: listening on http://%s:%u with %u thread%s\n",
-                 opts.host.find(':') != std::string::npos ? ("[" + opts.host + "]").c_str() : opts.host.c_str(),
-                 opts.port, threads, threads == 1 ? "" : "s");
-
     const http::EngineConfig config = engine_config(opts);
-    AppService service(*this);
+    AppService service(app);
     std::vector<std::unique_ptr<Worker>> workers;
-    std::latch started(threads);
-    for (unsigned i = 0; i < threads; ++i) {
+    std::latch started(static_cast<std::ptrdiff_t>(fds.size()));
+    for (int fd : fds) {
         auto w = std::make_unique<Worker>();
         Worker* wp = w.get();
-        int fd = fds[i];
         w->thread = std::thread([wp, fd, &config, &service, &started] {
             net::Loop loop;
             http::Server server(loop, service, config);
@@ -149,11 +141,16 @@ int App::run(const ServerOptions& options) {
         workers.push_back(std::move(w));
     }
     started.wait();
+    if (ready_fd >= 0) {  // tell the supervisor we serve
+        ssize_t ignored = ::write(ready_fd, "R", 1);
+        (void)ignored;
+        ::close(ready_fd);
+    }
 
     // Wait for the first stop signal, then drain; a second signal or the drain
     // timeout stops the loops where they are.
     int sig = sigwaitinfo(&stop_signals, nullptr);
-    util::log(util::LogLevel::Info, "received %s, stopping gracefully", strsignal(sig));
+    if (!worker) util::log(util::LogLevel::Info, "received %s, stopping gracefully", strsignal(sig));
     for (auto& w : workers) {
         w->drain.store(true);
         w->server->request_stop();
@@ -173,6 +170,55 @@ int App::run(const ServerOptions& options) {
     }
     for (auto& w : workers) w->thread.join();
     return 0;
+}
+
+}  // namespace
+
+int App::run(int argc, char** argv) {
+    ServerOptions options;
+    int status = 0;
+    if (!parse_server_flags(argc, argv, &options, &status)) return status;
+    return run(options);
+}
+
+int App::run(const ServerOptions& options) {
+    util::set_log_enabled(options.log_errors);
+    std::signal(SIGPIPE, SIG_IGN);
+    int ready_fd = -1;
+    if (std::vector<int> fds = inherited_fds(&ready_fd); !fds.empty()) return serve(*this, options, fds, ready_fd, true);
+
+    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    unsigned processes = options.workers < 0 ? cores : static_cast<unsigned>(options.workers);
+    unsigned threads = options.threads ? options.threads : std::max(1u, cores / std::max(1u, processes));
+    ServerOptions opts = options;
+    opts.workers = static_cast<int>(processes);
+    std::string err;
+    if (opts.port != 0 && !port_is_free(opts, &err)) {
+        std::fprintf(stderr, "kiln: %s\n", err.c_str());
+        return 2;
+    }
+    // One SO_REUSEPORT socket per event loop, bound here once; workers inherit them.
+    std::vector<int> fds;
+    for (unsigned i = 0; i < std::max(1u, processes) * threads; ++i) {
+        net::ListenResult l = net::listen_tcp(opts.host, opts.port, opts.backlog, true);
+        if (l.fd < 0) {
+            std::fprintf(stderr, "kiln: %s\n", l.error.c_str());
+            for (int fd : fds) ::close(fd);
+            return 2;
+        }
+        if (opts.port == 0) opts.port = bound_port(l.fd);  // the others join the picked port
+        fds.push_back(l.fd);
+    }
+    std::fprintf(stderr, "kiln: listening on http://%s:%u with %u worker%s of %u thread%s\n",
+                 opts.host.find(':') != std::string::npos ? ("[" + opts.host + "]").c_str() : opts.host.c_str(),
+                 opts.port, processes, processes == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
+    if (processes == 0) {
+        int status = serve(*this, opts, fds, -1, false);
+        for (int fd : fds) ::close(fd);
+        return status;
+    }
+    server::Supervisor supervisor(opts, std::move(fds));
+    return supervisor.run();
 }
 
 }  // namespace kiln

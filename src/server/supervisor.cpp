@@ -1,0 +1,328 @@
+#include "server/supervisor.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <iterator>
+
+#include "util/log.hpp"
+
+namespace kiln::server {
+namespace {
+
+using util::log;
+using util::LogLevel;
+
+constexpr uint64_t kEarlyDeathMs = 5'000;     // dying sooner than this after start counts as a failure
+constexpr uint64_t kBackoffBaseMs = 100;
+constexpr uint64_t kBackoffCapMs = 10'000;
+constexpr uint64_t kReadyTimeoutMs = 30'000;  // a reload's new workers must be ready by then
+constexpr uint64_t kStopGraceMs = 2'000;      // beyond drain_timeout before SIGKILL
+
+uint64_t now_ms() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1'000'000;
+}
+
+std::vector<std::string> own_argv() {
+    std::ifstream in("/proc/self/cmdline", std::ios::binary);
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<std::string> args;
+    for (size_t i = 0; i < all.size();) {
+        size_t end = all.find('\0', i);
+        if (end == std::string::npos) end = all.size();
+        args.emplace_back(all, i, end - i);
+        i = end + 1;
+    }
+    return args;
+}
+
+// The path of our binary, so a reload execs whatever is there now (a rebuilt binary).
+std::string own_exe() {
+    char buf[4096];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) return "/proc/self/exe";
+    std::string path(buf, static_cast<size_t>(n));
+    constexpr std::string_view kDeleted = " (deleted)";
+    if (path.ends_with(kDeleted)) path.resize(path.size() - kDeleted.size());
+    return path;
+}
+
+std::string describe_exit(int status) {
+    if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        return "was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")" +
+               (WCOREDUMP(status) ? ", core dumped" : "");
+    }
+    return "stopped with status " + std::to_string(status);
+}
+
+}  // namespace
+
+Supervisor::Supervisor(const ServerOptions& options, std::vector<int> fds)
+    : options_(options), fds_(std::move(fds)), argv_(own_argv()), exe_(own_exe()), slots_(options.workers) {}
+
+Supervisor::~Supervisor() {
+    for (int fd : fds_) ::close(fd);
+    for (Process& p : procs_)
+        if (p.ready_fd >= 0) ::close(p.ready_fd);
+    if (signal_fd_ >= 0) ::close(signal_fd_);
+}
+
+pid_t Supervisor::spawn(unsigned slot) {
+    int ready[2];
+    if (pipe2(ready, O_CLOEXEC) != 0) {
+        log(LogLevel::Error, "cannot start worker for slot %u: pipe: %s", slot, std::strerror(errno));
+        return -1;
+    }
+    unsigned threads = static_cast<unsigned>(fds_.size() / slots_.size());
+    std::string fd_list;
+    for (unsigned i = 0; i < threads; ++i) {
+        if (i) fd_list += ',';
+        fd_list += std::to_string(fds_[slot * threads + i]);
+    }
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        log(LogLevel::Error, "cannot start worker for slot %u: fork: %s", slot, std::strerror(errno));
+        ::close(ready[0]);
+        ::close(ready[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        // Child: only async-signal-safe work until exec.
+        prctl(PR_SET_PDEATHSIG, SIGTERM);  // never outlive the supervisor
+        if (getppid() != parent) _exit(1);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        for (unsigned i = 0; i < threads; ++i) fcntl(fds_[slot * threads + i], F_SETFD, 0);
+        fcntl(ready[1], F_SETFD, 0);
+        setenv(kEnvWorkerFds, fd_list.c_str(), 1);
+        setenv(kEnvReadyFd, std::to_string(ready[1]).c_str(), 1);
+        setenv(kEnvWorkerSlot, std::to_string(slot).c_str(), 1);
+        std::vector<char*> args;
+        for (std::string& a : argv_) args.push_back(a.data());
+        args.push_back(nullptr);
+        execv(exe_.c_str(), args.data());
+        const char msg[] = "kiln worker: exec failed\n";
+        ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof msg - 1);
+        (void)ignored;
+        _exit(127);
+    }
+    ::close(ready[1]);
+    Process p;
+    p.pid = pid;
+    p.slot = slot;
+    p.generation = generation_;
+    p.ready_fd = ready[0];
+    p.started_ms = now_ms();
+    procs_.push_back(p);
+    return pid;
+}
+
+bool Supervisor::has_current(unsigned slot) const {
+    return std::any_of(procs_.begin(), procs_.end(), [&](const Process& p) {
+        return p.slot == slot && p.generation == generation_ && p.state != State::Draining;
+    });
+}
+
+void Supervisor::respawn_due() {
+    if (stopping_) return;
+    uint64_t now = now_ms();
+    for (unsigned s = 0; s < slots_.size(); ++s) {
+        if (has_current(s) || slots_[s].respawn_at_ms > now) continue;
+        slots_[s].respawn_at_ms = 0;
+        spawn(s);
+    }
+}
+
+void Supervisor::on_ready(Process& p) {
+    p.state = State::Running;
+    ::close(p.ready_fd);
+    p.ready_fd = -1;
+    if (reload_deadline_ms_ == 0) return;
+    // Reloading: once every slot has a ready worker of the new generation, the old
+    // generation stops accepting and drains.
+    for (unsigned s = 0; s < slots_.size(); ++s) {
+        bool ready = std::any_of(procs_.begin(), procs_.end(), [&](const Process& q) {
+            return q.slot == s && q.generation == generation_ && q.state == State::Running;
+        });
+        if (!ready) return;
+    }
+    for (Process& q : procs_) {
+        if (q.generation < generation_ && q.state != State::Draining) {
+            q.state = State::Draining;
+            kill(q.pid, SIGTERM);
+        }
+    }
+    reload_deadline_ms_ = 0;
+    log(LogLevel::Info, "reload complete: generation %u serving, the old workers drain", generation_);
+}
+
+void Supervisor::begin_reload() {
+    if (stopping_) return;
+    if (reload_deadline_ms_ != 0) {
+        log(LogLevel::Warn, "SIGHUP during a reload: ignored");
+        return;
+    }
+    ++generation_;
+    reload_deadline_ms_ = now_ms() + kReadyTimeoutMs;
+    for (Slot& s : slots_) s = Slot{};
+    log(LogLevel::Info, "SIGHUP: reloading, starting generation %u", generation_);
+    respawn_due();
+}
+
+void Supervisor::begin_stop(bool immediate) {
+    if (immediate) {
+        log(LogLevel::Warn, "second stop signal: killing workers now");
+        for (Process& p : procs_) kill(p.pid, SIGKILL);
+        return;
+    }
+    stopping_ = true;
+    stop_deadline_ms_ = now_ms() + options_.drain_timeout_ms + kStopGraceMs;
+    for (Process& p : procs_) {
+        p.state = State::Draining;
+        kill(p.pid, SIGTERM);
+    }
+}
+
+void Supervisor::on_child_exit(pid_t pid, int status) {
+    auto it = std::find_if(procs_.begin(), procs_.end(), [&](const Process& p) { return p.pid == pid; });
+    if (it == procs_.end()) return;
+    Process p = *it;
+    if (p.ready_fd >= 0) ::close(p.ready_fd);
+    procs_.erase(it);
+    std::string how = describe_exit(status);
+    if (stopping_ || p.state == State::Draining) {
+        bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        log(clean ? LogLevel::Info : LogLevel::Warn, "worker %d (slot %u) %s", pid, p.slot, how.c_str());
+        return;
+    }
+    if (reload_deadline_ms_ != 0 && p.generation == generation_) {
+        // A new worker died during a reload: keep the old generation serving.
+        log(LogLevel::Error, "reload failed: new worker %d (slot %u) %s; the old workers keep serving", pid,
+            p.slot, how.c_str());
+        for (Process& q : procs_) {
+            if (q.generation == generation_) {
+                q.state = State::Draining;
+                kill(q.pid, SIGTERM);
+            }
+        }
+        --generation_;
+        reload_deadline_ms_ = 0;
+        return;
+    }
+    if (p.generation < generation_) return;  // an old worker that had not been told to drain yet
+    Slot& slot = slots_[p.slot];
+    uint64_t lived = now_ms() - p.started_ms;
+    slot.failures = lived < kEarlyDeathMs ? slot.failures + 1 : 0;
+    uint64_t delay = 0;
+    if (slot.failures > 1) delay = std::min(kBackoffCapMs, kBackoffBaseMs << std::min(slot.failures - 2, 16u));
+    slot.respawn_at_ms = now_ms() + delay;
+    if (delay == 0) {
+        log(LogLevel::Error, "worker %d (slot %u) %s; replacing it", pid, p.slot, how.c_str());
+    } else {
+        log(LogLevel::Error, "worker %d (slot %u) %s; it died %u times in a row within %llu ms of starting: "
+            "replacing it in %llu ms", pid, p.slot, how.c_str(), slot.failures,
+            static_cast<unsigned long long>(kEarlyDeathMs), static_cast<unsigned long long>(delay));
+    }
+}
+
+int Supervisor::poll_timeout_ms() const {
+    uint64_t now = now_ms(), next = UINT64_MAX;
+    for (const Slot& s : slots_)
+        if (s.respawn_at_ms) next = std::min(next, s.respawn_at_ms);
+    if (reload_deadline_ms_) next = std::min(next, reload_deadline_ms_);
+    if (stopping_) next = std::min(next, stop_deadline_ms_);
+    if (next == UINT64_MAX) return -1;
+    return next <= now ? 0 : static_cast<int>(std::min<uint64_t>(next - now, 60'000));
+}
+
+int Supervisor::run() {
+    sigset_t mask;
+    sigemptyset(&mask);
+    for (int s : {SIGCHLD, SIGHUP, SIGTERM, SIGINT, SIGUSR1}) sigaddset(&mask, s);
+    sigprocmask(SIG_BLOCK, &mask, nullptr);
+    signal_fd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (signal_fd_ < 0) {
+        log(LogLevel::Error, "signalfd: %s", std::strerror(errno));
+        return 1;
+    }
+    log(LogLevel::Info, "supervisor %d: %zu workers, %zu threads each", getpid(), slots_.size(),
+        fds_.size() / slots_.size());
+    respawn_due();
+
+    while (!(stopping_ && procs_.empty())) {
+        std::vector<pollfd> pfds{{signal_fd_, POLLIN, 0}};
+        for (const Process& p : procs_)
+            if (p.ready_fd >= 0) pfds.push_back({p.ready_fd, POLLIN, 0});
+        int n = poll(pfds.data(), pfds.size(), poll_timeout_ms());
+        if (n < 0 && errno != EINTR) {
+            log(LogLevel::Error, "poll: %s", std::strerror(errno));
+            return 1;
+        }
+        for (size_t i = 1; i < pfds.size(); ++i) {
+            if (!pfds[i].revents) continue;
+            auto it = std::find_if(procs_.begin(), procs_.end(), [&](const Process& p) { return p.ready_fd == pfds[i].fd; });
+            if (it == procs_.end()) continue;
+            char byte;
+            if (::read(it->ready_fd, &byte, 1) == 1) {
+                on_ready(*it);
+            } else {  // the worker died before it was ready: its SIGCHLD tells how
+                ::close(it->ready_fd);
+                it->ready_fd = -1;
+            }
+        }
+        signalfd_siginfo si;
+        while (::read(signal_fd_, &si, sizeof si) == sizeof si) {
+            switch (si.ssi_signo) {
+                case SIGCHLD: break;  // reaped below
+                case SIGHUP: begin_reload(); break;
+                case SIGUSR1: log(LogLevel::Info, "SIGUSR1: no log files to reopen"); break;
+                default:
+                    if (!stopping_) log(LogLevel::Info, "received %s, stopping gracefully", strsignal(static_cast<int>(si.ssi_signo)));
+                    begin_stop(stopping_);
+            }
+        }
+        int status;
+        pid_t pid;
+        while ((pid = waitpid(-1, &status, WNOHANG)) > 0) on_child_exit(pid, status);
+
+        uint64_t now = now_ms();
+        if (stopping_ && now >= stop_deadline_ms_) {
+            log(LogLevel::Warn, "drain timeout: killing %zu remaining workers", procs_.size());
+            for (Process& p : procs_) kill(p.pid, SIGKILL);
+            stop_deadline_ms_ = UINT64_MAX;
+        }
+        if (reload_deadline_ms_ && now >= reload_deadline_ms_) {
+            log(LogLevel::Error, "reload failed: new workers not ready within %llu ms; the old workers keep serving",
+                static_cast<unsigned long long>(kReadyTimeoutMs));
+            for (Process& p : procs_) {
+                if (p.generation == generation_) {
+                    p.state = State::Draining;
+                    kill(p.pid, SIGKILL);
+                }
+            }
+            --generation_;
+            reload_deadline_ms_ = 0;
+        }
+        respawn_due();
+    }
+    log(LogLevel::Info, "supervisor stopped");
+    return 0;
+}
+
+}  // namespace kiln::server

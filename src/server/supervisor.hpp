@@ -1,0 +1,75 @@
+// The supervisor: the process that owns the listening sockets and keeps worker
+// processes serving on them. It serves no requests itself.
+//
+// Workers are always started by fork + exec of the supervisor's own binary, with
+// their sockets and a readiness pipe passed in the environment (KILN_WORKER_FDS,
+// KILN_READY_FD). So a worker starts clean, and a reload (SIGHUP) picks up a new
+// binary and config: the new generation is started, and only once every new worker
+// reports ready are the old ones told to drain (SIGTERM). A worker that dies is
+// logged and replaced; one that keeps dying soon after start is replaced with a
+// growing back-off (capped). SIGTERM/SIGINT stop gracefully (workers drain, up to
+// drain_timeout); a second one stops at once (SIGKILL).
+//
+// Signals are taken synchronously (signalfd in the main loop): no work happens in
+// a signal handler. Single-threaded.
+#pragma once
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <kiln/server.hpp>
+
+namespace kiln::server {
+
+// Environment variables of the supervisor/worker handshake.
+inline constexpr const char* kEnvWorkerFds = "KILN_WORKER_FDS";   // "3,4": listening sockets
+inline constexpr const char* kEnvReadyFd = "KILN_READY_FD";       // write one byte when serving
+inline constexpr const char* kEnvWorkerSlot = "KILN_WORKER_SLOT"; // for log lines
+
+class Supervisor {
+public:
+    // fds: workers * threads listening sockets; slot i serves fds[i*threads, (i+1)*threads).
+    Supervisor(const ServerOptions& options, std::vector<int> fds);
+    ~Supervisor();
+    int run();  // until stopped; returns the exit status
+
+private:
+    enum class State { Starting, Running, Draining };
+    struct Process {
+        pid_t pid = -1;
+        unsigned slot = 0;
+        unsigned generation = 0;
+        State state = State::Starting;
+        int ready_fd = -1;          // read end of the readiness pipe while Starting
+        uint64_t started_ms = 0;
+    };
+    struct Slot {
+        unsigned failures = 0;       // consecutive early deaths
+        uint64_t respawn_at_ms = 0;  // 0: nothing scheduled
+    };
+
+    pid_t spawn(unsigned slot);
+    void on_child_exit(pid_t pid, int status);
+    void on_ready(Process& p);
+    void begin_reload();
+    void begin_stop(bool immediate);
+    void respawn_due();
+    int poll_timeout_ms() const;
+    bool has_current(unsigned slot) const;
+
+    ServerOptions options_;
+    std::vector<int> fds_;
+    std::vector<std::string> argv_;  // our own command line, to exec workers
+    std::string exe_;
+    std::vector<Process> procs_;
+    std::vector<Slot> slots_;
+    unsigned generation_ = 0;
+    bool stopping_ = false;
+    uint64_t stop_deadline_ms_ = 0;
+    uint64_t reload_deadline_ms_ = 0;
+    int signal_fd_ = -1;
+};
+
+}  // namespace kiln::server
