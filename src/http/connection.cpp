@@ -368,11 +368,7 @@ void Connection::arm_state_timer() {
 void Connection::enter_idle() {
     state_ = State::Idle;
     in_.release(srv_.loop_.buffers());
-    if (srv_.draining_ && out_.empty()) {
-        close_now();
-        return;
-    }
-    if (!write_blocked_) arm(srv_.keepalive_timers_);
+    if (!write_blocked_) arm(srv_.draining_ ? srv_.drain_grace_timers_ : srv_.keepalive_timers_);
 }
 
 void Connection::start_linger() {
@@ -411,8 +407,9 @@ void Connection::on_timeout() {
 }
 
 void Connection::drain() {
-    if (state_ == State::Idle && out_.empty()) close_now();
-    // Busy connections see srv_.draining_ and answer with Connection: close.
+    // Idle: closed when the grace ends, unless a request comes first (its response
+    // then says Connection: close). Busy: finishes its request the same way.
+    if (state_ == State::Idle && out_.empty() && !write_blocked_) arm(srv_.drain_grace_timers_);
 }
 
 void Connection::close_now() {

@@ -16,7 +16,8 @@ Server::Server(net::Loop& loop, Service& service, const EngineConfig& config)
       body_timers_(loop.timers(config.body_timeout_ms)),
       keepalive_timers_(loop.timers(config.keepalive_timeout_ms)),
       write_timers_(loop.timers(config.write_timeout_ms)),
-      linger_timers_(loop.timers(config.linger_timeout_ms)) {}
+      linger_timers_(loop.timers(config.linger_timeout_ms)),
+      drain_grace_timers_(loop.timers(config.drain_idle_grace_ms)) {}
 
 Server::~Server() {
     while (first_) first_->close_now();

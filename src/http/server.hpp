@@ -29,6 +29,9 @@ struct EngineConfig {
     uint32_t keepalive_timeout_ms = 75'000;
     uint32_t write_timeout_ms = 30'000;
     uint32_t linger_timeout_ms = 2'000;         // after a close: wait for the peer's FIN
+    // Stopping: an idle keep-alive connection stays open this long, so a client
+    // about to reuse it gets an answer (with Connection: close) instead of a reset.
+    uint32_t drain_idle_grace_ms = 1'000;
     size_t max_pending_output = 1024 * 1024;    // stop reading requests above this (backpressure)
     std::string server_name = "kiln";
 };
@@ -67,6 +70,7 @@ private:
     net::TimerList& keepalive_timers_;
     net::TimerList& write_timers_;
     net::TimerList& linger_timers_;
+    net::TimerList& drain_grace_timers_;
     DateCache date_;
     RequestHead head_;
     Request request_;
