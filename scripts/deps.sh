@@ -9,6 +9,7 @@ build=(
   g++ cmake ninja-build ccache make pkg-config   # toolchain
   libgtest-dev                                   # unit tests
   libhttp-parser-dev                             # independent parser for the differential test
+  libtomlplusplus-dev                            # kiln.toml
   clang libclang-rt-14-dev                       # libFuzzer + sanitizers for the fuzz targets
   curl python3                                   # integration tests (curl for 100-continue)
 )

@@ -19,10 +19,13 @@ add_library(kiln STATIC
   server/flags.cpp
   server/run.cpp
   server/supervisor.cpp
+  server/config.cpp
 )
 target_include_directories(kiln PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> PRIVATE ${PROJECT_SOURCE_DIR}/src)
 find_package(Threads REQUIRED)
-target_link_libraries(kiln PUBLIC kiln_proto Threads::Threads)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)
+target_link_libraries(kiln PUBLIC kiln_proto Threads::Threads PRIVATE PkgConfig::TOMLPP)
 
 add_library(kiln_internal INTERFACE)
 target_link_libraries(kiln_internal INTERFACE kiln)
@@ -38,7 +41,7 @@ install(TARGETS kiln kiln_proto EXPORT kilnTargets ARCHIVE DESTINATION ${CMAKE_I
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT kilnTargets NAMESPACE kiln:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 file(WRITE ${CMAKE_BINARY_DIR}/kilnConfig.cmake
-     "include(CMakeFindDependencyMacro)\nfind_dependency(Threads)\ninclude(\${CMAKE_CURRENT_LIST_DIR}/kilnTargets.cmake)\n")
+     "include(CMakeFindDependencyMacro)\nfind_dependency(Threads)\nfind_dependency(PkgConfig)\npkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)\ninclude(\${CMAKE_CURRENT_LIST_DIR}/kilnTargets.cmake)\n")
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/kilnConfig.cmake ${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)

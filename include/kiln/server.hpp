@@ -25,6 +25,8 @@ struct ServerOptions {
     size_t max_header_bytes = 64 * 1024;
     size_t max_header_count = 100;
     std::string server_name = "kiln";
+    std::string mpm = "event";           // concurrency model; only "event" so far
+    std::string config_path;             // the kiln.toml that was read, if any
     bool log_errors = true;
 };
 

@@ -4,7 +4,11 @@
 #include <string>
 #include <string_view>
 
+#include <sys/stat.h>
+
 #include <kiln/server.hpp>
+
+#include "server/config.hpp"
 
 namespace kiln {
 namespace {
@@ -31,6 +35,9 @@ void usage(const char* prog) {
         "  --keepalive-timeout MS    idle time between requests (default 75000)\n"
         "  --write-timeout MS        time between two writes that make progress (default 30000)\n"
         "  --drain-timeout MS        graceful stop: time allowed for in-flight requests (default 10000)\n"
+        "  --config FILE             settings file (default: ./kiln.toml if it exists);\n"
+        "                            then KILN_<KEY> variables, then these flags override it\n"
+        "  --check-config            read and validate the settings, print them, exit\n"
         "  --quiet                   no error log on stderr\n"
         "  --help                    this text\n",
         prog);
@@ -46,6 +53,32 @@ bool parse_server_flags(int argc, char** argv, ServerOptions* o, int* exit_statu
         *exit_status = 2;
         return false;
     };
+    // Settings file and environment first; the flags below override them.
+    std::string config;
+    bool check = false, explicit_config = false;
+    for (int i = 1; i < argc; ++i) {
+        std::string_view a = argv[i];
+        if (a == "--check-config") check = true;
+        if (a == "--config" && i + 1 < argc) config = argv[++i], explicit_config = true;
+        else if (a.starts_with("--config=")) config = std::string(a.substr(9)), explicit_config = true;
+    }
+    struct stat st;
+    if (!explicit_config && stat("kiln.toml", &st) == 0) config = "kiln.toml";
+    if (!config.empty()) {
+        if (explicit_config && stat(config.c_str(), &st) != 0) return fail("config file '" + config + "' not found");
+        if (std::string e = server::load_config_file(config, o); !e.empty()) {
+            std::fprintf(stderr, "%s: %s\n", prog, e.c_str());
+            *exit_status = 2;
+            return false;
+        }
+        o->config_path = config;
+    }
+    if (std::string e = server::load_config_env(o); !e.empty()) {
+        std::fprintf(stderr, "%s: %s\n", prog, e.c_str());
+        *exit_status = 2;
+        return false;
+    }
+
     for (int i = 1; i < argc; ++i) {
         std::string_view arg = argv[i];
         std::string_view value;
@@ -92,12 +125,24 @@ bool parse_server_flags(int argc, char** argv, ServerOptions* o, int* exit_statu
             ok = number(1u, 3'600'000u, &o->write_timeout_ms);
         } else if (arg == "--drain-timeout") {
             ok = number(0u, 3'600'000u, &o->drain_timeout_ms);
+        } else if (arg == "--config") {
+            take();
+        } else if (arg == "--check-config") {
         } else if (arg == "--quiet") {
             o->log_errors = false;
         } else {
             return fail("unknown flag '" + std::string(argv[i]) + "'");
         }
         if (!ok) return false;
+    }
+    if (check) {
+        std::printf("%s: configuration ok (%s)\n  listen %s:%u, workers %d, threads %u, mpm %s\n"
+                    "  timeouts ms: header %u, body %u, keepalive %u, write %u, drain %u\n",
+                    prog, o->config_path.empty() ? "no file, defaults" : o->config_path.c_str(), o->host.c_str(),
+                    o->port, o->workers, o->threads, o->mpm.c_str(), o->header_timeout_ms, o->body_timeout_ms,
+                    o->keepalive_timeout_ms, o->write_timeout_ms, o->drain_timeout_ms);
+        *exit_status = 0;
+        return false;
     }
     return true;
 }

@@ -1,0 +1,178 @@
+#include "server/config.hpp"
+
+#include <arpa/inet.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <functional>
+#include <toml++/toml.h>
+#include <vector>
+
+#include "server/supervisor.hpp"
+
+extern char** environ;
+
+namespace kiln::server {
+namespace {
+
+// One configuration key: its dotted name and how a value of it is applied.
+// `apply` gets the text form (environment) or the TOML node, through Value.
+struct Value {
+    const toml::node* node = nullptr;  // from the file
+    std::string_view text;             // from the environment
+};
+
+using Apply = std::function<std::string(const Value&, ServerOptions&)>;  // "" or why not
+
+struct Key {
+    std::string_view name;
+    Apply apply;
+};
+
+template <class T>
+std::string get_integer(const Value& v, T min, T max, T* out) {
+    int64_t n;
+    if (v.node) {
+        auto i = v.node->value<int64_t>();
+        if (!v.node->is_integer() || !i) return "expected an integer";
+        n = *i;
+    } else {
+        auto [p, ec] = std::from_chars(v.text.data(), v.text.data() + v.text.size(), n);
+        if (ec != std::errc() || p != v.text.data() + v.text.size()) return "expected an integer, got '" + std::string(v.text) + "'";
+    }
+    if (n < static_cast<int64_t>(min) || n > static_cast<int64_t>(max))
+        return "must be from " + std::to_string(min) + " to " + std::to_string(max) + ", got " + std::to_string(n);
+    *out = static_cast<T>(n);
+    return {};
+}
+
+std::string get_string(const Value& v, std::string* out) {
+    if (v.node) {
+        if (!v.node->is_string()) return "expected a string";
+        *out = **v.node->as_string();
+    } else {
+        *out = std::string(v.text);
+    }
+    return {};
+}
+
+template <class T>
+Key integer(std::string_view name, T ServerOptions::*field, T min, T max) {
+    return {name, [=](const Value& v, ServerOptions& o) { return get_integer(v, min, max, &(o.*field)); }};
+}
+
+const std::vector<Key>& keys() {
+    static const std::vector<Key> table = {
+        integer("workers", &ServerOptions::workers, 0, 1024),
+        integer("threads", &ServerOptions::threads, 1u, 1024u),
+        {"listen",
+         [](const Value& v, ServerOptions& o) {
+             std::string text;
+             if (std::string e = get_string(v, &text); !e.empty()) return e;
+             return parse_listen(text, &o.host, &o.port);
+         }},
+        integer("timeouts.header_ms", &ServerOptions::header_timeout_ms, 1u, 3'600'000u),
+        integer("timeouts.body_ms", &ServerOptions::body_timeout_ms, 1u, 3'600'000u),
+        integer("timeouts.keepalive_ms", &ServerOptions::keepalive_timeout_ms, 1u, 3'600'000u),
+        integer("timeouts.write_ms", &ServerOptions::write_timeout_ms, 1u, 3'600'000u),
+        integer("timeouts.drain_ms", &ServerOptions::drain_timeout_ms, 0u, 3'600'000u),
+        integer("limits.max_request_line", &ServerOptions::max_request_line, size_t{64}, size_t{1} << 20),
+        integer("limits.max_header_bytes", &ServerOptions::max_header_bytes, size_t{256}, size_t{1} << 24),
+        integer("limits.max_header_count", &ServerOptions::max_header_count, size_t{1}, size_t{100}),
+        {"server.name", [](const Value& v, ServerOptions& o) { return get_string(v, &o.server_name); }},
+        {"server.mpm",
+         [](const Value& v, ServerOptions& o) {
+             std::string mpm;
+             if (std::string e = get_string(v, &mpm); !e.empty()) return e;
+             if (mpm != "event") return std::string("'") + mpm + "' is not available (only \"event\" is implemented so far)";
+             o.mpm = mpm;
+             return std::string();
+         }},
+    };
+    return table;
+}
+
+const Key* find_key(std::string_view name) {
+    for (const Key& k : keys())
+        if (k.name == name) return &k;
+    return nullptr;
+}
+
+std::string at(const std::string& path, const toml::node& n, std::string_view key) {
+    return path + ":" + std::to_string(n.source().begin.line) + ": key '" + std::string(key) + "': ";
+}
+
+std::string walk(const std::string& path, const toml::table& t, const std::string& prefix, ServerOptions* out) {
+    for (const auto& [k, node] : t) {
+        std::string name = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+        if (const toml::table* sub = node.as_table()) {
+            if (std::string e = walk(path, *sub, name, out); !e.empty()) return e;
+            continue;
+        }
+        const Key* key = find_key(name);
+        if (!key) return at(path, node, name) + "unknown key";
+        if (std::string e = key->apply(Value{&node, {}}, *out); !e.empty()) return at(path, node, name) + e;
+    }
+    return {};
+}
+
+}  // namespace
+
+std::string parse_listen(std::string_view text, std::string* host, uint16_t* port) {
+    std::string_view h, p;
+    if (!text.empty() && text[0] == '[') {
+        size_t close = text.find(']');
+        if (close == text.npos || close + 1 >= text.size() || text[close + 1] != ':') return "expected \"[v6-address]:port\"";
+        h = text.substr(1, close - 1);
+        p = text.substr(close + 2);
+    } else {
+        size_t colon = text.rfind(':');
+        if (colon == text.npos) return "expected \"host:port\", got '" + std::string(text) + "'";
+        h = text.substr(0, colon);
+        p = text.substr(colon + 1);
+    }
+    unsigned char buf[16];
+    std::string hs(h);
+    if (inet_pton(AF_INET, hs.c_str(), buf) != 1 && inet_pton(AF_INET6, hs.c_str(), buf) != 1)
+        return "'" + hs + "' is not an IPv4 or IPv6 address";
+    unsigned n = 0;
+    auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), n);
+    if (ec != std::errc() || end != p.data() + p.size() || n > 65535) return "'" + std::string(p) + "' is not a port";
+    *host = hs;
+    *port = static_cast<uint16_t>(n);
+    return {};
+}
+
+std::string load_config_file(const std::string& path, ServerOptions* out) {
+    toml::table t;
+    try {
+        t = toml::parse_file(path);
+    } catch (const toml::parse_error& e) {
+        const auto& src = e.source();
+        return path + ":" + std::to_string(src.begin.line) + ": " + std::string(e.description());
+    }
+    return walk(path, t, "", out);
+}
+
+std::string load_config_env(ServerOptions* out) {
+    for (char** e = environ; e && *e; ++e) {
+        std::string_view var(*e);
+        if (!var.starts_with("KILN_")) continue;
+        size_t eq = var.find('=');
+        std::string_view name = var.substr(0, eq), value = eq == var.npos ? "" : var.substr(eq + 1);
+        if (name == kEnvWorkerFds || name == kEnvReadyFd || name == kEnvWorkerSlot) continue;
+        // KILN_TIMEOUTS_HEADER_MS -> timeouts.header_ms: try each key's spelling.
+        const Key* key = nullptr;
+        for (const Key& k : keys()) {
+            std::string spelled = "KILN_";
+            for (char c : k.name) spelled += c == '.' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+            if (spelled == name) key = &k;
+        }
+        if (!key) return "environment: " + std::string(name) + " is not a kiln setting";
+        if (std::string err = key->apply(Value{nullptr, value}, *out); !err.empty())
+            return "environment: " + std::string(name) + ": " + err;
+    }
+    return {};
+}
+
+}  // namespace kiln::server

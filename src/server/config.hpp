@@ -1,0 +1,30 @@
+// Configuration: kiln.toml, then KILN_<KEY> environment variables, then flags,
+// each overriding the one before. Every key is declared once in a table (config.cpp)
+// that serves the file and the environment alike. A bad file is reported with
+// file, line and key before anything starts; callers exit with status 2.
+//
+//   workers = 2                     # KILN_WORKERS
+//   threads = 1                     # KILN_THREADS
+//   listen  = "127.0.0.1:8080"      # KILN_LISTEN; "[::1]:8080" for IPv6
+//   [timeouts] header_ms, body_ms, keepalive_ms, write_ms, drain_ms   # KILN_TIMEOUTS_HEADER_MS ...
+//   [limits]   max_request_line, max_header_bytes, max_header_count
+//   [server]   name, mpm ("event")
+#pragma once
+#include <string>
+#include <string_view>
+
+#include <kiln/server.hpp>
+
+namespace kiln::server {
+
+// Reads a TOML file into *out. Returns "" or an error "FILE:LINE: key 'K': why".
+std::string load_config_file(const std::string& path, ServerOptions* out);
+
+// Applies KILN_<KEY> variables from the environment. Returns "" or an error naming
+// the variable. Variables of the supervisor/worker handshake are not keys.
+std::string load_config_env(ServerOptions* out);
+
+// "host:port" or "[v6]:port" into host and port. Returns "" or why not.
+std::string parse_listen(std::string_view text, std::string* host, uint16_t* port);
+
+}  // namespace kiln::server

@@ -1,0 +1,104 @@
+"""Settings: kiln.toml, KILN_<KEY> variables and flags, in that order of precedence;
+every malformed file in tests/config/bad/ gives exactly the message its first line
+expects, with exit status 2, before anything starts."""
+import glob
+import http.client
+import os
+import subprocess
+import tempfile
+import time
+import unittest
+
+import harness
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONFIG_DIR = os.path.join(os.path.dirname(HERE), "config")
+
+
+def check_config(args, env=None, cwd=None):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
+    e.update(env or {})
+    p = subprocess.run([harness.BINARIES["hello"], *args, "--check-config"], env=e, cwd=cwd,
+                       capture_output=True, text=True, timeout=10)
+    return p.returncode, p.stdout, p.stderr
+
+
+class MalformedFiles(unittest.TestCase):
+    def test_each_bad_file_gives_its_exact_message_and_exit_2(self):
+        files = sorted(glob.glob(os.path.join(CONFIG_DIR, "bad", "*.toml")))
+        self.assertGreaterEqual(len(files), 8)
+        for path in files:
+            with self.subTest(file=os.path.basename(path)):
+                with open(path) as f:
+                    expected = f.readline().removeprefix("# expect: ").rstrip("\n")
+                # Run from the file's folder so the message names it as written.
+                code, out, err = check_config(["--config", os.path.basename(path)], cwd=os.path.dirname(path))
+                self.assertEqual(code, 2, err)
+                self.assertEqual(err.strip(), "hello: " + expected)
+                self.assertEqual(out, "")
+
+    def test_missing_explicit_file_is_an_error(self):
+        code, _, err = check_config(["--config", "/nonexistent/kiln.toml"])
+        self.assertEqual(code, 2)
+        self.assertIn("config file '/nonexistent/kiln.toml' not found", err)
+
+    def test_bad_environment_variables_name_the_variable(self):
+        code, _, err = check_config([], env={"KILN_WORKERZ": "1"})
+        self.assertEqual(code, 2)
+        self.assertIn("environment: KILN_WORKERZ is not a kiln setting", err)
+        code, _, err = check_config([], env={"KILN_TIMEOUTS_HEADER_MS": "soon"})
+        self.assertEqual(code, 2)
+        self.assertIn("environment: KILN_TIMEOUTS_HEADER_MS: expected an integer, got 'soon'", err)
+
+
+class Precedence(unittest.TestCase):
+    def test_file_then_environment_then_flags(self):
+        full = os.path.join(CONFIG_DIR, "good", "full.toml")
+        code, out, _ = check_config(["--config", full])
+        self.assertEqual(code, 0)
+        self.assertIn("workers 2, threads 1", out)
+        code, out, _ = check_config(["--config", full], env={"KILN_WORKERS": "3"})
+        self.assertIn("workers 3,", out)
+        code, out, _ = check_config(["--config", full, "--workers", "1"], env={"KILN_WORKERS": "3"})
+        self.assertIn("workers 1,", out)
+
+    def test_kiln_toml_in_the_working_directory_is_read_by_default(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "kiln.toml"), "w") as f:
+                f.write("[timeouts]\nheader_ms = 1234\n")
+            code, out, _ = check_config([], cwd=d)
+            self.assertEqual(code, 0)
+            self.assertIn("(kiln.toml)", out)
+            self.assertIn("header 1234", out)
+
+
+class ServesWhatTheFileSays(unittest.TestCase):
+    def test_listen_address_and_workers_from_the_file(self):
+        port = harness.free_port()
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "kiln.toml")
+            with open(path, "w") as f:
+                f.write('workers = 1\nthreads = 1\nlisten = "127.0.0.1:%d"\n' % port)
+            proc = subprocess.Popen([harness.BINARIES["hello"], "--config", path], stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            try:
+                body = None
+                for _ in range(100):
+                    try:
+                        c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+                        c.request("GET", "/plaintext")
+                        body = c.getresponse().read()
+                        c.close()
+                        break
+                    except OSError:
+                        time.sleep(0.05)
+                self.assertEqual(body, b"Hello, World!")
+            finally:
+                proc.terminate()
+                _, err = proc.communicate(timeout=15)
+            self.assertEqual(proc.returncode, 0, err)
+            self.assertIn("with 1 worker of 1 thread", err)
+
+
+if __name__ == "__main__":
+    harness.main()
