@@ -235,7 +235,7 @@ report="$root/bench/results/plaintext.md"
   echo
   echo "- date: $(date -u '+%F %T UTC')"
   echo "- machine: $nproc CPUs, $cpu_model, $(uname -sr)"
-  echo "- servers: kiln \`$(realpath --relative-to="$root" "$KILN_BIN" 2>/dev/null || echo "$KILN_BIN") --threads $nproc\`$([[ $have_kiln == 1 ]] || echo " (not built: not measured)"); $(nginx -v 2>&1 | sed 's/.*: //') with \`worker_processes auto\` (bench/nginx.conf.in); both on 127.0.0.1, same machine as wrk"
+  echo "- servers: kiln \`$(realpath --relative-to="$root" "$KILN_BIN" 2>/dev/null || echo "$KILN_BIN") ${KILN_ARGS:---workers 0 --threads $nproc}\`$([[ $have_kiln == 1 ]] || echo " (not built: not measured)"); $(nginx -v 2>&1 | sed 's/.*: //') with \`worker_processes auto\` (bench/nginx.conf.in); both on 127.0.0.1, same machine as wrk"
   echo "- command: \`$command_line\`"
   echo "- each cell: median of $ROUNDS run(s) of ${DURATION}s after a ${WARMUP}s warm-up; wrk -t chosen per scenario as the faster of -t1/-t2 for nginx ($THREADS); ratios are kiln / nginx"
   echo
