@@ -6,6 +6,7 @@ add_library(kiln STATIC
   net/loop.cpp
   net/listener.cpp
   net/output.cpp
+  net/peer.cpp
   http/date.cpp
   http/status.cpp
   http/serializer.cpp
@@ -20,6 +21,7 @@ add_library(kiln STATIC
   server/run.cpp
   server/supervisor.cpp
   server/config.cpp
+  server/access_log.cpp
 )
 target_include_directories(kiln PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> PRIVATE ${PROJECT_SOURCE_DIR}/src)
 find_package(Threads REQUIRED)

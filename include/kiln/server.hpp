@@ -27,6 +27,8 @@ struct ServerOptions {
     std::string server_name = "kiln";
     std::string mpm = "event";           // concurrency model; only "event" so far
     std::string config_path;             // the kiln.toml that was read, if any
+    std::string access_log = "off";      // "off", "stdout", "stderr" or a file path
+    std::string access_log_format = "combined";  // or "json"
     bool log_errors = true;
 };
 

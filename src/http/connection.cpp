@@ -13,13 +13,20 @@
 
 namespace kiln::http {
 namespace {
+uint64_t monotonic_us() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1'000'000 + static_cast<uint64_t>(ts.tv_nsec) / 1000;
+}
+
 constexpr size_t kReadChunk = 4096;
 constexpr size_t kOwnBodyThreshold = 64 * 1024;  // larger bodies are moved, not copied
 constexpr size_t kStreamFlushThreshold = 64 * 1024;
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 }  // namespace
 
-Connection::Connection(Server& server, int fd) : srv_(server), fd_(fd) {
+Connection::Connection(Server& server, int fd, const net::PeerAddress& peer)
+    : srv_(server), fd_(fd), peer_(peer) {
     timer_.owner = this;
     timer_.fire = [](net::Timer* t) { static_cast<Connection*>(t->owner)->on_timeout(); };
     srv_.link(this);
@@ -141,6 +148,7 @@ void Connection::process() {
                 return;
             }
             head_len_ = r.consumed;
+            if (srv_.observer_) started_us_ = monotonic_us();
             if (!start_request()) return;
             const RequestHead& h = srv_.head_;
             is_chunked_ = h.chunked;
@@ -235,8 +243,11 @@ void Connection::dispatch(std::string_view body, size_t consumed) {
     if (res.streaming()) {
         if (res.aborted()) keep_alive_ = false;
         else res.end();
+        observe(res.status(), streamed_);
     } else {
+        uint64_t sent = head_only_ || status_has_no_body(res.status()) ? 0 : res.body().size();
         write_response(res);
+        observe(res.status(), sent);
     }
     head_current_ = false;
     in_.consume(consumed);
@@ -267,7 +278,15 @@ void Connection::write_response(Response& res) {
     else out_.append(res.body(), pool);
 }
 
+void Connection::observe(int status, uint64_t body_bytes) {
+    if (!srv_.observer_) return;
+    uint64_t elapsed = started_us_ ? monotonic_us() - started_us_ : 0;
+    srv_.observer_->on_response({head_current_ ? &srv_.request_ : nullptr, status, body_bytes, elapsed, peer_});
+    started_us_ = 0;
+}
+
 void Connection::begin(Response& res) {
+    streamed_ = 0;
     keep_alive_ = keep_alive_ && !res.closes_connection();
     Framing announced;
     if (status_has_no_body(res.status())) {
@@ -291,6 +310,7 @@ void Connection::begin(Response& res) {
 
 void Connection::chunk(std::string_view data) {
     if (fd_ < 0 || data.empty() || stream_framing_ == Framing::NoBody) return;
+    streamed_ += data.size();
     net::BufferPool& pool = srv_.loop_.buffers();
     if (stream_framing_ == Framing::Chunked) {
         char line[24];
@@ -323,6 +343,7 @@ void Connection::respond_error(int status, std::string_view why) {
     head_only_ = false;
     http10_ = false;
     write_response(res);
+    observe(status, res.body().size());
     head_current_ = false;
     in_.consume(in_.size());
     state_ = State::Closing;

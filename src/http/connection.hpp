@@ -21,6 +21,7 @@
 #include "net/buffer.hpp"
 #include "net/loop.hpp"
 #include "net/output.hpp"
+#include "net/peer.hpp"
 
 namespace kiln::http {
 
@@ -28,7 +29,7 @@ class Server;
 
 class Connection final : public net::IoHandler, public ResponseStream {
 public:
-    Connection(Server& server, int fd);
+    Connection(Server& server, int fd, const net::PeerAddress& peer);
     ~Connection();
 
     void on_io(uint32_t events) override;
@@ -61,10 +62,12 @@ private:
     void arm(net::TimerList& list);
     void arm_state_timer();
     void on_timeout();
+    void observe(int status, uint64_t body_bytes);
     size_t read_size() const;
 
     Server& srv_;
     int fd_;
+    net::PeerAddress peer_;
     State state_ = State::Idle;
     net::Timer timer_;
     net::Buffer in_;
@@ -81,6 +84,8 @@ private:
     bool is_chunked_ = false;
     bool head_current_ = false;  // srv_.head_ and srv_.request_ describe this request now
     bool continue_sent_ = false;
+    uint64_t started_us_ = 0;   // head parsed (only measured with an observer)
+    uint64_t streamed_ = 0;     // body bytes of a streamed response
 
     // The response being written.
     bool keep_alive_ = true;

@@ -23,9 +23,9 @@ Server::~Server() {
     while (first_) first_->close_now();
 }
 
-void Server::accept(int fd) {
+void Server::accept(int fd, const net::PeerAddress& peer) {
     assert(loop_.in_loop_thread());
-    auto* c = new Connection(*this, fd);
+    auto* c = new Connection(*this, fd, peer);
     loop_.add(fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, c);
 }
 

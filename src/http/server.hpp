@@ -17,10 +17,27 @@
 #include "http/parser.hpp"
 #include "http/service.hpp"
 #include "net/loop.hpp"
+#include "net/peer.hpp"
 
 namespace kiln::http {
 
 class Connection;
+
+// Told about every response the engine sends (access log, metrics). Runs on the
+// loop thread, after the response is queued; must not block.
+class Observer {
+public:
+    struct Record {
+        const Request* request;    // null when the request could not be parsed
+        int status;
+        uint64_t body_bytes;       // body bytes sent (0 for HEAD)
+        uint64_t elapsed_us;       // from the parsed head to the queued response
+        const net::PeerAddress& peer;
+    };
+    virtual void on_response(const Record& record) = 0;
+protected:
+    ~Observer() = default;
+};
 
 struct EngineConfig {
     Limits limits;
@@ -44,7 +61,9 @@ public:
     Server& operator=(const Server&) = delete;
 
     // Takes ownership of a connected, non-blocking socket.
-    void accept(int fd);
+    void accept(int fd, const net::PeerAddress& peer = {});
+    // Optional; must outlive the server's connections.
+    void set_observer(Observer* observer) { observer_ = observer; }
     // Graceful stop: idle connections close now, busy ones after their response.
     // on_drained runs once no connection is left.
     void drain(std::function<void()> on_drained);
@@ -75,6 +94,7 @@ private:
     RequestHead head_;
     Request request_;
     Response response_;
+    Observer* observer_ = nullptr;
     Connection* first_ = nullptr;
     size_t count_ = 0;
     bool draining_ = false;

@@ -73,11 +73,13 @@ void Listener::on_io(uint32_t) { accept_all(); }
 void Listener::accept_all() {
     // Bounded per wake-up so one busy listener cannot starve the loop's connections.
     for (int i = 0; i < 256 && fd_ >= 0; ++i) {
-        int cfd = accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        sockaddr_storage ss;
+        socklen_t len = sizeof ss;
+        int cfd = accept4(fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd >= 0) {
             int one = 1;
             setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-            on_accept_(cfd);
+            on_accept_(cfd, PeerAddress::from(reinterpret_cast<sockaddr*>(&ss)));
             continue;
         }
         if (errno == EAGAIN || errno == EWOULDBLOCK) return;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "net/loop.hpp"
+#include "net/peer.hpp"
 
 namespace kiln::net {
 
@@ -21,7 +22,7 @@ ListenResult listen_tcp(const std::string& host, uint16_t port, int backlog, boo
 
 class Listener final : public IoHandler {
 public:
-    using AcceptFn = std::function<void(int fd)>;
+    using AcceptFn = std::function<void(int fd, const PeerAddress& peer)>;
     // Takes ownership of listen_fd.
     Listener(Loop& loop, int listen_fd, AcceptFn on_accept);
     ~Listener();

@@ -80,6 +80,15 @@ const std::vector<Key>& keys() {
         integer("limits.max_header_bytes", &ServerOptions::max_header_bytes, size_t{256}, size_t{1} << 24),
         integer("limits.max_header_count", &ServerOptions::max_header_count, size_t{1}, size_t{100}),
         {"server.name", [](const Value& v, ServerOptions& o) { return get_string(v, &o.server_name); }},
+        {"log.access", [](const Value& v, ServerOptions& o) { return get_string(v, &o.access_log); }},
+        {"log.access_format",
+         [](const Value& v, ServerOptions& o) {
+             std::string f;
+             if (std::string e = get_string(v, &f); !e.empty()) return e;
+             if (f != "combined" && f != "json") return "expected \"combined\" or \"json\", got '" + f + "'";
+             o.access_log_format = f;
+             return std::string();
+         }},
         {"server.mpm",
          [](const Value& v, ServerOptions& o) {
              std::string mpm;

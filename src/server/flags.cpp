@@ -38,6 +38,8 @@ void usage(const char* prog) {
         "  --config FILE             settings file (default: ./kiln.toml if it exists);\n"
         "                            then KILN_<KEY> variables, then these flags override it\n"
         "  --check-config            read and validate the settings, print them, exit\n"
+        "  --access-log DEST         off (default), stdout, stderr or a file (reopened on SIGUSR1)\n"
+        "  --access-log-format F     combined (default) or json\n"
         "  --quiet                   no error log on stderr\n"
         "  --help                    this text\n",
         prog);
@@ -125,6 +127,13 @@ bool parse_server_flags(int argc, char** argv, ServerOptions* o, int* exit_statu
             ok = number(1u, 3'600'000u, &o->write_timeout_ms);
         } else if (arg == "--drain-timeout") {
             ok = number(0u, 3'600'000u, &o->drain_timeout_ms);
+        } else if (arg == "--access-log") {
+            if (!take() || value.empty()) return fail("flag --access-log needs off, stdout, stderr or a path");
+            o->access_log = std::string(value);
+        } else if (arg == "--access-log-format") {
+            if (!take() || (value != "combined" && value != "json"))
+                return fail("flag --access-log-format needs combined or json");
+            o->access_log_format = std::string(value);
         } else if (arg == "--config") {
             take();
         } else if (arg == "--check-config") {
@@ -137,10 +146,12 @@ bool parse_server_flags(int argc, char** argv, ServerOptions* o, int* exit_statu
     }
     if (check) {
         std::printf("%s: configuration ok (%s)\n  listen %s:%u, workers %d, threads %u, mpm %s\n"
-                    "  timeouts ms: header %u, body %u, keepalive %u, write %u, drain %u\n",
+                    "  timeouts ms: header %u, body %u, keepalive %u, write %u, drain %u\n"
+                    "  access log %s (%s)\n",
                     prog, o->config_path.empty() ? "no file, defaults" : o->config_path.c_str(), o->host.c_str(),
                     o->port, o->workers, o->threads, o->mpm.c_str(), o->header_timeout_ms, o->body_timeout_ms,
-                    o->keepalive_timeout_ms, o->write_timeout_ms, o->drain_timeout_ms);
+                    o->keepalive_timeout_ms, o->write_timeout_ms, o->drain_timeout_ms, o->access_log.c_str(),
+                    o->access_log_format.c_str());
         *exit_status = 0;
         return false;
     }

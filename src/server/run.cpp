@@ -16,6 +16,7 @@
 #include <cstring>
 #include <latch>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "http/server.hpp"
 #include "net/listener.hpp"
 #include "net/loop.hpp"
+#include "server/access_log.hpp"
 #include "server/supervisor.hpp"
 #include "util/log.hpp"
 
@@ -107,9 +109,21 @@ int serve(const App& app, const ServerOptions& opts, const std::vector<int>& fds
     sigset_t stop_signals;
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGUSR1);  // not a stop: reopen the log file
     if (worker) std::signal(SIGINT, SIG_IGN);
     else sigaddset(&stop_signals, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);  // inherited by the loop threads
+
+    std::unique_ptr<server::AccessLogFile> access;
+    if (opts.access_log != "off") {
+        access = std::make_unique<server::AccessLogFile>();
+        auto format = opts.access_log_format == "json" ? server::AccessLogFormat::Json : server::AccessLogFormat::Combined;
+        if (std::string err = access->open(opts.access_log, format); !err.empty()) {
+            util::log(util::LogLevel::Error, "%s", err.c_str());
+            return 2;
+        }
+    }
+    const server::AccessLogFile* access_file = access.get();
 
     const http::EngineConfig config = engine_config(opts);
     AppService service(app);
@@ -118,10 +132,13 @@ int serve(const App& app, const ServerOptions& opts, const std::vector<int>& fds
     for (int fd : fds) {
         auto w = std::make_unique<Worker>();
         Worker* wp = w.get();
-        w->thread = std::thread([wp, fd, &config, &service, &started] {
+        w->thread = std::thread([wp, fd, &config, &service, &started, access_file] {
             net::Loop loop;
+            std::optional<server::AccessLog> access_log;  // outlives the server's connections
+            if (access_file) access_log.emplace(loop, *access_file);
             http::Server server(loop, service, config);
-            net::Listener listener(loop, fd, [&server](int cfd) { server.accept(cfd); });
+            if (access_log) server.set_observer(&*access_log);
+            net::Listener listener(loop, fd, [&server](int cfd, const net::PeerAddress& peer) { server.accept(cfd, peer); });
             loop.set_on_wake([&] {
                 if (wp->drain.load() && listener.open()) {
                     listener.close();
@@ -149,7 +166,12 @@ int serve(const App& app, const ServerOptions& opts, const std::vector<int>& fds
 
     // Wait for the first stop signal, then drain; a second signal or the drain
     // timeout stops the loops where they are.
-    int sig = sigwaitinfo(&stop_signals, nullptr);
+    int sig;
+    while ((sig = sigwaitinfo(&stop_signals, nullptr)) == SIGUSR1 || sig < 0) {
+        if (sig == SIGUSR1 && access) {
+            if (std::string err = access->reopen(); !err.empty()) util::log(util::LogLevel::Error, "%s", err.c_str());
+        }
+    }
     if (!worker) util::log(util::LogLevel::Info, "received %s, stopping gracefully", strsignal(sig));
     for (auto& w : workers) {
         w->drain.store(true);
@@ -161,7 +183,8 @@ int serve(const App& app, const ServerOptions& opts, const std::vector<int>& fds
         bool all_done = true;
         for (auto& w : workers) all_done = all_done && w->done.load();
         if (all_done) break;
-        bool again = sigtimedwait(&stop_signals, nullptr, &slice) > 0;
+        int s = sigtimedwait(&stop_signals, nullptr, &slice);
+        bool again = s == SIGTERM || s == SIGINT;
         if (again || waited >= opts.drain_timeout_ms) {
             util::log(util::LogLevel::Warn, again ? "second signal: stopping now" : "drain timeout: stopping now");
             for (auto& w : workers) w->loop->stop();
@@ -193,6 +216,13 @@ int App::run(const ServerOptions& options) {
     ServerOptions opts = options;
     opts.workers = static_cast<int>(processes);
     std::string err;
+    if (opts.access_log != "off") {  // fail now, not in every worker
+        server::AccessLogFile probe;
+        if (std::string e = probe.open(opts.access_log, server::AccessLogFormat::Combined); !e.empty()) {
+            std::fprintf(stderr, "kiln: %s\n", e.c_str());
+            return 2;
+        }
+    }
     if (opts.port != 0 && !port_is_free(opts, &err)) {
         std::fprintf(stderr, "kiln: %s\n", err.c_str());
         return 2;

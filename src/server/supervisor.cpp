@@ -291,7 +291,9 @@ int Supervisor::run() {
             switch (si.ssi_signo) {
                 case SIGCHLD: break;  // reaped below
                 case SIGHUP: begin_reload(); break;
-                case SIGUSR1: log(LogLevel::Info, "SIGUSR1: no log files to reopen"); break;
+                case SIGUSR1:  // reopen log files: each worker reopens its own
+                    for (Process& p : procs_) kill(p.pid, SIGUSR1);
+                    break;
                 default:
                     if (!stopping_) log(LogLevel::Info, "received %s, stopping gracefully", strsignal(static_cast<int>(si.ssi_signo)));
                     begin_stop(stopping_);

@@ -1,0 +1,213 @@
+#include "server/access_log.hpp"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+
+namespace kiln::server {
+namespace {
+constexpr size_t kFlushAt = 32 * 1024;
+constexpr uint32_t kFlushEveryMs = 1000;
+
+void append_num(std::string& out, uint64_t v) {
+    char b[24];
+    out.append(b, static_cast<size_t>(std::to_chars(b, b + sizeof b, v).ptr - b));
+}
+
+// Quoted-field escaping for the combined format: '"', '\' and bytes outside
+// printable ASCII become \xHH, so a hostile header cannot forge a log line.
+void append_clf(std::string& out, std::string_view s) {
+    if (s.empty()) {
+        out += '-';
+        return;
+    }
+    for (unsigned char c : s) {
+        if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+            static constexpr char kHex[] = "0123456789ABCDEF";
+            out += "\\x";
+            out += kHex[c >> 4];
+            out += kHex[c & 15];
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+}
+
+void append_json_string(std::string& out, std::string_view s) {
+    out += '"';
+    for (unsigned char c : s) {
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            default:
+                if (c < 0x20 || c == 0x7f) {
+                    static constexpr char kHex[] = "0123456789abcdef";
+                    out += "\\u00";
+                    out += kHex[c >> 4];
+                    out += kHex[c & 15];
+                } else {
+                    out += static_cast<char>(c);  // UTF-8 passes through; invalid bytes too
+                }
+        }
+    }
+    out += '"';
+}
+}  // namespace
+
+AccessLogFile::~AccessLogFile() {
+    if (owned_ && fd_ >= 0) ::close(fd_);
+}
+
+std::string AccessLogFile::open(const std::string& dest, AccessLogFormat format) {
+    format_ = format;
+    if (dest == "stdout" || dest == "stderr") {
+        fd_ = dest == "stdout" ? STDOUT_FILENO : STDERR_FILENO;
+    } else {
+        path_ = dest;
+        fd_ = ::open(dest.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+        if (fd_ < 0) return "cannot open access log '" + dest + "': " + std::strerror(errno);
+        owned_ = true;
+    }
+    struct stat st;
+    pipe_ = fstat(fd_, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+    return {};
+}
+
+std::string AccessLogFile::reopen() {
+    if (path_.empty()) return {};
+    int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return "cannot reopen access log '" + path_ + "': " + std::strerror(errno);
+    dup3(fd, fd_, O_CLOEXEC);  // atomic for every thread writing to fd_
+    ::close(fd);
+    return {};
+}
+
+void AccessLogFile::write(const char* data, size_t len) const {
+    while (len > 0) {
+        size_t n = len;
+        if (pipe_ && n > PIPE_BUF) {  // cut at the last line end that fits
+            n = PIPE_BUF;
+            while (n > 0 && data[n - 1] != '\n') --n;
+            if (n == 0) n = PIPE_BUF;  // a single line longer than PIPE_BUF
+        }
+        ssize_t w = ::write(fd_, data, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return;  // a log that cannot be written must not stop serving
+        }
+        data += w;
+        len -= static_cast<size_t>(w);
+    }
+}
+
+AccessLog::AccessLog(net::Loop& loop, const AccessLogFile& file) : loop_(loop), file_(file) {
+    buf_.reserve(kFlushAt + 4096);
+    tick_.owner = this;
+    tick_.fire = [](net::Timer* t) {
+        auto* self = static_cast<AccessLog*>(t->owner);
+        self->flush();
+        self->loop_.timers(kFlushEveryMs).arm(self->tick_, self->loop_.now_ms());
+    };
+    loop_.timers(kFlushEveryMs).arm(tick_, loop_.now_ms());
+}
+
+AccessLog::~AccessLog() {
+    tick_.disarm();
+    flush();
+}
+
+void AccessLog::flush() {
+    if (buf_.empty()) return;
+    file_.write(buf_.data(), buf_.size());
+    buf_.clear();
+}
+
+void AccessLog::refresh_date(time_t now) {
+    if (now == date_second_) return;
+    date_second_ = now;
+    tm t;
+    gmtime_r(&now, &t);
+    char b[40];
+    size_t n = file_.format() == AccessLogFormat::Json ? std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &t)
+                                                       : std::strftime(b, sizeof b, "[%d/%b/%Y:%H:%M:%S +0000]", &t);
+    date_.assign(b, n);
+}
+
+void AccessLog::on_response(const Record& r) {
+    refresh_date(loop_.wall_seconds());
+    char addr[64];
+    std::string_view remote(addr, r.peer.format(addr, sizeof addr));
+    std::string_view method = r.request ? r.request->method_name() : std::string_view();
+    std::string_view target = r.request ? r.request->target() : std::string_view();
+    std::string_view referer, agent;
+    if (r.request) {
+        referer = r.request->header("referer").value_or("");
+        agent = r.request->header("user-agent").value_or("");
+    }
+    const char* version = r.request && r.request->version_minor() == 0 ? "HTTP/1.0" : "HTTP/1.1";
+    if (file_.format() == AccessLogFormat::Json) {
+        buf_ += "{\"time\":\"";
+        buf_ += date_;
+        buf_ += "\",\"remote\":";
+        append_json_string(buf_, remote);
+        buf_ += ",\"method\":";
+        append_json_string(buf_, method);
+        buf_ += ",\"target\":";
+        append_json_string(buf_, target);
+        buf_ += ",\"protocol\":\"";
+        buf_ += version;
+        buf_ += "\",\"status\":";
+        append_num(buf_, static_cast<uint64_t>(r.status));
+        buf_ += ",\"bytes\":";
+        append_num(buf_, r.body_bytes);
+        buf_ += ",\"referer\":";
+        append_json_string(buf_, referer);
+        buf_ += ",\"user_agent\":";
+        append_json_string(buf_, agent);
+        buf_ += ",\"duration_us\":";
+        append_num(buf_, r.elapsed_us);
+        buf_ += "}\n";
+    } else {
+        buf_ += remote;
+        buf_ += " - - ";
+        buf_ += date_;
+        buf_ += " \"";
+        if (r.request) {
+            append_clf(buf_, method);
+            buf_ += ' ';
+            append_clf(buf_, target);
+            buf_ += ' ';
+            buf_ += version;
+        } else {
+            buf_ += '-';
+        }
+        buf_ += "\" ";
+        append_num(buf_, static_cast<uint64_t>(r.status));
+        buf_ += ' ';
+        append_num(buf_, r.body_bytes);
+        buf_ += " \"";
+        append_clf(buf_, referer);
+        buf_ += "\" \"";
+        append_clf(buf_, agent);
+        buf_ += "\" ";
+        // Elapsed seconds with microsecond precision, like nginx's $request_time.
+        append_num(buf_, r.elapsed_us / 1'000'000);
+        buf_ += '.';
+        char us[8];
+        std::snprintf(us, sizeof us, "%06llu", static_cast<unsigned long long>(r.elapsed_us % 1'000'000));
+        buf_ += us;
+        buf_ += '\n';
+    }
+    if (buf_.size() >= kFlushAt) flush();
+}
+
+}  // namespace kiln::server
