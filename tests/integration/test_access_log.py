@@ -1,0 +1,143 @@
+"""The access log: one line per response in combined or JSON format, hostile bytes
+escaped so no line can be forged, lines flushed within about a second and at a
+graceful stop, and the file reopened on SIGUSR1 (logrotate)."""
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+
+import harness
+
+COMBINED = re.compile(r'^(\S+) - - \[(\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d \+0000)\] "([^"]*)" (\d{3}) (\d+) "([^"]*)" "([^"]*)" (\d+\.\d{6})$')
+
+
+def send(port, data):
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(data)
+        s.shutdown(socket.SHUT_WR)
+        out = b""
+        while True:
+            d = s.recv(65536)
+            if not d:
+                return out
+            out += d
+
+
+def wait_lines(path, n, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if os.path.exists(path):
+            with open(path) as f:
+                lines = f.read().splitlines()
+            if len(lines) >= n:
+                return lines
+        time.sleep(0.05)
+    raise AssertionError("fewer than %d lines in %s after %.1f s" % (n, path, timeout))
+
+
+class Server:
+    def __init__(self, *extra):
+        self.port = harness.free_port()
+        self.proc = subprocess.Popen([harness.BINARIES["server"], "--port", str(self.port), "--workers", "1",
+                                      "--threads", "1", *extra], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise AssertionError("server did not start")
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            _, err = self.proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            _, err = self.proc.communicate()
+        return self.proc.returncode, err
+
+
+class AccessLog(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.path = os.path.join(self.dir.name, "access.log")
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_combined_lines_with_escaped_hostile_bytes(self):
+        srv = Server("--access-log", self.path)
+        try:
+            send(srv.port, b'GET /users/7?x=1 HTTP/1.1\r\nHost: h\r\nUser-Agent: ev"il\xff\r\n'
+                           b'Referer: http://r/\r\nConnection: close\r\n\r\n')
+            send(srv.port, b"HEAD /plaintext HTTP/1.0\r\n\r\n")
+            send(srv.port, b"BAD REQUEST\r\n\r\n")
+            lines = wait_lines(self.path, 3)
+        finally:
+            code, err = srv.stop()
+        self.assertEqual(code, 0, err)
+        parsed = [COMBINED.match(l) for l in lines]
+        self.assertTrue(all(parsed), lines)
+        first = parsed[0].groups()
+        self.assertEqual(first[0], "127.0.0.1")
+        self.assertEqual(first[2], "GET /users/7?x=1 HTTP/1.1")
+        self.assertEqual((first[3], first[4]), ("200", "6"))  # "user 7"
+        self.assertEqual(first[5], "http://r/")
+        self.assertEqual(first[6], r"ev\x22il\xFF")
+        self.assertEqual(parsed[1].group(3), "HEAD /plaintext HTTP/1.0")
+        self.assertEqual(parsed[1].group(5), "0")  # HEAD: no body bytes
+        self.assertEqual((parsed[2].group(3), parsed[2].group(4)), ("-", "400"))
+
+    def test_json_lines_parse_and_carry_the_fields(self):
+        srv = Server("--access-log", self.path, "--access-log-format", "json")
+        try:
+            send(srv.port, b'GET /query?name=a%20b HTTP/1.1\r\nHost: h\r\nUser-Agent: a"b\\c\r\nConnection: close\r\n\r\n')
+            send(srv.port, b"POST /plaintext HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            lines = wait_lines(self.path, 2)
+        finally:
+            code, err = srv.stop()
+        self.assertEqual(code, 0, err)
+        records = [json.loads(l) for l in lines]
+        self.assertEqual(records[0]["target"], "/query?name=a%20b")
+        self.assertEqual(records[0]["user_agent"], 'a"b\\c')
+        self.assertEqual(records[0]["status"], 200)
+        self.assertEqual(records[0]["remote"], "127.0.0.1")
+        self.assertRegex(records[0]["time"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+        self.assertIsInstance(records[0]["duration_us"], int)
+        self.assertEqual((records[1]["method"], records[1]["status"]), ("POST", 405))
+
+    def test_sigusr1_reopens_the_file_after_rotation(self):
+        srv = Server("--access-log", self.path)
+        try:
+            send(srv.port, b"GET /plaintext HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+            wait_lines(self.path, 1)
+            os.rename(self.path, self.path + ".1")
+            srv.proc.send_signal(signal.SIGUSR1)
+            time.sleep(0.3)
+            send(srv.port, b"GET /users/9 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+            fresh = wait_lines(self.path, 1)
+        finally:
+            code, err = srv.stop()
+        self.assertEqual(code, 0, err)
+        self.assertIn("GET /users/9", fresh[0])
+        with open(self.path + ".1") as f:
+            self.assertNotIn("/users/9", f.read())
+
+    def test_unwritable_destination_is_refused_before_starting(self):
+        p = subprocess.run([harness.BINARIES["server"], "--port", str(harness.free_port()), "--access-log",
+                            "/nonexistent-dir/a.log"], capture_output=True, text=True, timeout=10)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("cannot open access log '/nonexistent-dir/a.log'", p.stderr)
+
+
+if __name__ == "__main__":
+    harness.main()
