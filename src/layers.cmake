@@ -22,6 +22,7 @@ add_library(kiln STATIC
   server/supervisor.cpp
   server/config.cpp
   server/access_log.cpp
+  server/stats.cpp
 )
 target_include_directories(kiln PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> PRIVATE ${PROJECT_SOURCE_DIR}/src)
 find_package(Threads REQUIRED)

@@ -30,6 +30,7 @@ Connection::Connection(Server& server, int fd, const net::PeerAddress& peer)
     timer_.owner = this;
     timer_.fire = [](net::Timer* t) { static_cast<Connection*>(t->owner)->on_timeout(); };
     srv_.link(this);
+    if (srv_.observer_) srv_.observer_->on_open();
     // A new connection gets the header timeout to send its first byte.
     arm(srv_.header_timers_);
 }
@@ -443,6 +444,7 @@ void Connection::close_now() {
     in_.release(pool);
     out_.clear(pool);
     srv_.unlink(this);
+    if (srv_.observer_) srv_.observer_->on_close();
     srv_.loop_.destroy_later(this);
 }
 

@@ -35,6 +35,8 @@ public:
         const net::PeerAddress& peer;
     };
     virtual void on_response(const Record& record) = 0;
+    virtual void on_open() {}   // a connection was accepted
+    virtual void on_close() {}  // a connection was closed
 protected:
     ~Observer() = default;
 };

@@ -8,6 +8,7 @@
 #include <toml++/toml.h>
 #include <vector>
 
+#include "server/stats.hpp"
 #include "server/supervisor.hpp"
 
 extern char** environ;
@@ -56,6 +57,12 @@ std::string get_string(const Value& v, std::string* out) {
     return {};
 }
 
+std::string get_path(const Value& v, std::string* out) {
+    if (std::string e = get_string(v, out); !e.empty()) return e;
+    if (!out->empty() && (*out)[0] != '/') return "a path must start with '/', got '" + *out + "'";
+    return {};
+}
+
 template <class T>
 Key integer(std::string_view name, T ServerOptions::*field, T min, T max) {
     return {name, [=](const Value& v, ServerOptions& o) { return get_integer(v, min, max, &(o.*field)); }};
@@ -81,6 +88,8 @@ const std::vector<Key>& keys() {
         integer("limits.max_header_count", &ServerOptions::max_header_count, size_t{1}, size_t{100}),
         {"server.name", [](const Value& v, ServerOptions& o) { return get_string(v, &o.server_name); }},
         {"log.access", [](const Value& v, ServerOptions& o) { return get_string(v, &o.access_log); }},
+        {"metrics.path", [](const Value& v, ServerOptions& o) { return get_path(v, &o.metrics_path); }},
+        {"health.path", [](const Value& v, ServerOptions& o) { return get_path(v, &o.health_path); }},
         {"log.access_format",
          [](const Value& v, ServerOptions& o) {
              std::string f;
@@ -169,7 +178,9 @@ std::string load_config_env(ServerOptions* out) {
         if (!var.starts_with("KILN_")) continue;
         size_t eq = var.find('=');
         std::string_view name = var.substr(0, eq), value = eq == var.npos ? "" : var.substr(eq + 1);
-        if (name == kEnvWorkerFds || name == kEnvReadyFd || name == kEnvWorkerSlot) continue;
+        if (name == kEnvWorkerFds || name == kEnvReadyFd || name == kEnvWorkerSlot || name == kEnvStatsFd ||
+            name == kEnvStatsCell)
+            continue;
         // KILN_TIMEOUTS_HEADER_MS -> timeouts.header_ms: try each key's spelling.
         const Key* key = nullptr;
         for (const Key& k : keys()) {

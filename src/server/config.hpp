@@ -9,6 +9,7 @@
 //   [timeouts] header_ms, body_ms, keepalive_ms, write_ms, drain_ms   # KILN_TIMEOUTS_HEADER_MS ...
 //   [limits]   max_request_line, max_header_bytes, max_header_count
 //   [server]   name, mpm ("event")
+//   [metrics]  path (e.g. "/metrics")   [health] path (e.g. "/health")
 //   [log]      access ("off", "stdout", "stderr" or a path), access_format ("combined", "json")
 #pragma once
 #include <string>

@@ -40,6 +40,8 @@ void usage(const char* prog) {
         "  --check-config            read and validate the settings, print them, exit\n"
         "  --access-log DEST         off (default), stdout, stderr or a file (reopened on SIGUSR1)\n"
         "  --access-log-format F     combined (default) or json\n"
+        "  --metrics-path PATH       serve Prometheus metrics at PATH (default: off)\n"
+        "  --health-path PATH        answer 200 at PATH while serving (default: off)\n"
         "  --quiet                   no error log on stderr\n"
         "  --help                    this text\n",
         prog);
@@ -134,6 +136,9 @@ bool parse_server_flags(int argc, char** argv, ServerOptions* o, int* exit_statu
             if (!take() || (value != "combined" && value != "json"))
                 return fail("flag --access-log-format needs combined or json");
             o->access_log_format = std::string(value);
+        } else if (arg == "--metrics-path" || arg == "--health-path") {
+            if (!take() || value.empty() || value[0] != '/') return fail("flag " + std::string(arg) + " needs a path starting with '/'");
+            (arg == "--metrics-path" ? o->metrics_path : o->health_path) = std::string(value);
         } else if (arg == "--config") {
             take();
         } else if (arg == "--check-config") {

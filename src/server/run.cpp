@@ -27,19 +27,70 @@
 #include "net/listener.hpp"
 #include "net/loop.hpp"
 #include "server/access_log.hpp"
+#include "server/stats.hpp"
 #include "server/supervisor.hpp"
 #include "util/log.hpp"
 
 namespace kiln {
 namespace {
 
+// The app, plus the server's own endpoints (metrics, health), answered before
+// routing so they work whatever routes the app has.
 class AppService final : public http::Service {
 public:
-    explicit AppService(const App& app) : app_(app) {}
+    AppService(const App& app, const ServerOptions& o, const server::SharedStats& stats)
+        : app_(app), metrics_(o.metrics_path), health_(o.health_path), stats_(stats) {}
     size_t prepare(Request& req) override { return app_.prepare(req); }
-    void handle(Request& req, Response& res) override { app_.handle(req, res); }
+    void handle(Request& req, Response& res) override {
+        bool get = req.method() == Method::Get || req.method() == Method::Head;
+        if (get && !metrics_.empty() && req.path() == metrics_) {
+            res.header("Cache-Control", "no-store");
+            res.send(stats_.prometheus(), "text/plain; version=0.0.4; charset=utf-8");
+            return;
+        }
+        if (get && !health_.empty() && req.path() == health_) {
+            res.header("Cache-Control", "no-store");
+            res.json("{\"status\":\"ok\",\"uptime_seconds\":" + std::to_string(stats_.uptime_seconds()) + "}");
+            return;
+        }
+        app_.handle(req, res);
+    }
 private:
     const App& app_;
+    std::string metrics_, health_;
+    const server::SharedStats& stats_;
+};
+
+// One loop's observer: its access-log writer and its statistics block, and a
+// heartbeat each second (when the loop is not stuck in a handler).
+class LoopRecorder final : public http::Observer {
+public:
+    LoopRecorder(net::Loop& loop, server::AccessLog* log, server::LoopStats* stats)
+        : loop_(loop), log_(log), stats_(stats) {
+        beat_.owner = this;
+        beat_.fire = [](net::Timer* t) { static_cast<LoopRecorder*>(t->owner)->beat(); };
+        beat();
+    }
+    ~LoopRecorder() { beat_.disarm(); }
+    void on_response(const Record& r) override {
+        if (stats_) stats_->record(r.status, r.elapsed_us);
+        if (log_) log_->on_response(r);
+    }
+    void on_open() override {
+        if (stats_) stats_->open_connections.fetch_add(1, std::memory_order_relaxed);
+    }
+    void on_close() override {
+        if (stats_) stats_->open_connections.fetch_sub(1, std::memory_order_relaxed);
+    }
+private:
+    void beat() {
+        if (stats_) stats_->heartbeat_ms.store(loop_.now_ms(), std::memory_order_relaxed);
+        loop_.timers(1000).arm(beat_, loop_.now_ms());
+    }
+    net::Loop& loop_;
+    server::AccessLog* log_;
+    server::LoopStats* stats_;
+    net::Timer beat_;
 };
 
 struct Worker {
@@ -125,19 +176,35 @@ int serve(const App& app, const ServerOptions& opts, const std::vector<int>& fds
     }
     const server::AccessLogFile* access_file = access.get();
 
+    // Statistics: the supervisor's segment, or one of our own when serving alone.
+    server::SharedStats stats = server::SharedStats::attach_from_env();
+    int cell = stats.own_cell();
+    if (!stats.valid() && !worker) {
+        stats = server::SharedStats::create(1, static_cast<unsigned>(fds.size()));
+        cell = stats.claim_cell(1);
+    }
+
     const http::EngineConfig config = engine_config(opts);
-    AppService service(app);
+    AppService service(app, opts, stats);
     std::vector<std::unique_ptr<Worker>> workers;
     std::latch started(static_cast<std::ptrdiff_t>(fds.size()));
-    for (int fd : fds) {
+    for (size_t i = 0; i < fds.size(); ++i) {
         auto w = std::make_unique<Worker>();
         Worker* wp = w.get();
-        w->thread = std::thread([wp, fd, &config, &service, &started, access_file] {
+        int fd = fds[i];
+        // Counting costs two clock reads and a few atomic adds per request: only
+        // when something reads the counts.
+        server::LoopStats* loop_stats = cell >= 0 && !opts.metrics_path.empty()
+                                            ? stats.loop(static_cast<unsigned>(cell), static_cast<unsigned>(i))
+                                            : nullptr;
+        w->thread = std::thread([wp, fd, &config, &service, &started, access_file, loop_stats] {
             net::Loop loop;
-            std::optional<server::AccessLog> access_log;  // outlives the server's connections
+            // Both outlive the server's connections, which report to them.
+            std::optional<server::AccessLog> access_log;
             if (access_file) access_log.emplace(loop, *access_file);
+            LoopRecorder recorder(loop, access_log ? &*access_log : nullptr, loop_stats);
             http::Server server(loop, service, config);
-            if (access_log) server.set_observer(&*access_log);
+            if (access_log || loop_stats) server.set_observer(&recorder);
             net::Listener listener(loop, fd, [&server](int cfd, const net::PeerAddress& peer) { server.accept(cfd, peer); });
             loop.set_on_wake([&] {
                 if (wp->drain.load() && listener.open()) {

@@ -72,7 +72,14 @@ std::string describe_exit(int status) {
 }  // namespace
 
 Supervisor::Supervisor(const ServerOptions& options, std::vector<int> fds)
-    : options_(options), fds_(std::move(fds)), argv_(own_argv()), exe_(own_exe()), slots_(options.workers) {}
+    : options_(options),
+      fds_(std::move(fds)),
+      argv_(own_argv()),
+      exe_(own_exe()),
+      slots_(options.workers),
+      stats_(SharedStats::create(2 * options.workers, static_cast<unsigned>(fds_.size() / options.workers))) {
+    if (!stats_.valid()) log(LogLevel::Warn, "no shared memory for statistics: /metrics will be empty");
+}
 
 Supervisor::~Supervisor() {
     for (int fd : fds_) ::close(fd);
@@ -93,12 +100,15 @@ pid_t Supervisor::spawn(unsigned slot) {
         if (i) fd_list += ',';
         fd_list += std::to_string(fds_[slot * threads + i]);
     }
+    int cell = stats_.claim_cell(1);  // the worker counts into this cell (-1: none)
+    std::string cell_text = std::to_string(cell), stats_fd = std::to_string(stats_.fd());
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         log(LogLevel::Error, "cannot start worker for slot %u: fork: %s", slot, std::strerror(errno));
         ::close(ready[0]);
         ::close(ready[1]);
+        stats_.release_cell(cell);
         return -1;
     }
     if (pid == 0) {
@@ -110,6 +120,11 @@ pid_t Supervisor::spawn(unsigned slot) {
         sigprocmask(SIG_SETMASK, &none, nullptr);
         for (unsigned i = 0; i < threads; ++i) fcntl(fds_[slot * threads + i], F_SETFD, 0);
         fcntl(ready[1], F_SETFD, 0);
+        if (cell >= 0) {
+            fcntl(stats_.fd(), F_SETFD, 0);
+            setenv(kEnvStatsFd, stats_fd.c_str(), 1);
+            setenv(kEnvStatsCell, cell_text.c_str(), 1);
+        }
         setenv(kEnvWorkerFds, fd_list.c_str(), 1);
         setenv(kEnvReadyFd, std::to_string(ready[1]).c_str(), 1);
         setenv(kEnvWorkerSlot, std::to_string(slot).c_str(), 1);
@@ -129,6 +144,7 @@ pid_t Supervisor::spawn(unsigned slot) {
     p.generation = generation_;
     p.ready_fd = ready[0];
     p.started_ms = now_ms();
+    p.stats_cell = cell;
     procs_.push_back(p);
     return pid;
 }
@@ -205,6 +221,7 @@ void Supervisor::on_child_exit(pid_t pid, int status) {
     Process p = *it;
     if (p.ready_fd >= 0) ::close(p.ready_fd);
     procs_.erase(it);
+    stats_.release_cell(p.stats_cell);
     std::string how = describe_exit(status);
     if (stopping_ || p.state == State::Draining) {
         bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -226,6 +243,7 @@ void Supervisor::on_child_exit(pid_t pid, int status) {
         return;
     }
     if (p.generation < generation_) return;  // an old worker that had not been told to drain yet
+    stats_.count_restart();
     Slot& slot = slots_[p.slot];
     uint64_t lived = now_ms() - p.started_ms;
     slot.failures = lived < kEarlyDeathMs ? slot.failures + 1 : 0;

@@ -21,6 +21,8 @@
 
 #include <kiln/server.hpp>
 
+#include "server/stats.hpp"
+
 namespace kiln::server {
 
 // Environment variables of the supervisor/worker handshake.
@@ -44,6 +46,7 @@ private:
         State state = State::Starting;
         int ready_fd = -1;          // read end of the readiness pipe while Starting
         uint64_t started_ms = 0;
+        int stats_cell = -1;
     };
     struct Slot {
         unsigned failures = 0;       // consecutive early deaths
@@ -70,6 +73,7 @@ private:
     uint64_t stop_deadline_ms_ = 0;
     uint64_t reload_deadline_ms_ = 0;
     int signal_fd_ = -1;
+    SharedStats stats_;
 };
 
 }  // namespace kiln::server
