@@ -263,7 +263,8 @@ void Connection::dispatch(std::string_view body, size_t consumed) {
 }
 
 void Connection::write_response(Response& res) {
-    keep_alive_ = keep_alive_ && !res.closes_connection();
+    // Decided when the head is written: a stop may have begun while the handler ran.
+    keep_alive_ = keep_alive_ && !res.closes_connection() && !srv_.stop_requested();
     bool no_body = status_has_no_body(res.status());
     HeadParams hp;
     hp.date = srv_.date_.get(srv_.loop_.wall_seconds());
@@ -288,7 +289,7 @@ void Connection::observe(int status, uint64_t body_bytes) {
 
 void Connection::begin(Response& res) {
     streamed_ = 0;
-    keep_alive_ = keep_alive_ && !res.closes_connection();
+    keep_alive_ = keep_alive_ && !res.closes_connection() && !srv_.stop_requested();
     Framing announced;
     if (status_has_no_body(res.status())) {
         announced = Framing::NoBody;

@@ -19,6 +19,7 @@ Usage from a test file:
 
 import argparse
 import errno
+import os
 import re
 import signal
 import socket
@@ -122,13 +123,83 @@ class ServerProcess:
         """What the server printed (stdout and stderr), the last `limit` bytes."""
         if self.log is None:
             return ""
+        # pread, not seek+read: the server shares this file's offset, and moving it
+        # while the server runs would make its next write overwrite earlier output.
         try:
-            self.log.flush()
-            self.log.seek(0)
-            data = self.log.read()
+            fd = self.log.fileno()
+            size = os.fstat(fd).st_size
+            start = max(0, size - limit)
+            data = os.pread(fd, size - start, start)
         except (OSError, ValueError):
             return ""
-        return data[-limit:].decode("utf-8", "replace")
+        return data.decode("utf-8", "replace")
+
+    def children(self):
+        """PIDs of the server's direct children (a supervisor's workers), from /proc."""
+        if self.proc is None:
+            return []
+        return child_pids(self.proc.pid)
+
+    def wait_for_output(self, pattern, timeout=5.0, count=1):
+        """Polls the server output until regex `pattern` matches at least `count`
+        times. Returns the list of matches, or [] if that did not happen in time."""
+        regex = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        while True:
+            matches = list(regex.finditer(self.output(limit=1 << 24)))
+            if len(matches) >= count:
+                return matches
+            if time.monotonic() >= deadline:
+                return []
+            time.sleep(0.05)
+
+
+def _proc_stat(pid):
+    """(state, ppid) of a process from /proc/PID/stat, or None if it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    # The command name is in parentheses and may itself contain spaces or ')'.
+    fields = data[data.rindex(b")") + 2:].split()
+    return fields[0].decode(), int(fields[1])
+
+
+def child_pids(parent):
+    """PIDs of the live (not zombie) processes whose parent is `parent`."""
+    out = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in entries:
+        if not name.isdigit():
+            continue
+        st = _proc_stat(int(name))
+        if st is not None and st[1] == parent and st[0] != "Z":
+            out.append(int(name))
+    return sorted(out)
+
+
+def pid_running(pid):
+    """True if process `pid` exists and is not a zombie."""
+    st = _proc_stat(pid)
+    return st is not None and st[0] != "Z"
+
+
+def check_clean_stop(server):
+    """Stops `server` with SIGTERM; raises AssertionError unless it exited 0 with no
+    sanitizer report in its output (in `make asan` builds a leak or memory error in
+    the server fails here). A server that never started passes."""
+    status = server.stop()
+    out = server.output(limit=20000)
+    if status is None:  # never started
+        return
+    if "Sanitizer" in out or "runtime error:" in out:
+        raise AssertionError("sanitizer report from the server:\n" + out)
+    if status != 0:
+        raise AssertionError("server exited with status %s after SIGTERM:\n%s" % (status, out))
 
 
 # --------------------------------------------------------------------------------------
@@ -473,14 +544,7 @@ class ServerTestCase(unittest.TestCase):
     def _stop_and_check(cls):
         """A graceful stop must exit 0 and leave no sanitizer report (in `make asan`
         builds a leak or memory error in the server fails the test class here)."""
-        status = cls.server.stop()
-        out = cls.server.output(limit=20000)
-        if status is None:  # never started
-            return
-        if "Sanitizer" in out or "runtime error:" in out:
-            raise AssertionError("sanitizer report from the server:\n" + out)
-        if status != 0:
-            raise AssertionError("server exited with status %s after SIGTERM:\n%s" % (status, out))
+        check_clean_stop(cls.server)
 
     def connect(self, **kw):
         return RawConnection(self.port, **kw)

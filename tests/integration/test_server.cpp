@@ -1,9 +1,12 @@
 // kiln_test_server: the app the end-to-end tests (tests/integration/*.py) start and
 // talk to over real sockets. Every route exists to prove one behaviour of the engine;
 // inputs that size work (ms, n) are bounded so a hostile test cannot wedge the box.
+#include <unistd.h>
+
 #include <charconv>
 #include <chrono>
 #include <cstddef>
+#include <cstdlib>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -104,6 +107,11 @@ int main(int argc, char** argv) {
     app.get("/big", [](kiln::Request& req, kiln::Response& res) {
         res.text(std::string(static_cast<size_t>(bounded_number(req, "n", kMaxBigBytes)), 'x'));
     });
+
+    // For the supervisor tests: which worker process answered, and a way to kill
+    // the worker that serves the request (SIGABRT, as a crashing handler would).
+    app.get("/pid", [](kiln::Request&, kiln::Response& res) { res.text(std::to_string(getpid())); });
+    app.get("/crash", [](kiln::Request&, kiln::Response&) { std::abort(); });
 
     return app.run(argc, argv);
 }

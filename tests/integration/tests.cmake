@@ -16,7 +16,8 @@ if(TARGET kiln)
     list(APPEND _kiln_it_args --hello $<TARGET_FILE:hello>)
   endif()
 
-  foreach(_name keepalive pipelining bodies bad_requests byte_by_byte routing timeouts hello)
+  foreach(_name keepalive pipelining bodies bad_requests byte_by_byte routing timeouts hello supervisor
+                config access_log metrics)
     add_test(NAME integration_${_name}
              COMMAND ${_kiln_py} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_${_name}.py ${_kiln_it_args})
     # Each script bounds its own waits; this is the backstop.

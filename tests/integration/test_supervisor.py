@@ -1,0 +1,486 @@
+"""The supervisor, end to end: a worker killed under load is replaced within a
+second; SIGHUP swaps every worker under 50 busy keep-alive connections without one
+failed request; SIGTERM lets an in-flight request finish and leaves no process
+behind; a crash loop is slowed by a growing back-off and then recovers; --workers 0
+serves from a single process.
+
+Each test (but the last class) starts its own server and stops it with the same
+check as every class in the harness: exit status 0 after SIGTERM, no sanitizer
+report. Worker PIDs are only ever signalled after reading them as children of the
+server we started."""
+
+import os
+import re
+import resource
+import selectors
+import signal
+import socket
+import threading
+import time
+import unittest
+
+import harness
+from harness import build_request
+
+# /crash aborts a worker: no core files from the test (the workers inherit this).
+resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+
+WORKERS = 2
+READY_TIMEOUT = 10.0   # seconds until every worker has answered /pid
+REPLACE_WITHIN = 1.0   # seconds from a kill until the replacement answers
+DRAIN_WITHIN = 10.0    # seconds for old workers to exit after a reload (the default drain)
+
+
+def fetch(port, target, timeout=3.0):
+    """One GET on a fresh connection. Returns (response or None, error text or None)."""
+    try:
+        with harness.RawConnection(port, timeout=timeout) as c:
+            c.send(build_request("GET", target))
+            return c.read_response(timeout=timeout), None
+    except (AssertionError, OSError) as e:
+        return None, "%s: %s" % (type(e).__name__, e)
+
+
+class SupervisorCase(unittest.TestCase):
+    """Per-test server; cleanup stops it (exit 0, no sanitizer report) and then makes
+    sure no worker we saw outlived it."""
+
+    def start_server(self, *args, threads=2):
+        self.server = harness.ServerProcess(harness.BINARIES["server"], args, threads=threads)
+        self.seen_workers = set()
+        self.addCleanup(self._stop_and_check)
+        self.server.start()
+        self.port = self.server.port
+        return self.server
+
+    def _stop_and_check(self):
+        if self.server.alive():
+            self.seen_workers.update(self.server.children())
+        try:
+            harness.check_clean_stop(self.server)
+        finally:
+            left = self._leftover(self.seen_workers)
+            for pid in left:  # ours: a child of our server, with our port on its command line
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        try:
+            self.assertEqual(left, [], "workers still running after the supervisor stopped:\n"
+                             + self.server.output())
+        finally:
+            if self.server.log is not None:
+                self.server.log.close()
+
+    def _leftover(self, pids):
+        """Those of `pids` still running the server binary on our port."""
+        left = []
+        for pid in sorted(pids):
+            if not harness.pid_running(pid):
+                continue
+            try:
+                with open("/proc/%d/cmdline" % pid, "rb") as f:
+                    argv = f.read().split(b"\0")
+            except OSError:
+                continue
+            if str(self.port).encode() in argv:
+                left.append(pid)
+        return left
+
+    def workers(self):
+        pids = self.server.children()
+        self.seen_workers.update(pids)
+        return set(pids)
+
+    def wait_ready(self, count):
+        """Waits until `count` workers run and each has answered /pid on a fresh
+        connection (connections spread over the workers' SO_REUSEPORT sockets)."""
+        deadline = time.monotonic() + READY_TIMEOUT
+        answered = set()
+        while time.monotonic() < deadline:
+            pids = self.workers()
+            r, _ = fetch(self.port, "/pid")
+            if r is not None and r.status == 200:
+                answered.add(int(r.body))
+            if len(pids) == count and pids <= answered:
+                return pids
+            time.sleep(0.01)
+        self.fail("workers not ready within %.0f s: children %r, answered %r\n%s"
+                  % (READY_TIMEOUT, sorted(self.workers()), sorted(answered), self.server.output()))
+
+    def wait_gone(self, pids, timeout):
+        """Waits until none of `pids` runs. Returns the seconds it took, or None."""
+        start = time.monotonic()
+        while time.monotonic() - start < timeout:
+            if not any(harness.pid_running(p) for p in pids):
+                return time.monotonic() - start
+            time.sleep(0.02)
+        return None
+
+
+# --------------------------------------------------------------------------------------
+# Load generators
+
+
+class RequestStream:
+    """One thread sending GET /pid back to back, each on a new connection, and
+    recording (start, end, pid or None, error or None) for each."""
+
+    def __init__(self, port, pause=0.003, max_seconds=30.0):
+        self.port = port
+        self.pause = pause
+        self.max_seconds = max_seconds
+        self.records = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _run(self):
+        end = time.monotonic() + self.max_seconds
+        while not self._stop.is_set() and time.monotonic() < end:
+            t0 = time.monotonic()
+            r, err = fetch(self.port, "/pid")
+            t1 = time.monotonic()
+            if r is not None and r.status != 200:
+                r, err = None, "status %d" % r.status
+            self.records.append((t0, t1, int(r.body) if r is not None else None, err))
+            time.sleep(self.pause)
+
+
+class KeepAliveLoad:
+    """`n` keep-alive connections, each sending GET `target` again as soon as the
+    previous response is in, driven by one selector thread. A response that says
+    `Connection: close` makes that connection reconnect (not a failure); a
+    connection error, a close without a response, a non-2xx or a request that waits
+    longer than `request_timeout` is a failure. Records the time of every response."""
+
+    def __init__(self, port, n=50, target="/plaintext", request_timeout=5.0, max_seconds=60.0):
+        self.port = port
+        self.n = n
+        self.request = build_request("GET", target)
+        self.request_timeout = request_timeout
+        self.max_seconds = max_seconds
+        self.done_times = []       # monotonic time of every 2xx response
+        self.failures = []         # (time, connection index, reason)
+        self.reconnects = 0        # after a Connection: close
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._sel = selectors.DefaultSelector()
+        self._conns = [None] * n   # index -> dict(sock, buf, sent_at)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(timeout=15)
+
+    def _fail(self, i, reason):
+        self.failures.append((time.monotonic(), i, reason))
+        self._close(i)
+
+    def _close(self, i):
+        c = self._conns[i]
+        if c is None:
+            return
+        try:
+            self._sel.unregister(c["sock"])
+        except (KeyError, ValueError):
+            pass
+        c["sock"].close()
+        self._conns[i] = None
+
+    def _open(self, i):
+        try:
+            sock = socket.create_connection((harness.HOST, self.port), timeout=2.0)
+        except OSError as e:
+            self.failures.append((time.monotonic(), i, "connect: %s" % e))
+            return
+        sock.setblocking(False)
+        self._conns[i] = {"sock": sock, "buf": b"", "sent_at": 0.0}
+        self._sel.register(sock, selectors.EVENT_READ, i)
+        self._send(i)
+
+    def _send(self, i):
+        c = self._conns[i]
+        try:
+            sent = c["sock"].send(self.request)
+        except OSError as e:
+            self._fail(i, "send: %s" % e)
+            return
+        if sent != len(self.request):  # a few dozen bytes into an empty socket buffer
+            self._fail(i, "short send of %d bytes" % sent)
+            return
+        c["sent_at"] = time.monotonic()
+
+    def _on_readable(self, i):
+        c = self._conns[i]
+        try:
+            data = c["sock"].recv(65536)
+        except BlockingIOError:
+            return
+        except OSError as e:
+            self._fail(i, "recv: %s" % e)
+            return
+        if not data:
+            self._fail(i, "closed by server with no response (have %r)" % c["buf"][:100])
+            return
+        c["buf"] += data
+        while c is not None and b"\r\n\r\n" in c["buf"]:
+            head, _, rest = c["buf"].partition(b"\r\n\r\n")
+            lines = head.split(b"\r\n")
+            m = re.match(rb"HTTP/1\.1 (\d{3}) ", lines[0] + b" ")
+            headers = {}
+            for line in lines[1:]:
+                name, _, value = line.partition(b":")
+                headers[name.strip().lower()] = value.strip().lower()
+            length = headers.get(b"content-length", b"")
+            if not m or not length.isdigit():
+                self._fail(i, "unexpected response head %r" % head[:200])
+                return
+            if len(rest) < int(length):
+                return  # body not complete yet
+            c["buf"] = rest[int(length):]
+            status = int(m.group(1))
+            if not 200 <= status < 300:
+                self._fail(i, "status %d" % status)
+                return
+            self.done_times.append(time.monotonic())
+            if b"close" in [t.strip() for t in headers.get(b"connection", b"").split(b",")]:
+                self.reconnects += 1
+                self._close(i)
+                self._open(i)
+                return
+            self._send(i)
+            c = self._conns[i]
+
+    def _run(self):
+        end = time.monotonic() + self.max_seconds
+        for i in range(self.n):
+            self._open(i)
+        while not self._stop.is_set() and time.monotonic() < end:
+            for key, _ in self._sel.select(timeout=0.05):
+                if self._conns[key.data] is not None:
+                    self._on_readable(key.data)
+            now = time.monotonic()
+            for i in range(self.n):
+                c = self._conns[i]
+                if c is None:
+                    if not self._stop.is_set():
+                        self._open(i)  # after a failure: keep the load on
+                elif now - c["sent_at"] > self.request_timeout:
+                    self._fail(i, "no response within %.1f s" % self.request_timeout)
+        for i in range(self.n):
+            self._close(i)
+        self._sel.close()
+
+    def longest_gap(self, start, end):
+        """Longest time in [start, end] with no response at all."""
+        times = [start] + [t for t in self.done_times if start <= t <= end] + [end]
+        return max(b - a for a, b in zip(times, times[1:]))
+
+
+# --------------------------------------------------------------------------------------
+# Tests
+
+
+class WorkerDeath(SupervisorCase):
+
+    def test_killed_worker_is_replaced_within_a_second_under_load(self):
+        self.start_server("--workers", str(WORKERS))
+        old = self.wait_ready(WORKERS)
+        victim = min(old)
+        with RequestStream(self.port) as stream:
+            time.sleep(0.5)
+            t_kill = time.monotonic()
+            os.kill(victim, signal.SIGKILL)
+            replacement = None
+            while replacement is None and time.monotonic() < t_kill + 5:
+                new = self.workers() - old
+                replacement = min(new) if new else None
+                time.sleep(0.005)
+            t_seen = time.monotonic()
+            time.sleep(2.5)
+        out = self.server.output()
+        self.assertIsNotNone(replacement, "no new worker within 5 s of the kill:\n" + out)
+        self.assertLess(t_seen - t_kill, REPLACE_WITHIN + 0.1, "new worker process late:\n" + out)
+        self.assertIn(victim, [int(m.group(1)) for m in self.server.wait_for_output(
+            r"worker (\d+) \(slot \d+\) was killed by signal 9\b", timeout=2)],
+            "the supervisor must log the death and name the signal:\n" + out)
+
+        recs = stream.records
+        answered_new = [t1 - t_kill for (_t0, t1, pid, _e) in recs if pid == replacement]
+        self.assertTrue(answered_new, "the replacement %d never answered /pid; %d requests:\n%s"
+                        % (replacement, len(recs), out))
+        self.assertLessEqual(min(answered_new), REPLACE_WITHIN,
+                             "the replacement answered first %.3f s after the kill" % min(answered_new))
+        before = [r for r in recs if r[1] < t_kill]
+        after = [r for r in recs if r[0] > t_kill + REPLACE_WITHIN]
+        self.assertGreater(len(before), 10, "too few requests before the kill")
+        self.assertGreater(len(after), 50, "too few requests after the kill")
+        for name, group in (("ended before the kill", before), ("started >1 s after the kill", after)):
+            bad = [(round(t0 - t_kill, 3), err) for (t0, _t1, _pid, err) in group if err]
+            self.assertEqual(bad, [], "requests %s failed (time rel. to kill, error)" % name)
+        self.assertNotIn(victim, {pid for (t0, _t1, pid, _e) in after},
+                         "a request after the kill was answered by the killed worker")
+        self.assertEqual(len(self.workers()), WORKERS)
+
+
+class Reload(SupervisorCase):
+
+    def _reload(self, generation, old):
+        t_hup = time.monotonic()
+        self.server.proc.send_signal(signal.SIGHUP)
+        done = self.server.wait_for_output(r"reload complete: generation (\d+) serving",
+                                           timeout=10, count=generation)
+        out = self.server.output()
+        hint = ("\n(a reload execs the binary on disk: was it being relinked just then?)"
+                if "exec failed" in out else "")
+        self.assertTrue(done, "no 'reload complete' for generation %d:\n%s%s" % (generation, out, hint))
+        self.assertEqual(int(done[-1].group(1)), generation)
+        self.assertTrue(self.server.wait_for_output(
+            r"SIGHUP: reloading, starting generation %d\b" % generation, timeout=1))
+        took = self.wait_gone(old, DRAIN_WITHIN)
+        self.assertIsNotNone(took, "old workers %r still running %.0f s after reload %d:\n%s"
+                             % (sorted(p for p in old if harness.pid_running(p)), DRAIN_WITHIN,
+                                generation, self.server.output()))
+        new = self.workers()
+        self.assertEqual(len(new), WORKERS, "workers after reload %d: %r" % (generation, new))
+        self.assertFalse(new & old, "reload %d kept workers %r" % (generation, new & old))
+        return t_hup, new
+
+    def test_sighup_replaces_every_worker_without_a_failed_request(self):
+        self.start_server("--workers", str(WORKERS))
+        gen0 = self.wait_ready(WORKERS)
+        with KeepAliveLoad(self.port, n=50) as load:
+            t_start = time.monotonic()
+            time.sleep(2.0)
+            served_before = len(load.done_times)
+            t_hup1, gen1 = self._reload(1, gen0)
+            time.sleep(max(0.0, t_hup1 + 3.0 - time.monotonic()))
+            t_hup2, gen2 = self._reload(2, gen1)
+            time.sleep(max(0.0, t_hup2 + 3.0 - time.monotonic()))
+            t_end = time.monotonic()
+        self.assertFalse(load._thread.is_alive(), "load thread did not stop")
+        out = self.server.output()
+        summary = ("%d responses, %d reconnects after Connection: close, failures (time rel. to "
+                   "first SIGHUP, conn, reason): %r\n%s"
+                   % (len(load.done_times), load.reconnects,
+                      [(round(t - t_hup1, 3), i, why) for t, i, why in load.failures[:20]], out))
+        self.assertEqual(load.failures, [], summary)
+        self.assertGreater(served_before, 100, "load too light before the reload: " + summary)
+        self.assertGreater(load.reconnects, 0, "old workers never said Connection: close: " + summary)
+        self.assertFalse(gen2 & gen0)
+        gap = load.longest_gap(t_start + 0.5, t_end)
+        self.assertLess(gap, 1.0, "no response for %.3f s: %s" % (gap, summary))
+        # The new generation is the one answering.
+        r, err = fetch(self.port, "/pid")
+        self.assertIsNone(err)
+        self.assertIn(int(r.body), gen2)
+
+
+class GracefulStop(SupervisorCase):
+
+    def test_sigterm_finishes_in_flight_request_and_leaves_no_worker(self):
+        server = self.start_server("--workers", str(WORKERS))
+        workers = self.wait_ready(WORKERS)
+        with self.connect() as busy:
+            busy.send(build_request("GET", "/sleep?ms=2000"))
+            time.sleep(0.3)  # the handler is running
+            server.proc.send_signal(signal.SIGTERM)
+            r = busy.read_response(timeout=10)
+            self.assertEqual((r.status, r.body), (200, b"slept"))
+            busy.assert_closed(self, timeout=5, msg="in-flight connection after stop")
+        try:
+            status = server.proc.wait(timeout=10)
+        except Exception:  # noqa: BLE001
+            status = None
+        self.assertEqual(status, 0, "supervisor exit status after SIGTERM:\n" + server.output())
+        self.assertEqual(self._leftover(workers), [], "workers outlived the supervisor")
+        self.assertTrue(server.wait_for_output(r"supervisor stopped", timeout=1), server.output())
+        with self.assertRaises(OSError):
+            harness.RawConnection(self.port, timeout=1).close()
+
+    # Regression: the head of a response finished after the stop began lacked it.
+    def test_response_finished_during_drain_says_connection_close(self):
+        server = self.start_server("--workers", "1")
+        self.wait_ready(1)
+        with self.connect() as busy:
+            busy.send(build_request("GET", "/sleep?ms=1000"))
+            time.sleep(0.3)  # the handler is running
+            server.proc.send_signal(signal.SIGTERM)
+            r = busy.read_response(timeout=10)
+            self.assertEqual((r.status, r.body), (200, b"slept"))
+            self.assertIn("close", r.header_tokens("Connection"),
+                          "a response sent while draining must announce the close: %r" % r)
+
+    def connect(self, **kw):
+        return harness.RawConnection(self.port, **kw)
+
+
+class CrashLoop(SupervisorCase):
+
+    def test_crash_loop_backs_off_then_serves_again(self):
+        self.start_server("--workers", "1")
+        self.wait_ready(1)
+        crashes = 5
+        for i in range(crashes):
+            with harness.RawConnection(self.port) as c:
+                c.send(build_request("GET", "/crash"))
+                # Queued until the (backed-off) replacement accepts it, then it dies.
+                closed, extra, _ = c.wait_closed(timeout=15)
+                self.assertTrue(closed, "/crash #%d: connection not closed\n%s" % (i, self.server.output()))
+                self.assertEqual(extra, b"", "/crash #%d answered" % i)
+        backoffs = self.server.wait_for_output(
+            r"was killed by signal 6 \(Abort[^)]*\); it died (\d+) times in a row within \d+ ms "
+            r"of starting: replacing it in (\d+) ms", timeout=5, count=crashes - 1)
+        out = self.server.output()
+        self.assertTrue(backoffs, "no back-off message for %d crashes in a row:\n%s" % (crashes, out))
+        counts = [int(m.group(1)) for m in backoffs]
+        delays = [int(m.group(2)) for m in backoffs]
+        self.assertEqual(counts, list(range(2, crashes + 1)), out)
+        self.assertTrue(all(a < b for a, b in zip(delays, delays[1:])),
+                        "back-off must grow: %r\n%s" % (delays, out))
+        deadline = time.monotonic() + 15
+        r = err = None
+        while time.monotonic() < deadline:
+            r, err = fetch(self.port, "/plaintext", timeout=2)
+            if r is not None and r.status == 200:
+                break
+            time.sleep(0.1)
+        self.assertIsNotNone(r, "not serving 15 s after the crash loop (%s):\n%s" % (err, out))
+        self.assertEqual((r.status, r.body), (200, b"Hello, World!"))
+        self.assertEqual(len(self.workers()), 1)
+
+
+class WorkersZero(harness.ServerTestCase):
+    """--workers 0: one process serves, no supervisor; the class-level check still
+    demands exit 0 on SIGTERM."""
+
+    server_args = ("--workers", "0")
+
+    def test_serves_from_a_single_process(self):
+        r = self.get("/plaintext")
+        self.assertEqual((r.status, r.body), (200, b"Hello, World!"))
+        for _ in range(5):
+            self.assertEqual(self.get("/pid").body, str(self.server.proc.pid).encode())
+        self.assertEqual(self.server.children(), [])
+        self.assertNotIn("supervisor", self.server.output())
+
+
+if __name__ == "__main__":
+    harness.main()
