@@ -83,6 +83,7 @@ const std::vector<Key>& keys() {
         integer("timeouts.keepalive_ms", &ServerOptions::keepalive_timeout_ms, 1u, 3'600'000u),
         integer("timeouts.write_ms", &ServerOptions::write_timeout_ms, 1u, 3'600'000u),
         integer("timeouts.drain_ms", &ServerOptions::drain_timeout_ms, 0u, 3'600'000u),
+        integer("timeouts.watchdog_ms", &ServerOptions::watchdog_timeout_ms, 0u, 3'600'000u),
         integer("limits.max_request_line", &ServerOptions::max_request_line, size_t{64}, size_t{1} << 20),
         integer("limits.max_header_bytes", &ServerOptions::max_header_bytes, size_t{256}, size_t{1} << 24),
         integer("limits.max_header_count", &ServerOptions::max_header_count, size_t{1}, size_t{100}),

@@ -35,6 +35,8 @@ void usage(const char* prog) {
         "  --keepalive-timeout MS    idle time between requests (default 75000)\n"
         "  --write-timeout MS        time between two writes that make progress (default 30000)\n"
         "  --drain-timeout MS        graceful stop: time allowed for in-flight requests (default 10000)\n"
+        "  --watchdog-timeout MS     kill and replace a worker whose event loop is stuck this long\n"
+        "                            (default 30000; 0: off)\n"
         "  --config FILE             settings file (default: ./kiln.toml if it exists);\n"
         "                            then KILN_<KEY> variables, then these flags override it\n"
         "  --check-config            read and validate the settings, print them, exit\n"
@@ -142,6 +144,8 @@ bool parse_server_flags(int argc, char** argv, ServerOptions* o, int* exit_statu
         } else if (arg == "--config") {
             take();
         } else if (arg == "--check-config") {
+        } else if (arg == "--watchdog-timeout") {
+            ok = number(0u, 3'600'000u, &o->watchdog_timeout_ms);
         } else if (arg == "--quiet") {
             o->log_errors = false;
         } else {

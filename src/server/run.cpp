@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
@@ -65,31 +66,33 @@ private:
 // heartbeat each second (when the loop is not stuck in a handler).
 class LoopRecorder final : public http::Observer {
 public:
-    LoopRecorder(net::Loop& loop, server::AccessLog* log, server::LoopStats* stats)
-        : loop_(loop), log_(log), stats_(stats) {
+    LoopRecorder(net::Loop& loop, server::AccessLog* log, server::LoopStats* stats, bool count, uint32_t beat_ms)
+        : loop_(loop), log_(log), stats_(stats), count_(count), beat_ms_(beat_ms) {
         beat_.owner = this;
         beat_.fire = [](net::Timer* t) { static_cast<LoopRecorder*>(t->owner)->beat(); };
         beat();
     }
     ~LoopRecorder() { beat_.disarm(); }
     void on_response(const Record& r) override {
-        if (stats_) stats_->record(r.status, r.elapsed_us);
+        if (count_) stats_->record(r.status, r.elapsed_us);
         if (log_) log_->on_response(r);
     }
     void on_open() override {
-        if (stats_) stats_->open_connections.fetch_add(1, std::memory_order_relaxed);
+        if (count_) stats_->open_connections.fetch_add(1, std::memory_order_relaxed);
     }
     void on_close() override {
-        if (stats_) stats_->open_connections.fetch_sub(1, std::memory_order_relaxed);
+        if (count_) stats_->open_connections.fetch_sub(1, std::memory_order_relaxed);
     }
 private:
     void beat() {
         if (stats_) stats_->heartbeat_ms.store(loop_.now_ms(), std::memory_order_relaxed);
-        loop_.timers(1000).arm(beat_, loop_.now_ms());
+        loop_.timers(beat_ms_).arm(beat_, loop_.now_ms());
     }
     net::Loop& loop_;
     server::AccessLog* log_;
     server::LoopStats* stats_;
+    bool count_;
+    uint32_t beat_ms_;
     net::Timer beat_;
 };
 
@@ -192,19 +195,19 @@ int serve(const App& app, const ServerOptions& opts, const std::vector<int>& fds
         auto w = std::make_unique<Worker>();
         Worker* wp = w.get();
         int fd = fds[i];
+        server::LoopStats* loop_stats = cell >= 0 ? stats.loop(static_cast<unsigned>(cell), static_cast<unsigned>(i)) : nullptr;
         // Counting costs two clock reads and a few atomic adds per request: only
-        // when something reads the counts.
-        server::LoopStats* loop_stats = cell >= 0 && !opts.metrics_path.empty()
-                                            ? stats.loop(static_cast<unsigned>(cell), static_cast<unsigned>(i))
-                                            : nullptr;
-        w->thread = std::thread([wp, fd, &config, &service, &started, access_file, loop_stats] {
+        // when something reads the counts. The heartbeat (for the watchdog) is always on.
+        bool count = loop_stats && !opts.metrics_path.empty();
+        uint32_t beat_ms = opts.watchdog_timeout_ms ? std::clamp(opts.watchdog_timeout_ms / 4, 50u, 1000u) : 1000;
+        w->thread = std::thread([wp, fd, &config, &service, &started, access_file, loop_stats, count, beat_ms] {
             net::Loop loop;
             // Both outlive the server's connections, which report to them.
             std::optional<server::AccessLog> access_log;
             if (access_file) access_log.emplace(loop, *access_file);
-            LoopRecorder recorder(loop, access_log ? &*access_log : nullptr, loop_stats);
+            LoopRecorder recorder(loop, access_log ? &*access_log : nullptr, loop_stats, count, beat_ms);
             http::Server server(loop, service, config);
-            if (access_log || loop_stats) server.set_observer(&recorder);
+            if (access_log || count) server.set_observer(&recorder);
             net::Listener listener(loop, fd, [&server](int cfd, const net::PeerAddress& peer) { server.accept(cfd, peer); });
             loop.set_on_wake([&] {
                 if (wp->drain.load() && listener.open()) {

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -110,6 +111,17 @@ LoopStats* SharedStats::cell_loops(unsigned cell) const {
 LoopStats* SharedStats::loop(unsigned cell, unsigned index) {
     if (!base_ || cell >= header()->cells || index >= header()->loops) return nullptr;
     return cell_loops(cell) + index;
+}
+
+uint64_t SharedStats::oldest_heartbeat(unsigned cell) const {
+    if (!base_ || cell >= header()->cells) return 0;
+    uint64_t oldest = UINT64_MAX;
+    for (unsigned i = 0; i < header()->loops; ++i) {
+        uint64_t hb = cell_loops(cell)[i].heartbeat_ms.load(std::memory_order_relaxed);
+        if (hb == 0) return 0;
+        oldest = std::min(oldest, hb);
+    }
+    return oldest == UINT64_MAX ? 0 : oldest;
 }
 
 int SharedStats::claim_cell(pid_t pid) {

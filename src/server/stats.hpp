@@ -57,6 +57,8 @@ public:
 
     // Worker side: this process's cell (from the environment) and one loop's block.
     LoopStats* loop(unsigned cell, unsigned index);
+    // The oldest heartbeat among a cell's loops (monotonic ms); 0 until every loop beat.
+    uint64_t oldest_heartbeat(unsigned cell) const;
     int own_cell() const { return own_cell_; }
 
     // Prometheus text exposition of the sums over every process.

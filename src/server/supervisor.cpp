@@ -259,8 +259,23 @@ void Supervisor::on_child_exit(pid_t pid, int status) {
     }
 }
 
+void Supervisor::check_watchdog() {
+    if (options_.watchdog_timeout_ms == 0) return;
+    uint64_t now = now_ms();
+    for (Process& p : procs_) {
+        if (p.state == State::Starting || p.watchdog_killed || p.stats_cell < 0) continue;
+        uint64_t beat = stats_.oldest_heartbeat(static_cast<unsigned>(p.stats_cell));
+        if (beat == 0 || now <= beat || now - beat <= options_.watchdog_timeout_ms) continue;
+        log(LogLevel::Error, "worker %d (slot %u): an event loop has not run for %llu ms (watchdog timeout %u ms); killing it",
+            p.pid, p.slot, static_cast<unsigned long long>(now - beat), options_.watchdog_timeout_ms);
+        p.watchdog_killed = true;
+        kill(p.pid, SIGKILL);
+    }
+}
+
 int Supervisor::poll_timeout_ms() const {
     uint64_t now = now_ms(), next = UINT64_MAX;
+    if (options_.watchdog_timeout_ms) next = now + std::clamp(options_.watchdog_timeout_ms / 4, 50u, 1000u);
     for (const Slot& s : slots_)
         if (s.respawn_at_ms) next = std::min(next, s.respawn_at_ms);
     if (reload_deadline_ms_) next = std::min(next, reload_deadline_ms_);
@@ -339,6 +354,7 @@ int Supervisor::run() {
             --generation_;
             reload_deadline_ms_ = 0;
         }
+        check_watchdog();
         respawn_due();
     }
     log(LogLevel::Info, "supervisor stopped");

@@ -8,7 +8,9 @@
 // reports ready are the old ones told to drain (SIGTERM). A worker that dies is
 // logged and replaced; one that keeps dying soon after start is replaced with a
 // growing back-off (capped). SIGTERM/SIGINT stop gracefully (workers drain, up to
-// drain_timeout); a second one stops at once (SIGKILL).
+// drain_timeout); a second one stops at once (SIGKILL). A worker whose event loop
+// has not turned for watchdog_timeout (a handler stuck in a loop or a deadlock;
+// each loop beats into the shared statistics segment) is killed and replaced.
 //
 // Signals are taken synchronously (signalfd in the main loop): no work happens in
 // a signal handler. Single-threaded.
@@ -47,6 +49,7 @@ private:
         int ready_fd = -1;          // read end of the readiness pipe while Starting
         uint64_t started_ms = 0;
         int stats_cell = -1;
+        bool watchdog_killed = false;
     };
     struct Slot {
         unsigned failures = 0;       // consecutive early deaths
@@ -59,6 +62,7 @@ private:
     void begin_reload();
     void begin_stop(bool immediate);
     void respawn_due();
+    void check_watchdog();
     int poll_timeout_ms() const;
     bool has_current(unsigned slot) const;
 

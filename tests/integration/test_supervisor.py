@@ -467,6 +467,38 @@ class CrashLoop(SupervisorCase):
         self.assertEqual(len(self.workers()), 1)
 
 
+class Watchdog(SupervisorCase):
+
+    def test_a_stuck_event_loop_is_killed_and_replaced(self):
+        self.start_server("--workers", "1", "--watchdog-timeout", "1000", threads=1)
+        self.wait_ready(1)
+        old = self.workers()
+        started = time.monotonic()
+        r, err = fetch(self.port, "/sleep?ms=4000", timeout=6)  # blocks the worker's only loop
+        elapsed = time.monotonic() - started
+        self.assertIsNone(r, "a request stuck past the watchdog must not complete")
+        self.assertLess(elapsed, 3.5, "the watchdog should cut the 4 s handler after about 1 s")
+        self.assertTrue(self.server.wait_for_output(r"an event loop has not run for \d+ ms \(watchdog timeout 1000 ms\); killing it",
+                                                    timeout=3), self.server.output())
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            r, err = fetch(self.port, "/plaintext", timeout=2)
+            if r is not None and r.status == 200:
+                break
+            time.sleep(0.05)
+        self.assertEqual((r.status, r.body), (200, b"Hello, World!"))
+        self.assertNotEqual(self.workers(), old)
+
+    def test_a_slow_but_moving_handler_is_left_alone(self):
+        self.start_server("--workers", "1", "--watchdog-timeout", "1000", threads=1)
+        self.wait_ready(1)
+        old = self.workers()
+        r, err = fetch(self.port, "/sleep?ms=500", timeout=5)
+        self.assertEqual((r.status, r.body), (200, b"slept"))
+        self.assertEqual(self.workers(), old)
+        self.assertNotIn("watchdog", self.server.output())
+
+
 class WorkersZero(harness.ServerTestCase):
     """--workers 0: one process serves, no supervisor; the class-level check still
     demands exit 0 on SIGTERM."""
