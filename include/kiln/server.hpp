@@ -27,7 +27,12 @@ struct ServerOptions {
     size_t max_header_bytes = 64 * 1024;
     size_t max_header_count = 100;
     std::string server_name = "kiln";
-    std::string mpm = "event";           // concurrency model; only "event" so far
+    // Concurrency model: "event" (handlers run on the event loops) or "prefork"
+    // (one connection at a time per process, processes recycled; a crash or leak
+    // costs one request).
+    std::string mpm = "event";
+    uint64_t max_requests_per_worker = 10'000;  // prefork: recycle after this many; 0: never
+    uint32_t request_timeout_ms = 30'000;       // prefork: kill a handler running longer
     std::string config_path;             // the kiln.toml that was read, if any
     std::string access_log = "off";      // "off", "stdout", "stderr" or a file path
     std::string access_log_format = "combined";  // or "json"

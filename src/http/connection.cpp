@@ -240,6 +240,7 @@ void Connection::dispatch(std::string_view body, size_t consumed) {
     Response& res = srv_.response_;
     res.reset(this);
     srv_.service_.handle(req, res);
+    srv_.count_request();
     if (fd_ < 0) return;  // a streamed write failed and closed us
     if (res.streaming()) {
         if (res.aborted()) keep_alive_ = false;

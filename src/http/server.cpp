@@ -27,6 +27,7 @@ void Server::accept(int fd, const net::PeerAddress& peer) {
     assert(loop_.in_loop_thread());
     auto* c = new Connection(*this, fd, peer);
     loop_.add(fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, c);
+    if (cfg_.max_connections && count_ >= cfg_.max_connections && on_capacity_) on_capacity_(false);
 }
 
 void Server::drain(std::function<void()> on_drained) {
@@ -42,6 +43,12 @@ void Server::drain(std::function<void()> on_drained) {
     if (count_ == 0 && on_drained_) on_drained_();
 }
 
+void Server::count_request() {
+    if (cfg_.max_requests == 0 || ++requests_ != cfg_.max_requests) return;
+    request_stop();  // this response says Connection: close
+    if (on_budget_spent_) on_budget_spent_();
+}
+
 void Server::link(Connection* c) {
     c->next_ = first_;
     if (first_) first_->prev_ = c;
@@ -55,6 +62,7 @@ void Server::unlink(Connection* c) {
     if (c->next_) c->next_->prev_ = c->prev_;
     c->prev_ = c->next_ = nullptr;
     --count_;
+    if (cfg_.max_connections && count_ + 1 == cfg_.max_connections && !draining_ && on_capacity_) on_capacity_(true);
     if (draining_ && count_ == 0 && on_drained_) on_drained_();
 }
 

@@ -52,6 +52,8 @@ struct EngineConfig {
     // about to reuse it gets an answer (with Connection: close) instead of a reset.
     uint32_t drain_idle_grace_ms = 1'000;
     size_t max_pending_output = 1024 * 1024;    // stop reading requests above this (backpressure)
+    size_t max_connections = 0;                 // 0: no cap (prefork: 1)
+    uint64_t max_requests = 0;                  // 0: no budget (prefork recycling)
     std::string server_name = "kiln";
 };
 
@@ -66,6 +68,12 @@ public:
     void accept(int fd, const net::PeerAddress& peer = {});
     // Optional; must outlive the server's connections.
     void set_observer(Observer* observer) { observer_ = observer; }
+    // Called with false when max_connections are open (stop accepting), true when
+    // one closes again.
+    void set_capacity_handler(std::function<void(bool has_room)> fn) { on_capacity_ = std::move(fn); }
+    // Called once when max_requests responses have been sent (the last one says
+    // Connection: close); the owner then stops the process to be replaced.
+    void set_budget_handler(std::function<void()> fn) { on_budget_spent_ = std::move(fn); }
     // Graceful stop: idle connections close now, busy ones after their response.
     // on_drained runs once no connection is left.
     void drain(std::function<void()> on_drained);
@@ -81,6 +89,7 @@ private:
     friend class Connection;
     void link(Connection* c);
     void unlink(Connection* c);
+    void count_request();
     void count_error(int status) { if (status >= 0 && status < 600) ++errors_[status]; }
 
     net::Loop& loop_;
@@ -102,6 +111,9 @@ private:
     bool draining_ = false;
     std::atomic<bool> stop_requested_{false};
     std::function<void()> on_drained_;
+    std::function<void(bool)> on_capacity_;
+    std::function<void()> on_budget_spent_;
+    uint64_t requests_ = 0;
     std::array<uint64_t, 600> errors_{};
 };
 

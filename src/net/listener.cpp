@@ -51,7 +51,7 @@ Listener::Listener(Loop& loop, int listen_fd, AcceptFn on_accept)
     pause_.owner = this;
     pause_.fire = [](Timer* t) {
         auto* self = static_cast<Listener*>(t->owner);
-        if (self->fd_ < 0) return;
+        if (self->fd_ < 0 || self->paused_) return;
         self->loop_.add(self->fd_, EPOLLIN, self);
         self->accept_all();
     };
@@ -63,16 +63,30 @@ Listener::~Listener() { close(); }
 void Listener::close() {
     pause_.disarm();
     if (fd_ < 0) return;
-    loop_.remove(fd_);
+    if (!paused_) loop_.remove(fd_);
     ::close(fd_);
     fd_ = -1;
+}
+
+void Listener::pause() {
+    if (fd_ < 0 || paused_) return;
+    paused_ = true;
+    pause_.disarm();
+    loop_.remove(fd_);
+}
+
+void Listener::resume() {
+    if (fd_ < 0 || !paused_) return;
+    paused_ = false;
+    loop_.add(fd_, EPOLLIN, this);
+    accept_all();
 }
 
 void Listener::on_io(uint32_t) { accept_all(); }
 
 void Listener::accept_all() {
     // Bounded per wake-up so one busy listener cannot starve the loop's connections.
-    for (int i = 0; i < 256 && fd_ >= 0; ++i) {
+    for (int i = 0; i < 256 && fd_ >= 0 && !paused_; ++i) {
         sockaddr_storage ss;
         socklen_t len = sizeof ss;
         int cfd = accept4(fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);

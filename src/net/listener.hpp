@@ -29,6 +29,9 @@ public:
 
     // Stops accepting and closes the socket (graceful stop).
     void close();
+    // Stops/starts watching the socket (connections wait in the kernel's backlog).
+    void pause();
+    void resume();
     bool open() const { return fd_ >= 0; }
 
     void on_io(uint32_t events) override;
@@ -39,6 +42,7 @@ private:
     int fd_;
     AcceptFn on_accept_;
     Timer pause_;
+    bool paused_ = false;
 };
 
 }  // namespace kiln::net

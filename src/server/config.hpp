@@ -8,7 +8,8 @@
 //   listen  = "127.0.0.1:8080"      # KILN_LISTEN; "[::1]:8080" for IPv6
 //   [timeouts] header_ms, body_ms, keepalive_ms, write_ms, drain_ms   # KILN_TIMEOUTS_HEADER_MS ...
 //   [limits]   max_request_line, max_header_bytes, max_header_count
-//   [server]   name, mpm ("event")
+//   [server]   name, mpm ("event" or "prefork"), max_requests_per_worker (prefork)
+//   [timeouts] ... watchdog_ms, request_ms (prefork)
 //   [metrics]  path (e.g. "/metrics")   [health] path (e.g. "/health")
 //   [log]      access ("off", "stdout", "stderr" or a path), access_format ("combined", "json")
 #pragma once

@@ -44,6 +44,9 @@ void usage(const char* prog) {
         "  --access-log-format F     combined (default) or json\n"
         "  --metrics-path PATH       serve Prometheus metrics at PATH (default: off)\n"
         "  --health-path PATH        answer 200 at PATH while serving (default: off)\n"
+        "  --mpm MODEL               event (default) or prefork (one connection per process)\n"
+        "  --max-requests N          prefork: recycle a worker after N requests (default 10000)\n"
+        "  --request-timeout MS      prefork: kill a handler running longer (default 30000)\n"
         "  --quiet                   no error log on stderr\n"
         "  --help                    this text\n",
         prog);
@@ -146,6 +149,15 @@ bool parse_server_flags(int argc, char** argv, ServerOptions* o, int* exit_statu
         } else if (arg == "--check-config") {
         } else if (arg == "--watchdog-timeout") {
             ok = number(0u, 3'600'000u, &o->watchdog_timeout_ms);
+        } else if (arg == "--mpm") {
+            if (!take()) return fail("flag --mpm needs event or prefork");
+            if (value == "hybrid") return fail("--mpm hybrid is not implemented yet (event or prefork)");
+            if (value != "event" && value != "prefork") return fail("flag --mpm needs event or prefork, got '" + std::string(value) + "'");
+            o->mpm = std::string(value);
+        } else if (arg == "--max-requests") {
+            ok = number(uint64_t{0}, uint64_t{1} << 40, &o->max_requests_per_worker);
+        } else if (arg == "--request-timeout") {
+            ok = number(1u, 3'600'000u, &o->request_timeout_ms);
         } else if (arg == "--quiet") {
             o->log_errors = false;
         } else {

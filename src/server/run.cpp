@@ -96,6 +96,8 @@ private:
     net::Timer beat_;
 };
 
+std::atomic<bool> g_recycled{false};  // this worker spent its request budget
+
 struct Worker {
     std::thread thread;
     net::Loop* loop = nullptr;          // set by the thread before the start latch
@@ -114,6 +116,10 @@ http::EngineConfig engine_config(const ServerOptions& o) {
     c.keepalive_timeout_ms = o.keepalive_timeout_ms;
     c.write_timeout_ms = o.write_timeout_ms;
     c.server_name = o.server_name;
+    if (o.mpm == "prefork") {
+        c.max_connections = 1;
+        c.max_requests = o.max_requests_per_worker;
+    }
     return c;
 }
 
@@ -209,6 +215,11 @@ int serve(const App& app, const ServerOptions& opts, const std::vector<int>& fds
             http::Server server(loop, service, config);
             if (access_log || count) server.set_observer(&recorder);
             net::Listener listener(loop, fd, [&server](int cfd, const net::PeerAddress& peer) { server.accept(cfd, peer); });
+            server.set_capacity_handler([&listener](bool room) { room ? listener.resume() : listener.pause(); });
+            server.set_budget_handler([] {
+                g_recycled.store(true);
+                kill(getpid(), SIGTERM);  // the main thread drains us like any stop
+            });
             loop.set_on_wake([&] {
                 if (wp->drain.load() && listener.open()) {
                     listener.close();
@@ -262,7 +273,7 @@ int serve(const App& app, const ServerOptions& opts, const std::vector<int>& fds
         }
     }
     for (auto& w : workers) w->thread.join();
-    return 0;
+    return g_recycled.load() ? server::kExitRecycled : 0;
 }
 
 }  // namespace
@@ -281,10 +292,19 @@ int App::run(const ServerOptions& options) {
     if (std::vector<int> fds = inherited_fds(&ready_fd); !fds.empty()) return serve(*this, options, fds, ready_fd, true);
 
     unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    unsigned processes = options.workers < 0 ? cores : static_cast<unsigned>(options.workers);
-    unsigned threads = options.threads ? options.threads : std::max(1u, cores / std::max(1u, processes));
+    bool prefork = options.mpm == "prefork";
+    // Prefork processes each hold one connection, so there are more of them.
+    unsigned processes = options.workers >= 0 ? static_cast<unsigned>(options.workers) : prefork ? 4 * cores : cores;
+    if (prefork && processes == 0) {
+        std::fprintf(stderr, "kiln: --mpm prefork needs worker processes (--workers >= 1)\n");
+        return 2;
+    }
+    unsigned threads = prefork ? 1 : options.threads ? options.threads : std::max(1u, cores / std::max(1u, processes));
     ServerOptions opts = options;
     opts.workers = static_cast<int>(processes);
+    opts.threads = threads;
+    // Prefork: a handler past request_timeout stops its loop; the watchdog ends it.
+    if (prefork) opts.watchdog_timeout_ms = opts.request_timeout_ms;
     std::string err;
     if (opts.access_log != "off") {  // fail now, not in every worker
         server::AccessLogFile probe;
@@ -298,9 +318,12 @@ int App::run(const ServerOptions& options) {
         return 2;
     }
     // One SO_REUSEPORT socket per event loop, bound here once; workers inherit them.
+    // Prefork: one socket that every worker accepts from, so any free one takes
+    // the next connection (per-worker sockets would queue behind a busy worker).
     std::vector<int> fds;
-    for (unsigned i = 0; i < std::max(1u, processes) * threads; ++i) {
-        net::ListenResult l = net::listen_tcp(opts.host, opts.port, opts.backlog, true);
+    unsigned sockets = prefork ? 1 : std::max(1u, processes) * threads;
+    for (unsigned i = 0; i < sockets; ++i) {
+        net::ListenResult l = net::listen_tcp(opts.host, opts.port, opts.backlog, !prefork);
         if (l.fd < 0) {
             std::fprintf(stderr, "kiln: %s\n", l.error.c_str());
             for (int fd : fds) ::close(fd);
@@ -309,9 +332,9 @@ int App::run(const ServerOptions& options) {
         if (opts.port == 0) opts.port = bound_port(l.fd);  // the others join the picked port
         fds.push_back(l.fd);
     }
-    std::fprintf(stderr, "kiln: listening on http://%s:%u with %u worker%s of %u thread%s\n",
+    std::fprintf(stderr, "kiln: listening on http://%s:%u with %u worker%s of %u thread%s (%s)\n",
                  opts.host.find(':') != std::string::npos ? ("[" + opts.host + "]").c_str() : opts.host.c_str(),
-                 opts.port, processes, processes == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
+                 opts.port, processes, processes == 1 ? "" : "s", threads, threads == 1 ? "" : "s", opts.mpm.c_str());
     if (processes == 0) {
         int status = serve(*this, opts, fds, -1, false);
         for (int fd : fds) ::close(fd);

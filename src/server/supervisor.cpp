@@ -77,7 +77,8 @@ Supervisor::Supervisor(const ServerOptions& options, std::vector<int> fds)
       argv_(own_argv()),
       exe_(own_exe()),
       slots_(options.workers),
-      stats_(SharedStats::create(2 * options.workers, static_cast<unsigned>(fds_.size() / options.workers))) {
+      stats_(SharedStats::create(2 * options.workers,
+                                 std::max(1u, static_cast<unsigned>(fds_.size() / options.workers)))) {
     if (!stats_.valid()) log(LogLevel::Warn, "no shared memory for statistics: /metrics will be empty");
 }
 
@@ -94,11 +95,14 @@ pid_t Supervisor::spawn(unsigned slot) {
         log(LogLevel::Error, "cannot start worker for slot %u: pipe: %s", slot, std::strerror(errno));
         return -1;
     }
-    unsigned threads = static_cast<unsigned>(fds_.size() / slots_.size());
+    // Each slot's sockets: its own share, or all of them when they are shared.
+    bool shared = fds_.size() < slots_.size();
+    unsigned threads = shared ? static_cast<unsigned>(fds_.size()) : static_cast<unsigned>(fds_.size() / slots_.size());
+    unsigned first = shared ? 0 : slot * threads;
     std::string fd_list;
     for (unsigned i = 0; i < threads; ++i) {
         if (i) fd_list += ',';
-        fd_list += std::to_string(fds_[slot * threads + i]);
+        fd_list += std::to_string(fds_[first + i]);
     }
     int cell = stats_.claim_cell(1);  // the worker counts into this cell (-1: none)
     std::string cell_text = std::to_string(cell), stats_fd = std::to_string(stats_.fd());
@@ -118,7 +122,7 @@ pid_t Supervisor::spawn(unsigned slot) {
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);
-        for (unsigned i = 0; i < threads; ++i) fcntl(fds_[slot * threads + i], F_SETFD, 0);
+        for (unsigned i = 0; i < threads; ++i) fcntl(fds_[first + i], F_SETFD, 0);
         fcntl(ready[1], F_SETFD, 0);
         if (cell >= 0) {
             fcntl(stats_.fd(), F_SETFD, 0);
@@ -243,6 +247,13 @@ void Supervisor::on_child_exit(pid_t pid, int status) {
         return;
     }
     if (p.generation < generation_) return;  // an old worker that had not been told to drain yet
+    if (WIFEXITED(status) && WEXITSTATUS(status) == kExitRecycled) {
+        log(LogLevel::Info, "worker %d (slot %u) served its %llu requests; replacing it", pid, p.slot,
+            static_cast<unsigned long long>(options_.max_requests_per_worker));
+        slots_[p.slot].failures = 0;
+        slots_[p.slot].respawn_at_ms = 0;
+        return;
+    }
     stats_.count_restart();
     Slot& slot = slots_[p.slot];
     uint64_t lived = now_ms() - p.started_ms;
@@ -295,7 +306,7 @@ int Supervisor::run() {
         return 1;
     }
     log(LogLevel::Info, "supervisor %d: %zu workers, %zu threads each", getpid(), slots_.size(),
-        fds_.size() / slots_.size());
+        std::max<size_t>(1, fds_.size() / slots_.size()));
     respawn_due();
 
     while (!(stopping_ && procs_.empty())) {

@@ -31,10 +31,14 @@ namespace kiln::server {
 inline constexpr const char* kEnvWorkerFds = "KILN_WORKER_FDS";   // "3,4": listening sockets
 inline constexpr const char* kEnvReadyFd = "KILN_READY_FD";       // write one byte when serving
 inline constexpr const char* kEnvWorkerSlot = "KILN_WORKER_SLOT"; // for log lines
+// A worker that spent its request budget (prefork) exits with this status: it is
+// replaced at once, and it is not a failure.
+inline constexpr int kExitRecycled = 75;
 
 class Supervisor {
 public:
-    // fds: workers * threads listening sockets; slot i serves fds[i*threads, (i+1)*threads).
+    // fds: workers * threads listening sockets; slot i serves fds[i*threads, (i+1)*threads),
+    // or, with fewer fds than workers (prefork), every worker serves all of them.
     Supervisor(const ServerOptions& options, std::vector<int> fds);
     ~Supervisor();
     int run();  // until stopped; returns the exit status

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <thread>
 
+#include <cstring>
+
 #include <kiln/kiln.hpp>
 
 namespace {
@@ -112,6 +114,19 @@ int main(int argc, char** argv) {
     // the worker that serves the request (SIGABRT, as a crashing handler would).
     app.get("/pid", [](kiln::Request&, kiln::Response& res) { res.text(std::to_string(getpid())); });
     app.get("/crash", [](kiln::Request&, kiln::Response&) { std::abort(); });
+
+    // Leaks 1 MiB per request (touched, so it counts in RSS): prefork recycling must bound it.
+    app.get("/leak", [](kiln::Request&, kiln::Response& res) {
+        char* lost = new char[1 << 20];
+        std::memset(lost, 1, 1 << 20);
+        res.text("leaked");
+    });
+
+    // Dereferences null: a real segfault, not an abort.
+    app.get("/segv", [](kiln::Request&, kiln::Response& res) {
+        volatile int* nothing = nullptr;
+        res.text(std::to_string(*nothing));
+    });
 
     return app.run(argc, argv);
 }

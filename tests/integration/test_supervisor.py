@@ -499,6 +499,84 @@ class Watchdog(SupervisorCase):
         self.assertNotIn("watchdog", self.server.output())
 
 
+def rss_kib(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+class Prefork(SupervisorCase):
+
+    def test_a_segfault_costs_only_its_own_request(self):
+        self.start_server("--mpm", "prefork", "--workers", "3", threads=1)
+        self.wait_ready(3)
+        with RequestStream(self.port) as stream:
+            time.sleep(0.3)
+            for _ in range(5):
+                with harness.RawConnection(self.port) as c:
+                    c.send(build_request("GET", "/segv"))
+                    closed, extra, _ = c.wait_closed(timeout=10)
+                    self.assertTrue(closed)
+                    self.assertEqual(extra, b"", "a crashed request must get no response")
+            time.sleep(0.5)
+        self.assertGreater(len(stream.records), 20)
+        failed = [r for r in stream.records if r[2] is None]
+        self.assertEqual(failed, [], "requests to other workers failed while one crashed")
+        self.assertTrue(self.server.wait_for_output(r"was killed by signal 11 \(Segmentation fault\)", timeout=3, count=5),
+                        self.server.output())
+
+    def test_recycling_bounds_a_leaking_handler(self):
+        self.start_server("--mpm", "prefork", "--workers", "2", "--max-requests", "20", threads=1)
+        self.wait_ready(2)
+        peak = 0
+        for i in range(200):  # 200 MiB leaked in all
+            r, err = fetch(self.port, "/leak", timeout=5)
+            self.assertIsNotNone(r, err)
+            self.assertEqual(r.status, 200)
+            if i % 5 == 0:
+                peak = max([peak] + [rss_kib(p) for p in self.workers()])
+        # 20 requests x 1 MiB plus the process itself; without recycling it would pass 100 MiB.
+        self.assertLess(peak, 40 * 1024, "worker RSS peaked at %d KiB" % peak)
+        recycled = self.server.wait_for_output(r"served its 20 requests; replacing it", timeout=3, count=8)
+        self.assertTrue(recycled, self.server.output())
+        # Recycling is not a failure: no back-off.
+        self.assertNotIn("times in a row", self.server.output())
+
+    def test_a_handler_past_request_timeout_is_killed(self):
+        self.start_server("--mpm", "prefork", "--workers", "2", "--request-timeout", "1000", threads=1)
+        self.wait_ready(2)
+        started = time.monotonic()
+        r, err = fetch(self.port, "/sleep?ms=4000", timeout=6)
+        self.assertIsNone(r)
+        self.assertLess(time.monotonic() - started, 3.5)
+        self.assertTrue(self.server.wait_for_output(r"watchdog timeout 1000 ms\); killing it", timeout=3),
+                        self.server.output())
+        r, err = fetch(self.port, "/plaintext", timeout=5)
+        self.assertEqual((r.status, r.body), (200, b"Hello, World!"))
+
+    def test_one_connection_at_a_time_per_worker(self):
+        self.start_server("--mpm", "prefork", "--workers", "1", threads=1)
+        self.wait_ready(1)
+        first = socket.create_connection(("127.0.0.1", self.port), timeout=3)
+        first.sendall(build_request("GET", "/plaintext"))
+        self.assertIn(b"Hello, World!", first.recv(4096))
+        # The only worker holds `first` open: a second connection waits in the backlog.
+        second = socket.create_connection(("127.0.0.1", self.port), timeout=3)
+        second.sendall(build_request("GET", "/plaintext"))
+        second.settimeout(0.5)
+        with self.assertRaises(socket.timeout):
+            second.recv(4096)
+        first.close()
+        second.settimeout(3)
+        self.assertIn(b"Hello, World!", second.recv(4096))
+        second.close()
+
+
 class WorkersZero(harness.ServerTestCase):
     """--workers 0: one process serves, no supervisor; the class-level check still
     demands exit 0 on SIGTERM."""
