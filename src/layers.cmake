@@ -23,6 +23,7 @@ add_library(kiln STATIC
   server/config.cpp
   server/access_log.cpp
   server/stats.cpp
+  server/privileges.cpp
 )
 target_include_directories(kiln PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> PRIVATE ${PROJECT_SOURCE_DIR}/src)
 find_package(Threads REQUIRED)

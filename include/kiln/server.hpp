@@ -36,6 +36,8 @@ struct ServerOptions {
     std::string config_path;             // the kiln.toml that was read, if any
     std::string access_log = "off";      // "off", "stdout", "stderr" or a file path
     std::string access_log_format = "combined";  // or "json"
+    std::string user;                    // run as this user after binding (needs root)
+    std::string group;                   // and group (default: the user's primary group)
     std::string metrics_path;            // e.g. "/metrics": Prometheus text; empty: off
     std::string health_path;             // e.g. "/health": 200 while serving; empty: off
     bool log_errors = true;

@@ -90,6 +90,8 @@ const std::vector<Key>& keys() {
         integer("limits.max_header_bytes", &ServerOptions::max_header_bytes, size_t{256}, size_t{1} << 24),
         integer("limits.max_header_count", &ServerOptions::max_header_count, size_t{1}, size_t{100}),
         {"server.name", [](const Value& v, ServerOptions& o) { return get_string(v, &o.server_name); }},
+        {"user", [](const Value& v, ServerOptions& o) { return get_string(v, &o.user); }},
+        {"group", [](const Value& v, ServerOptions& o) { return get_string(v, &o.group); }},
         {"log.access", [](const Value& v, ServerOptions& o) { return get_string(v, &o.access_log); }},
         {"metrics.path", [](const Value& v, ServerOptions& o) { return get_path(v, &o.metrics_path); }},
         {"health.path", [](const Value& v, ServerOptions& o) { return get_path(v, &o.health_path); }},

@@ -6,6 +6,7 @@
 //   workers = 2                     # KILN_WORKERS
 //   threads = 1                     # KILN_THREADS
 //   listen  = "127.0.0.1:8080"      # KILN_LISTEN; "[::1]:8080" for IPv6
+//   user = "nobody", group = "nogroup"   # after binding, as root
 //   [timeouts] header_ms, body_ms, keepalive_ms, write_ms, drain_ms   # KILN_TIMEOUTS_HEADER_MS ...
 //   [limits]   max_request_line, max_header_bytes, max_header_count
 //   [server]   name, mpm ("event" or "prefork"), max_requests_per_worker (prefork)

@@ -47,6 +47,7 @@ void usage(const char* prog) {
         "  --mpm MODEL               event (default) or prefork (one connection per process)\n"
         "  --max-requests N          prefork: recycle a worker after N requests (default 10000)\n"
         "  --request-timeout MS      prefork: kill a handler running longer (default 30000)\n"
+        "  --user NAME, --group NAME run as this user/group once the sockets are bound (as root)\n"
         "  --quiet                   no error log on stderr\n"
         "  --help                    this text\n",
         prog);
@@ -158,6 +159,9 @@ bool parse_server_flags(int argc, char** argv, ServerOptions* o, int* exit_statu
             ok = number(uint64_t{0}, uint64_t{1} << 40, &o->max_requests_per_worker);
         } else if (arg == "--request-timeout") {
             ok = number(1u, 3'600'000u, &o->request_timeout_ms);
+        } else if (arg == "--user" || arg == "--group") {
+            if (!take() || value.empty()) return fail("flag " + std::string(arg) + " needs a name");
+            (arg == "--user" ? o->user : o->group) = std::string(value);
         } else if (arg == "--quiet") {
             o->log_errors = false;
         } else {

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <cerrno>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
@@ -28,6 +29,7 @@
 #include "net/listener.hpp"
 #include "net/loop.hpp"
 #include "server/access_log.hpp"
+#include "server/privileges.hpp"
 #include "server/stats.hpp"
 #include "server/supervisor.hpp"
 #include "util/log.hpp"
@@ -306,10 +308,31 @@ int App::run(const ServerOptions& options) {
     // Prefork: a handler past request_timeout stops its loop; the watchdog ends it.
     if (prefork) opts.watchdog_timeout_ms = opts.request_timeout_ms;
     std::string err;
+    server::Identity identity;
+    if (opts.group.size() && opts.user.empty()) {
+        std::fprintf(stderr, "kiln: group '%s' given without a user\n", opts.group.c_str());
+        return 2;
+    }
+    if (!opts.user.empty()) {
+        if (std::string e = server::resolve_identity(opts.user, opts.group, &identity); !e.empty()) {
+            std::fprintf(stderr, "kiln: %s\n", e.c_str());
+            return 2;
+        }
+        if (geteuid() != 0) {
+            std::fprintf(stderr, "kiln: switching to user '%s' needs root\n", opts.user.c_str());
+            return 2;
+        }
+    }
     if (opts.access_log != "off") {  // fail now, not in every worker
         server::AccessLogFile probe;
         if (std::string e = probe.open(opts.access_log, server::AccessLogFormat::Combined); !e.empty()) {
             std::fprintf(stderr, "kiln: %s\n", e.c_str());
+            return 2;
+        }
+        // Created as root: hand it to the user the workers will run as (they reopen it).
+        if (!opts.user.empty() && opts.access_log != "stdout" && opts.access_log != "stderr" &&
+            chown(opts.access_log.c_str(), identity.uid, identity.gid) != 0) {
+            std::fprintf(stderr, "kiln: chown %s: %s\n", opts.access_log.c_str(), std::strerror(errno));
             return 2;
         }
     }
@@ -335,6 +358,13 @@ int App::run(const ServerOptions& options) {
     std::fprintf(stderr, "kiln: listening on http://%s:%u with %u worker%s of %u thread%s (%s)\n",
                  opts.host.find(':') != std::string::npos ? ("[" + opts.host + "]").c_str() : opts.host.c_str(),
                  opts.port, processes, processes == 1 ? "" : "s", threads, threads == 1 ? "" : "s", opts.mpm.c_str());
+    if (!opts.user.empty()) {
+        if (std::string e = server::drop_privileges(identity); !e.empty()) {
+            std::fprintf(stderr, "kiln: %s\n", e.c_str());
+            for (int fd : fds) ::close(fd);
+            return 2;
+        }
+    }
     if (processes == 0) {
         int status = serve(*this, opts, fds, -1, false);
         for (int fd : fds) ::close(fd);

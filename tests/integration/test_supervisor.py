@@ -15,6 +15,7 @@ import resource
 import selectors
 import signal
 import socket
+import subprocess
 import threading
 import time
 import unittest
@@ -575,6 +576,45 @@ class Prefork(SupervisorCase):
         second.settimeout(3)
         self.assertIn(b"Hello, World!", second.recv(4096))
         second.close()
+
+
+def uid_of(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("Uid:"):
+                return [int(x) for x in line.split()[1:]]
+    return None
+
+
+@unittest.skipUnless(os.geteuid() == 0, "dropping privileges needs root")
+class Privileges(SupervisorCase):
+
+    def test_supervisor_and_workers_run_as_the_configured_user(self):
+        import pwd
+        nobody = pwd.getpwnam("nobody").pw_uid
+        self.start_server("--workers", "2", "--user", "nobody", threads=1)
+        self.wait_ready(2)
+        self.assertEqual(uid_of(self.server.proc.pid), [nobody] * 4)
+        for pid in self.workers():
+            self.assertEqual(uid_of(pid), [nobody] * 4)
+        r, err = fetch(self.port, "/plaintext", timeout=5)
+        self.assertEqual((r.status, r.body), (200, b"Hello, World!"))
+        # A reload needs no privilege: the new workers inherit the sockets.
+        old = set(self.workers())
+        os.kill(self.server.proc.pid, signal.SIGHUP)
+        self.assertTrue(self.server.wait_for_output(r"reload complete", timeout=10), self.server.output())
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and set(self.workers()) & old:
+            time.sleep(0.05)
+        self.assertFalse(set(self.workers()) & old)
+        r, err = fetch(self.port, "/plaintext", timeout=5)
+        self.assertEqual(r.status, 200)
+
+    def test_unknown_user_is_refused_before_starting(self):
+        p = subprocess.run([harness.BINARIES["server"], "--port", str(harness.free_port()), "--user", "no-such-user-kiln"],
+                           capture_output=True, text=True, timeout=10)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("no such user 'no-such-user-kiln'", p.stderr)
 
 
 class WorkersZero(harness.ServerTestCase):
