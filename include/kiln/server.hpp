@@ -34,6 +34,8 @@ struct ServerOptions {
     uint64_t max_requests_per_worker = 10'000;  // prefork: recycle after this many; 0: never
     uint32_t request_timeout_ms = 30'000;       // prefork: kill a handler running longer
     std::string config_path;             // the kiln.toml that was read, if any
+    std::string error_log = "stderr";    // "stderr", "stdout" or a file path
+    std::string log_level = "info";      // "error", "warn" or "info"
     std::string access_log = "off";      // "off", "stdout", "stderr" or a file path
     std::string access_log_format = "combined";  // or "json"
     std::string user;                    // run as this user after binding (needs root)

@@ -63,18 +63,18 @@ void append_json_string(std::string& out, std::string_view s) {
 }
 }  // namespace
 
-AccessLogFile::~AccessLogFile() {
+LogFile::~LogFile() {
     if (owned_ && fd_ >= 0) ::close(fd_);
 }
 
-std::string AccessLogFile::open(const std::string& dest, AccessLogFormat format) {
-    format_ = format;
+std::string LogFile::open(const std::string& dest, const char* what) {
+    what_ = what;
     if (dest == "stdout" || dest == "stderr") {
         fd_ = dest == "stdout" ? STDOUT_FILENO : STDERR_FILENO;
     } else {
         path_ = dest;
         fd_ = ::open(dest.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-        if (fd_ < 0) return "cannot open access log '" + dest + "': " + std::strerror(errno);
+        if (fd_ < 0) return std::string("cannot open ") + what + " '" + dest + "': " + std::strerror(errno);
         owned_ = true;
     }
     struct stat st;
@@ -82,16 +82,16 @@ std::string AccessLogFile::open(const std::string& dest, AccessLogFormat format)
     return {};
 }
 
-std::string AccessLogFile::reopen() {
+std::string LogFile::reopen() {
     if (path_.empty()) return {};
     int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return "cannot reopen access log '" + path_ + "': " + std::strerror(errno);
+    if (fd < 0) return std::string("cannot reopen ") + what_ + " '" + path_ + "': " + std::strerror(errno);
     dup3(fd, fd_, O_CLOEXEC);  // atomic for every thread writing to fd_
     ::close(fd);
     return {};
 }
 
-void AccessLogFile::write(const char* data, size_t len) const {
+void LogFile::write(const char* data, size_t len) const {
     while (len > 0) {
         size_t n = len;
         if (pipe_ && n > PIPE_BUF) {  // cut at the last line end that fits
@@ -109,7 +109,8 @@ void AccessLogFile::write(const char* data, size_t len) const {
     }
 }
 
-AccessLog::AccessLog(net::Loop& loop, const AccessLogFile& file) : loop_(loop), file_(file) {
+AccessLog::AccessLog(net::Loop& loop, const LogFile& file, AccessLogFormat format)
+    : loop_(loop), file_(file), format_(format) {
     buf_.reserve(kFlushAt + 4096);
     tick_.owner = this;
     tick_.fire = [](net::Timer* t) {
@@ -137,7 +138,7 @@ void AccessLog::refresh_date(time_t now) {
     tm t;
     gmtime_r(&now, &t);
     char b[40];
-    size_t n = file_.format() == AccessLogFormat::Json ? std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &t)
+    size_t n = format_ == AccessLogFormat::Json ? std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &t)
                                                        : std::strftime(b, sizeof b, "[%d/%b/%Y:%H:%M:%S +0000]", &t);
     date_.assign(b, n);
 }
@@ -154,7 +155,7 @@ void AccessLog::on_response(const Record& r) {
         agent = r.request->header("user-agent").value_or("");
     }
     const char* version = r.request && r.request->version_minor() == 0 ? "HTTP/1.0" : "HTTP/1.1";
-    if (file_.format() == AccessLogFormat::Json) {
+    if (format_ == AccessLogFormat::Json) {
         buf_ += "{\"time\":\"";
         buf_ += date_;
         buf_ += "\",\"remote\":";

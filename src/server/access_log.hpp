@@ -1,7 +1,8 @@
-// The access log: one line per response, "combined" (Apache/nginx) or "json".
-// AccessLogFile is the process's destination (stdout, stderr or a file opened
-// O_APPEND), shared by every loop; reopen() swaps the file under the same fd
-// (SIGUSR1, for logrotate). AccessLog is one loop's writer: lines go into its own
+// Log destinations and the access log. LogFile is a destination (stdout, stderr
+// or a file opened O_APPEND) shared by every loop of the process; reopen() swaps
+// the file under the same fd (SIGUSR1, for logrotate). Both the access log and
+// the error log use one. AccessLog is one loop's writer of access lines,
+// "combined" (Apache/nginx) or "json": lines go into its own
 // buffer, written out when it passes 32 KiB and once a second, so the hot path
 // takes no lock and makes no syscall. Writes to a pipe are cut at line ends in
 // pieces of at most PIPE_BUF, so lines from several processes never interleave.
@@ -16,26 +17,27 @@ namespace kiln::server {
 
 enum class AccessLogFormat { Combined, Json };
 
-class AccessLogFile {
+class LogFile {
 public:
-    // dest: "stdout", "stderr" or a path. Returns "" or why it cannot be opened.
-    std::string open(const std::string& dest, AccessLogFormat format);
+    // dest: "stdout", "stderr" or a path; what: "access log", for messages.
+    // Returns "" or why it cannot be opened.
+    std::string open(const std::string& dest, const char* what);
     std::string reopen();  // same path again (no-op for stdout/stderr)
     void write(const char* data, size_t len) const;
-    AccessLogFormat format() const { return format_; }
-    ~AccessLogFile();
+    int fd() const { return fd_; }
+    ~LogFile();
 
 private:
     int fd_ = -1;
     bool owned_ = false;
     bool pipe_ = false;
     std::string path_;
-    AccessLogFormat format_ = AccessLogFormat::Combined;
+    const char* what_ = "log";
 };
 
 class AccessLog final : public http::Observer {
 public:
-    AccessLog(net::Loop& loop, const AccessLogFile& file);
+    AccessLog(net::Loop& loop, const LogFile& file, AccessLogFormat format);
     ~AccessLog();  // flushes
     void on_response(const Record& r) override;
     void flush();
@@ -43,7 +45,8 @@ public:
 private:
     void refresh_date(time_t now);
     net::Loop& loop_;
-    const AccessLogFile& file_;
+    const LogFile& file_;
+    AccessLogFormat format_;
     std::string buf_;
     net::Timer tick_;
     time_t date_second_ = -1;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "server/stats.hpp"
+#include "util/log.hpp"
 #include "server/supervisor.hpp"
 
 extern char** environ;
@@ -93,6 +94,16 @@ const std::vector<Key>& keys() {
         {"user", [](const Value& v, ServerOptions& o) { return get_string(v, &o.user); }},
         {"group", [](const Value& v, ServerOptions& o) { return get_string(v, &o.group); }},
         {"log.access", [](const Value& v, ServerOptions& o) { return get_string(v, &o.access_log); }},
+        {"log.error", [](const Value& v, ServerOptions& o) { return get_string(v, &o.error_log); }},
+        {"log.level",
+         [](const Value& v, ServerOptions& o) {
+             std::string level;
+             util::LogLevel ignored;
+             if (std::string e = get_string(v, &level); !e.empty()) return e;
+             if (!util::parse_log_level(level, &ignored)) return "expected \"error\", \"warn\" or \"info\", got '" + level + "'";
+             o.log_level = level;
+             return std::string();
+         }},
         {"metrics.path", [](const Value& v, ServerOptions& o) { return get_path(v, &o.metrics_path); }},
         {"health.path", [](const Value& v, ServerOptions& o) { return get_path(v, &o.health_path); }},
         {"log.access_format",

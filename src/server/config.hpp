@@ -12,7 +12,8 @@
 //   [server]   name, mpm ("event" or "prefork"), max_requests_per_worker (prefork)
 //   [timeouts] ... watchdog_ms, request_ms (prefork)
 //   [metrics]  path (e.g. "/metrics")   [health] path (e.g. "/health")
-//   [log]      access ("off", "stdout", "stderr" or a path), access_format ("combined", "json")
+//   [log]      access ("off", "stdout", "stderr" or a path), access_format ("combined", "json"),
+//              error ("stderr", "stdout" or a path), level ("error", "warn", "info")
 #pragma once
 #include <string>
 #include <string_view>

@@ -9,6 +9,7 @@
 #include <kiln/server.hpp>
 
 #include "server/config.hpp"
+#include "util/log.hpp"
 
 namespace kiln {
 namespace {
@@ -48,7 +49,9 @@ void usage(const char* prog) {
         "  --max-requests N          prefork: recycle a worker after N requests (default 10000)\n"
         "  --request-timeout MS      prefork: kill a handler running longer (default 30000)\n"
         "  --user NAME, --group NAME run as this user/group once the sockets are bound (as root)\n"
-        "  --quiet                   no error log on stderr\n"
+        "  --error-log DEST          stderr (default), stdout or a file (reopened on SIGUSR1)\n"
+        "  --log-level LEVEL         error, warn or info (default)\n"
+        "  --quiet                   no error log at all\n"
         "  --help                    this text\n",
         prog);
 }
@@ -162,6 +165,14 @@ bool parse_server_flags(int argc, char** argv, ServerOptions* o, int* exit_statu
         } else if (arg == "--user" || arg == "--group") {
             if (!take() || value.empty()) return fail("flag " + std::string(arg) + " needs a name");
             (arg == "--user" ? o->user : o->group) = std::string(value);
+        } else if (arg == "--error-log") {
+            if (!take() || value.empty()) return fail("flag --error-log needs stderr, stdout or a path");
+            o->error_log = std::string(value);
+        } else if (arg == "--log-level") {
+            util::LogLevel ignored;
+            if (!take() || !util::parse_log_level(std::string(value), &ignored))
+                return fail("flag --log-level needs error, warn or info");
+            o->log_level = std::string(value);
         } else if (arg == "--quiet") {
             o->log_errors = false;
         } else {

@@ -145,6 +145,27 @@ bool port_is_free(const ServerOptions& o, std::string* err) {
     return true;
 }
 
+// The error log's destination, for the life of the process.
+server::LogFile& error_log() {
+    static server::LogFile file;
+    return file;
+}
+
+std::string open_error_log(const ServerOptions& o) {
+    if (o.error_log == "stderr") return {};
+    if (std::string e = error_log().open(o.error_log, "error log"); !e.empty()) return e;
+    util::set_log_fd(error_log().fd());
+    return {};
+}
+
+// SIGUSR1: logrotate moved the files; start new ones under the same names.
+void reopen_logs(server::LogFile* access) {
+    for (server::LogFile* f : {access, &error_log()}) {
+        if (!f) continue;
+        if (std::string e = f->reopen(); !e.empty()) util::log(util::LogLevel::Error, "%s", e.c_str());
+    }
+}
+
 // Listening sockets a supervisor passed to this worker process, if it is one.
 std::vector<int> inherited_fds(int* ready_fd) {
     std::vector<int> fds;
@@ -176,16 +197,16 @@ int serve(const App& app, const ServerOptions& opts, const std::vector<int>& fds
     else sigaddset(&stop_signals, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);  // inherited by the loop threads
 
-    std::unique_ptr<server::AccessLogFile> access;
+    std::unique_ptr<server::LogFile> access;
     if (opts.access_log != "off") {
-        access = std::make_unique<server::AccessLogFile>();
-        auto format = opts.access_log_format == "json" ? server::AccessLogFormat::Json : server::AccessLogFormat::Combined;
-        if (std::string err = access->open(opts.access_log, format); !err.empty()) {
+        access = std::make_unique<server::LogFile>();
+        if (std::string err = access->open(opts.access_log, "access log"); !err.empty()) {
             util::log(util::LogLevel::Error, "%s", err.c_str());
             return 2;
         }
     }
-    const server::AccessLogFile* access_file = access.get();
+    const server::LogFile* access_file = access.get();
+    auto access_format = opts.access_log_format == "json" ? server::AccessLogFormat::Json : server::AccessLogFormat::Combined;
 
     // Statistics: the supervisor's segment, or one of our own when serving alone.
     server::SharedStats stats = server::SharedStats::attach_from_env();
@@ -208,11 +229,11 @@ int serve(const App& app, const ServerOptions& opts, const std::vector<int>& fds
         // when something reads the counts. The heartbeat (for the watchdog) is always on.
         bool count = loop_stats && !opts.metrics_path.empty();
         uint32_t beat_ms = opts.watchdog_timeout_ms ? std::clamp(opts.watchdog_timeout_ms / 4, 50u, 1000u) : 1000;
-        w->thread = std::thread([wp, fd, &config, &service, &started, access_file, loop_stats, count, beat_ms] {
+        w->thread = std::thread([wp, fd, &config, &service, &started, access_file, access_format, loop_stats, count, beat_ms] {
             net::Loop loop;
             // Both outlive the server's connections, which report to them.
             std::optional<server::AccessLog> access_log;
-            if (access_file) access_log.emplace(loop, *access_file);
+            if (access_file) access_log.emplace(loop, *access_file, access_format);
             LoopRecorder recorder(loop, access_log ? &*access_log : nullptr, loop_stats, count, beat_ms);
             http::Server server(loop, service, config);
             if (access_log || count) server.set_observer(&recorder);
@@ -251,9 +272,7 @@ int serve(const App& app, const ServerOptions& opts, const std::vector<int>& fds
     // timeout stops the loops where they are.
     int sig;
     while ((sig = sigwaitinfo(&stop_signals, nullptr)) == SIGUSR1 || sig < 0) {
-        if (sig == SIGUSR1 && access) {
-            if (std::string err = access->reopen(); !err.empty()) util::log(util::LogLevel::Error, "%s", err.c_str());
-        }
+        if (sig == SIGUSR1) reopen_logs(access.get());
     }
     if (!worker) util::log(util::LogLevel::Info, "received %s, stopping gracefully", strsignal(sig));
     for (auto& w : workers) {
@@ -289,6 +308,13 @@ int App::run(int argc, char** argv) {
 
 int App::run(const ServerOptions& options) {
     util::set_log_enabled(options.log_errors);
+    util::LogLevel level = util::LogLevel::Info;
+    util::parse_log_level(options.log_level, &level);
+    util::set_log_level(level);
+    if (std::string e = open_error_log(options); !e.empty()) {
+        std::fprintf(stderr, "kiln: %s\n", e.c_str());
+        return 2;
+    }
     std::signal(SIGPIPE, SIG_IGN);
     int ready_fd = -1;
     if (std::vector<int> fds = inherited_fds(&ready_fd); !fds.empty()) return serve(*this, options, fds, ready_fd, true);
@@ -324,15 +350,17 @@ int App::run(const ServerOptions& options) {
         }
     }
     if (opts.access_log != "off") {  // fail now, not in every worker
-        server::AccessLogFile probe;
-        if (std::string e = probe.open(opts.access_log, server::AccessLogFormat::Combined); !e.empty()) {
+        server::LogFile probe;
+        if (std::string e = probe.open(opts.access_log, "access log"); !e.empty()) {
             std::fprintf(stderr, "kiln: %s\n", e.c_str());
             return 2;
         }
-        // Created as root: hand it to the user the workers will run as (they reopen it).
-        if (!opts.user.empty() && opts.access_log != "stdout" && opts.access_log != "stderr" &&
-            chown(opts.access_log.c_str(), identity.uid, identity.gid) != 0) {
-            std::fprintf(stderr, "kiln: chown %s: %s\n", opts.access_log.c_str(), std::strerror(errno));
+    }
+    // Log files created as root go to the user the workers run as (they reopen them).
+    for (const std::string& f : {opts.access_log, opts.error_log}) {
+        if (opts.user.empty() || f == "off" || f == "stdout" || f == "stderr") continue;
+        if (chown(f.c_str(), identity.uid, identity.gid) != 0) {
+            std::fprintf(stderr, "kiln: chown %s: %s\n", f.c_str(), std::strerror(errno));
             return 2;
         }
     }
@@ -371,6 +399,7 @@ int App::run(const ServerOptions& options) {
         return status;
     }
     server::Supervisor supervisor(opts, std::move(fds));
+    supervisor.set_reopen_logs([] { reopen_logs(nullptr); });
     return supervisor.run();
 }
 

@@ -335,7 +335,8 @@ int Supervisor::run() {
             switch (si.ssi_signo) {
                 case SIGCHLD: break;  // reaped below
                 case SIGHUP: begin_reload(); break;
-                case SIGUSR1:  // reopen log files: each worker reopens its own
+                case SIGUSR1:  // reopen log files: ours, then each worker its own
+                    if (reopen_logs_) reopen_logs_();
                     for (Process& p : procs_) kill(p.pid, SIGUSR1);
                     break;
                 default:

@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,8 @@ public:
     Supervisor(const ServerOptions& options, std::vector<int> fds);
     ~Supervisor();
     int run();  // until stopped; returns the exit status
+    // Called on SIGUSR1 (before the workers are told): reopen our own log files.
+    void set_reopen_logs(std::function<void()> fn) { reopen_logs_ = std::move(fn); }
 
 private:
     enum class State { Starting, Running, Draining };
@@ -82,6 +85,7 @@ private:
     uint64_t reload_deadline_ms_ = 0;
     int signal_fd_ = -1;
     SharedStats stats_;
+    std::function<void()> reopen_logs_;
 };
 
 }  // namespace kiln::server

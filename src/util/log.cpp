@@ -9,12 +9,25 @@
 namespace kiln::util {
 namespace {
 std::atomic<bool> g_enabled{true};
-}
+std::atomic<int> g_level{static_cast<int>(LogLevel::Info)};
+std::atomic<int> g_fd{STDERR_FILENO};
+}  // namespace
 
 void set_log_enabled(bool on) { g_enabled.store(on, std::memory_order_relaxed); }
+void set_log_level(LogLevel most_verbose) { g_level.store(static_cast<int>(most_verbose), std::memory_order_relaxed); }
+void set_log_fd(int fd) { g_fd.store(fd, std::memory_order_relaxed); }
+
+bool parse_log_level(const std::string& name, LogLevel* out) {
+    if (name == "error") *out = LogLevel::Error;
+    else if (name == "warn") *out = LogLevel::Warn;
+    else if (name == "info") *out = LogLevel::Info;
+    else return false;
+    return true;
+}
 
 void log(LogLevel level, const char* fmt, ...) {
     if (!g_enabled.load(std::memory_order_relaxed)) return;
+    if (static_cast<int>(level) > g_level.load(std::memory_order_relaxed)) return;
     char line[2048];
     timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -30,7 +43,7 @@ void log(LogLevel level, const char* fmt, ...) {
     va_end(ap);
     size_t len = static_cast<size_t>(n) + (m < 0 ? 0 : std::min<size_t>(m, sizeof line - n - 2));
     line[len++] = '\n';
-    ssize_t ignored = ::write(STDERR_FILENO, line, len);
+    ssize_t ignored = ::write(g_fd.load(std::memory_order_relaxed), line, len);
     (void)ignored;
 }
 

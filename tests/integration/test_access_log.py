@@ -1,4 +1,4 @@
-"""The access log: one line per response in combined or JSON format, hostile bytes
+"""The access and error logs. Access log: one line per response in combined or JSON format, hostile bytes
 escaped so no line can be forged, lines flushed within about a second and at a
 graceful stop, and the file reopened on SIGUSR1 (logrotate)."""
 import json
@@ -137,6 +137,31 @@ class AccessLog(unittest.TestCase):
                             "/nonexistent-dir/a.log"], capture_output=True, text=True, timeout=10)
         self.assertEqual(p.returncode, 2)
         self.assertIn("cannot open access log '/nonexistent-dir/a.log'", p.stderr)
+
+
+class ErrorLog(unittest.TestCase):
+    def test_file_level_and_reopen(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "error.log")
+            srv = Server("--error-log", path, "--log-level", "warn")
+            try:
+                status = send(srv.port, b"GET /throw HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+                self.assertTrue(status.startswith(b"HTTP/1.1 500"))
+                lines = wait_lines(path, 1)
+                self.assertRegex(lines[0], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \[error\] \[\d+\] GET /throw: handler threw .*boom$")
+                os.rename(path, path + ".1")
+                srv.proc.send_signal(signal.SIGUSR1)
+                time.sleep(0.3)
+                send(srv.port, b"GET /throw HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+                fresh = wait_lines(path, 1)
+            finally:
+                code, err = srv.stop()
+            self.assertEqual(code, 0, err)
+            self.assertIn("handler threw", fresh[0])
+            with open(path) as f:
+                # "info" lines (start, stop) are below the "warn" level.
+                self.assertNotIn("[info]", f.read())
+            self.assertNotIn("handler threw", err, "errors go to the file, not stderr")
 
 
 if __name__ == "__main__":
