@@ -29,6 +29,8 @@
 #include "net/listener.hpp"
 #include "net/loop.hpp"
 #include "server/access_log.hpp"
+#include "server/app_service.hpp"
+#include "server/loop_recorder.hpp"
 #include "server/privileges.hpp"
 #include "server/stats.hpp"
 #include "server/supervisor.hpp"
@@ -36,67 +38,6 @@
 
 namespace kiln {
 namespace {
-
-// The app, plus the server's own endpoints (metrics, health), answered before
-// routing so they work whatever routes the app has.
-class AppService final : public http::Service {
-public:
-    AppService(const App& app, const ServerOptions& o, const server::SharedStats& stats)
-        : app_(app), metrics_(o.metrics_path), health_(o.health_path), stats_(stats) {}
-    size_t prepare(Request& req) override { return app_.prepare(req); }
-    void handle(Request& req, Response& res) override {
-        bool get = req.method() == Method::Get || req.method() == Method::Head;
-        if (get && !metrics_.empty() && req.path() == metrics_) {
-            res.header("Cache-Control", "no-store");
-            res.send(stats_.prometheus(), "text/plain; version=0.0.4; charset=utf-8");
-            return;
-        }
-        if (get && !health_.empty() && req.path() == health_) {
-            res.header("Cache-Control", "no-store");
-            res.json("{\"status\":\"ok\",\"uptime_seconds\":" + std::to_string(stats_.uptime_seconds()) + "}");
-            return;
-        }
-        app_.handle(req, res);
-    }
-private:
-    const App& app_;
-    std::string metrics_, health_;
-    const server::SharedStats& stats_;
-};
-
-// One loop's observer: its access-log writer and its statistics block, and a
-// heartbeat each second (when the loop is not stuck in a handler).
-class LoopRecorder final : public http::Observer {
-public:
-    LoopRecorder(net::Loop& loop, server::AccessLog* log, server::LoopStats* stats, bool count, uint32_t beat_ms)
-        : loop_(loop), log_(log), stats_(stats), count_(count), beat_ms_(beat_ms) {
-        beat_.owner = this;
-        beat_.fire = [](net::Timer* t) { static_cast<LoopRecorder*>(t->owner)->beat(); };
-        beat();
-    }
-    ~LoopRecorder() { beat_.disarm(); }
-    void on_response(const Record& r) override {
-        if (count_) stats_->record(r.status, r.elapsed_us);
-        if (log_) log_->on_response(r);
-    }
-    void on_open() override {
-        if (count_) stats_->open_connections.fetch_add(1, std::memory_order_relaxed);
-    }
-    void on_close() override {
-        if (count_) stats_->open_connections.fetch_sub(1, std::memory_order_relaxed);
-    }
-private:
-    void beat() {
-        if (stats_) stats_->heartbeat_ms.store(loop_.now_ms(), std::memory_order_relaxed);
-        loop_.timers(beat_ms_).arm(beat_, loop_.now_ms());
-    }
-    net::Loop& loop_;
-    server::AccessLog* log_;
-    server::LoopStats* stats_;
-    bool count_;
-    uint32_t beat_ms_;
-    net::Timer beat_;
-};
 
 std::atomic<bool> g_recycled{false};  // this worker spent its request budget
 
@@ -217,7 +158,7 @@ int serve(const App& app, const ServerOptions& opts, const std::vector<int>& fds
     }
 
     const http::EngineConfig config = engine_config(opts);
-    AppService service(app, opts, stats);
+    server::AppService service(app, opts, stats);
     std::vector<std::unique_ptr<Worker>> workers;
     std::latch started(static_cast<std::ptrdiff_t>(fds.size()));
     for (size_t i = 0; i < fds.size(); ++i) {
@@ -234,7 +175,7 @@ int serve(const App& app, const ServerOptions& opts, const std::vector<int>& fds
             // Both outlive the server's connections, which report to them.
             std::optional<server::AccessLog> access_log;
             if (access_file) access_log.emplace(loop, *access_file, access_format);
-            LoopRecorder recorder(loop, access_log ? &*access_log : nullptr, loop_stats, count, beat_ms);
+            server::LoopRecorder recorder(loop, access_log ? &*access_log : nullptr, loop_stats, count, beat_ms);
             http::Server server(loop, service, config);
             if (access_log || count) server.set_observer(&recorder);
             net::Listener listener(loop, fd, [&server](int cfd, const net::PeerAddress& peer) { server.accept(cfd, peer); });

@@ -1,0 +1,40 @@
+// What the HTTP engine calls in a kiln server: the app, plus the server's own
+// endpoints (metrics, health), answered before routing so they work whatever
+// routes the app has. Shared read-only by every loop of the process.
+#pragma once
+#include <string>
+
+#include <kiln/app.hpp>
+#include <kiln/server.hpp>
+
+#include "http/service.hpp"
+#include "server/stats.hpp"
+
+namespace kiln::server {
+
+class AppService final : public http::Service {
+public:
+    AppService(const App& app, const ServerOptions& o, const SharedStats& stats)
+        : app_(app), metrics_(o.metrics_path), health_(o.health_path), stats_(stats) {}
+    size_t prepare(Request& req) override { return app_.prepare(req); }
+    void handle(Request& req, Response& res) override {
+        bool get = req.method() == Method::Get || req.method() == Method::Head;
+        if (get && !metrics_.empty() && req.path() == metrics_) {
+            res.header("Cache-Control", "no-store");
+            res.send(stats_.prometheus(), "text/plain; version=0.0.4; charset=utf-8");
+            return;
+        }
+        if (get && !health_.empty() && req.path() == health_) {
+            res.header("Cache-Control", "no-store");
+            res.json("{\"status\":\"ok\",\"uptime_seconds\":" + std::to_string(stats_.uptime_seconds()) + "}");
+            return;
+        }
+        app_.handle(req, res);
+    }
+private:
+    const App& app_;
+    std::string metrics_, health_;
+    const SharedStats& stats_;
+};
+
+}  // namespace kiln::server
