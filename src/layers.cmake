@@ -12,6 +12,7 @@ add_library(kiln STATIC
   http/serializer.cpp
   http/connection.cpp
   http/server.cpp
+  http/exchange.cpp
   view/escape.cpp
   app/request.cpp
   app/response.cpp
@@ -24,6 +25,7 @@ add_library(kiln STATIC
   server/access_log.cpp
   server/stats.cpp
   server/privileges.cpp
+  server/thread_pool.cpp
 )
 target_include_directories(kiln PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> PRIVATE ${PROJECT_SOURCE_DIR}/src)
 find_package(Threads REQUIRED)

@@ -27,12 +27,15 @@ struct ServerOptions {
     size_t max_header_bytes = 64 * 1024;
     size_t max_header_count = 100;
     std::string server_name = "kiln";
-    // Concurrency model: "event" (handlers run on the event loops) or "prefork"
-    // (one connection at a time per process, processes recycled; a crash or leak
-    // costs one request).
+    // Concurrency model: "event" (handlers run on the event loops, must not block),
+    // "hybrid" (loops do the I/O, handlers run on a bounded thread pool: blocking
+    // is fine) or "prefork" (one connection at a time per process, processes
+    // recycled; a crash or leak costs one request).
     std::string mpm = "event";
     uint64_t max_requests_per_worker = 10'000;  // prefork: recycle after this many; 0: never
     uint32_t request_timeout_ms = 30'000;       // prefork: kill a handler running longer
+    unsigned pool_threads = 64;                 // hybrid: handler threads per worker process
+    size_t pool_queue = 1024;                   // hybrid: waiting requests; beyond, 503
     std::string config_path;             // the kiln.toml that was read, if any
     std::string error_log = "stderr";    // "stderr", "stdout" or a file path
     std::string log_level = "info";      // "error", "warn" or "info"

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <charconv>
 
+#include "http/exchange.hpp"
 #include "http/server.hpp"
 #include "http/url.hpp"
 
@@ -60,7 +61,7 @@ void Connection::on_io(uint32_t events) {
 void Connection::resume() {
     // The output drained below the limit: handle the requests that waited in the
     // buffer, then read again (edge-triggered: the socket may hold unread bytes).
-    if (state_ == State::Lingering || state_ == State::Closing) return;
+    if (state_ == State::Lingering || state_ == State::Closing || state_ == State::Handling) return;
     process();
     if (fd_ >= 0) on_readable();
 }
@@ -76,6 +77,7 @@ size_t Connection::read_size() const {
 }
 
 void Connection::on_readable() {
+    if (state_ == State::Handling) return;  // the exchange holds the buffer; read after it completes
     if (state_ == State::Lingering) {
         discard_input();
         return;
@@ -93,7 +95,7 @@ void Connection::on_readable() {
 }
 
 void Connection::read_and_process() {
-    while (fd_ >= 0 && !read_paused_ && state_ != State::Closing) {
+    while (fd_ >= 0 && !read_paused_ && state_ != State::Closing && state_ != State::Handling) {
         in_.ensure_writable(read_size(), srv_.loop_.buffers());
         size_t room = in_.writable();
         ssize_t n = ::read(fd_, in_.write_ptr(), room);
@@ -186,9 +188,7 @@ void Connection::process() {
     }
 }
 
-bool Connection::start_request() {
-    const RequestHead& h = srv_.head_;
-    Request& req = srv_.request_;
+PathStatus Connection::prepare_request(const RequestHead& h, Request& req) {
     req.reset();
     req.head_ = &h;
     req.method_ = h.method;
@@ -196,13 +196,19 @@ bool Connection::start_request() {
         req.path_ = h.path;
     } else {
         PathStatus ps = normalize_path(h.path, req.path_storage_);
-        if (ps != PathStatus::Ok) {
-            respond_error(400, ps == PathStatus::NulByte ? "NUL byte in path" : "malformed percent-encoding in path");
-            return false;
-        }
+        if (ps != PathStatus::Ok) return ps;
         req.path_ = req.path_storage_;
     }
     body_limit_ = srv_.service_.prepare(req);
+    return PathStatus::Ok;
+}
+
+bool Connection::start_request() {
+    PathStatus ps = prepare_request(srv_.head_, srv_.request_);
+    if (ps != PathStatus::Ok) {
+        respond_error(400, ps == PathStatus::NulByte ? "NUL byte in path" : "malformed percent-encoding in path");
+        return false;
+    }
     head_current_ = true;
     return true;
 }
@@ -237,20 +243,82 @@ void Connection::dispatch(std::string_view body, size_t consumed) {
     head_only_ = h.method == Method::Head;
     http10_ = h.version_minor == 0;
     keep_alive_ = h.keep_alive && !srv_.stop_requested() && !peer_eof_;
+    if (srv_.executor_ && submit(body, consumed)) return;
     Response& res = srv_.response_;
-    res.reset(this);
-    srv_.service_.handle(req, res);
+    if (srv_.executor_) {  // the pool's queue is full: say so now, without blocking the loop
+        res.reset(nullptr);
+        res.status(503).header("Retry-After", "1").text("Service Unavailable: all handler threads are busy\n");
+    } else {
+        res.reset(this);
+        srv_.service_.handle(req, res);
+    }
     srv_.count_request();
     if (fd_ < 0) return;  // a streamed write failed and closed us
     if (res.streaming()) {
         if (res.aborted()) keep_alive_ = false;
         else res.end();
-        observe(res.status(), streamed_);
+        observe(&req, res.status(), streamed_);
     } else {
         uint64_t sent = head_only_ || status_has_no_body(res.status()) ? 0 : res.body().size();
         write_response(res);
-        observe(res.status(), sent);
+        observe(&req, res.status(), sent);
     }
+    finish_request(consumed);
+}
+
+bool Connection::submit(std::string_view body, size_t consumed) {
+    // One allocation per request: the hybrid model's price, small next to the
+    // blocking handler it exists for.
+    auto* ex = new Exchange();
+    ex->head = srv_.head_;  // views into in_, which the exchange takes below
+    prepare_request(ex->head, ex->request);  // already validated once: cannot fail
+    ex->request.body_ = body;
+    ex->response.reset(nullptr);  // no stream: writes are buffered until the handler returns
+    ex->connection = this;
+    ex->buffer = std::move(in_);
+    Service& service = srv_.service_;
+    std::shared_ptr<CompletionQueue> done = srv_.completions_;
+    bool queued = srv_.executor_->submit([ex, &service, done] {
+        service.handle(ex->request, ex->response);
+        done->push(ex);
+    });
+    if (!queued) {
+        in_ = std::move(ex->buffer);
+        delete ex;
+        return false;
+    }
+    ex_ = ex;
+    pending_consumed_ = consumed;
+    state_ = State::Handling;
+    timer_.disarm();  // the handler takes as long as it takes (the watchdog is for loops)
+    return true;
+}
+
+void Connection::complete(Exchange* ex) {
+    // Back on the loop thread, the request's bytes back where they were.
+    ex_ = nullptr;
+    in_ = std::move(ex->buffer);
+    Response& res = ex->response;
+    if (res.aborted()) {  // nothing was sent yet: a proper 500 is still possible
+        res.clear();
+        res.status(500).text("Internal Server Error\n");
+    }
+    srv_.count_request();
+    uint64_t sent = head_only_ || status_has_no_body(res.status()) ? 0 : res.body().size();
+    write_response(res);
+    observe(&ex->request, res.status(), sent);
+    delete ex;
+    finish_request(pending_consumed_);
+    if (state_ == State::Idle) {
+        process();  // requests pipelined behind this one
+        if (fd_ < 0) return;
+        on_readable();  // edge-triggered: bytes may have arrived while we did not read
+    } else {
+        flush();
+    }
+}
+
+void Connection::finish_request(size_t consumed) {
     head_current_ = false;
     in_.consume(consumed);
     if (!keep_alive_) {
@@ -281,10 +349,10 @@ void Connection::write_response(Response& res) {
     else out_.append(res.body(), pool);
 }
 
-void Connection::observe(int status, uint64_t body_bytes) {
+void Connection::observe(const Request* req, int status, uint64_t body_bytes) {
     if (!srv_.observer_) return;
     uint64_t elapsed = started_us_ ? monotonic_us() - started_us_ : 0;
-    srv_.observer_->on_response({head_current_ ? &srv_.request_ : nullptr, status, body_bytes, elapsed, peer_});
+    srv_.observer_->on_response({req, status, body_bytes, elapsed, peer_});
     started_us_ = 0;
 }
 
@@ -346,7 +414,7 @@ void Connection::respond_error(int status, std::string_view why) {
     head_only_ = false;
     http10_ = false;
     write_response(res);
-    observe(status, res.body().size());
+    observe(head_current_ ? &srv_.request_ : nullptr, status, res.body().size());
     head_current_ = false;
     in_.consume(in_.size());
     state_ = State::Closing;
@@ -386,6 +454,7 @@ void Connection::arm_state_timer() {
         case State::Body: arm(srv_.body_timers_); break;
         case State::Closing: arm(srv_.write_timers_); break;
         case State::Lingering: arm(srv_.linger_timers_); break;
+        case State::Handling: break;
     }
 }
 
@@ -439,6 +508,10 @@ void Connection::drain() {
 void Connection::close_now() {
     if (fd_ < 0) return;
     timer_.disarm();
+    if (ex_) {  // the handler still runs: its exchange outlives us and frees itself
+        ex_->connection = nullptr;
+        ex_ = nullptr;
+    }
     ::close(fd_);  // also removes it from epoll
     fd_ = -1;
     net::BufferPool& pool = srv_.loop_.buffers();

@@ -1,8 +1,9 @@
 // One HTTP/1.1 connection: reads into a pooled buffer, parses requests in place,
 // hands each to the Service, serializes responses into one gathered write.
 //
-// States: Idle (no byte of the next request yet) -> Head -> Body -> (handled) ->
-// Idle ...; Closing (a final response is being flushed) -> Lingering (write side
+// States: Idle (no byte of the next request yet) -> Head -> Body -> (handled, or
+// Handling while a pool thread runs the handler in the hybrid model: nothing is
+// read then, the exchange holds the buffer) -> Idle ...; Closing (a final response is being flushed) -> Lingering (write side
 // shut, discarding input until the peer's FIN, so our last response is not lost to
 // a reset) -> closed. Pipelined requests are handled in order until the buffer is
 // empty or the output passes EngineConfig::max_pending_output (then reading stops
@@ -17,6 +18,8 @@
 #include <kiln/response.hpp>
 
 #include "http/chunked.hpp"
+#include "http/exchange.hpp"
+#include "http/url.hpp"
 #include "http/serializer.hpp"
 #include "net/buffer.hpp"
 #include "net/loop.hpp"
@@ -34,6 +37,7 @@ public:
 
     void on_io(uint32_t events) override;
     void drain();  // the server is stopping
+    void complete(Exchange* ex);  // hybrid: the handler finished (loop thread)
 
     // ResponseStream: a handler streaming its body.
     void begin(Response& res) override;
@@ -42,15 +46,18 @@ public:
 
 private:
     friend class Server;
-    enum class State : uint8_t { Idle, Head, Body, Closing, Lingering };
+    enum class State : uint8_t { Idle, Head, Body, Handling, Closing, Lingering };
 
     void on_readable();
     void read_and_process();
     void resume();
     void process();
-    bool start_request();             // fills the Request from the parsed head; routes it
+    PathStatus prepare_request(const RequestHead& h, Request& req);  // path, route, body limit
+    bool start_request();             // prepare_request for the loop's scratch; 400 on a bad path
     bool body_ready();                // Content-Length or chunked body complete
     void dispatch(std::string_view body, size_t consumed);
+    bool submit(std::string_view body, size_t consumed);  // hybrid: false if the pool is full
+    void finish_request(size_t consumed);
     void write_response(Response& res);
     void respond_error(int status, std::string_view why);
     void send_continue();
@@ -62,7 +69,7 @@ private:
     void arm(net::TimerList& list);
     void arm_state_timer();
     void on_timeout();
-    void observe(int status, uint64_t body_bytes);
+    void observe(const Request* req, int status, uint64_t body_bytes);
     size_t read_size() const;
 
     Server& srv_;
@@ -86,6 +93,8 @@ private:
     bool continue_sent_ = false;
     uint64_t started_us_ = 0;   // head parsed (only measured with an observer)
     uint64_t streamed_ = 0;     // body bytes of a streamed response
+    Exchange* ex_ = nullptr;    // hybrid: the request a pool thread is handling
+    size_t pending_consumed_ = 0;
 
     // The response being written.
     bool keep_alive_ = true;

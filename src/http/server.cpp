@@ -20,7 +20,31 @@ Server::Server(net::Loop& loop, Service& service, const EngineConfig& config)
       drain_grace_timers_(loop.timers(config.drain_idle_grace_ms)) {}
 
 Server::~Server() {
-    while (first_) first_->close_now();
+    while (first_) first_->close_now();  // in-flight exchanges lose their connection
+    if (completions_) {
+        for (Exchange* ex : completions_->close()) {  // finished, never taken
+            ex->buffer.consume(ex->buffer.size());
+            ex->buffer.release(loop_.buffers());
+            delete ex;
+        }
+    }
+}
+
+void Server::set_executor(Executor* executor) {
+    assert(loop_.in_loop_thread());
+    executor_ = executor;
+    completions_ = std::make_shared<CompletionQueue>(loop_);
+    loop_.add_wake_hook([this] {
+        for (Exchange* ex : completions_->take()) {
+            if (ex->connection) {
+                ex->connection->complete(ex);
+            } else {  // the client went away while its handler ran
+                ex->buffer.consume(ex->buffer.size());
+                ex->buffer.release(loop_.buffers());
+                delete ex;
+            }
+        }
+    });
 }
 
 void Server::accept(int fd, const net::PeerAddress& peer) {

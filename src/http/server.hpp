@@ -7,12 +7,14 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include <kiln/request.hpp>
 #include <kiln/response.hpp>
 
 #include "http/date.hpp"
+#include "http/exchange.hpp"
 #include "http/limits.hpp"
 #include "http/parser.hpp"
 #include "http/service.hpp"
@@ -74,6 +76,9 @@ public:
     // Called once when max_requests responses have been sent (the last one says
     // Connection: close); the owner then stops the process to be replaced.
     void set_budget_handler(std::function<void()> fn) { on_budget_spent_ = std::move(fn); }
+    // Hybrid model: handlers run on `executor` (which must outlive this server's
+    // loop thread's use of it); call before the loop runs.
+    void set_executor(Executor* executor);
     // Graceful stop: idle connections close now, busy ones after their response.
     // on_drained runs once no connection is left.
     void drain(std::function<void()> on_drained);
@@ -106,6 +111,8 @@ private:
     Request request_;
     Response response_;
     Observer* observer_ = nullptr;
+    Executor* executor_ = nullptr;
+    std::shared_ptr<CompletionQueue> completions_;  // shared with handlers still running
     Connection* first_ = nullptr;
     size_t count_ = 0;
     bool draining_ = false;

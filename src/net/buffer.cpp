@@ -85,6 +85,12 @@ void Buffer::append(std::string_view data, BufferPool& pool) {
     end_ += data.size();
 }
 
+void Buffer::discard() {
+    std::free(mem_);
+    mem_ = nullptr;
+    cap_ = start_ = end_ = 0;
+}
+
 void Buffer::release(BufferPool& pool) {
     if (!mem_) return;
     assert(empty());

@@ -53,6 +53,8 @@ public:
     void append(std::string_view data, BufferPool& pool);
     // Returns the memory to the pool (or frees it); the buffer must be empty.
     void release(BufferPool& pool);
+    // Frees the memory and its bytes without a pool (pool blocks are plain malloc).
+    void discard();
 
 private:
     char* mem_ = nullptr;

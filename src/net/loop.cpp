@@ -18,7 +18,7 @@ public:
         uint64_t n;
         while (::read(loop_.wake_fd_, &n, sizeof n) == sizeof n) {
         }
-        if (loop_.on_wake_) loop_.on_wake_();
+        for (auto& hook : loop_.wake_hooks_) hook();
     }
 private:
     Loop& loop_;

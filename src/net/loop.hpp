@@ -52,9 +52,10 @@ public:
         graveyard_.push_back({obj, [](void* p) { delete static_cast<T*>(p); }});
     }
 
-    // Runs until stop(). on_wake (if set) runs on the loop thread after wake().
+    // Runs until stop(). Wake hooks run on the loop thread after wake(), in the
+    // order they were added; add them before run().
     void run();
-    void set_on_wake(std::function<void()> fn) { on_wake_ = std::move(fn); }
+    void add_wake_hook(std::function<void()> fn) { wake_hooks_.push_back(std::move(fn)); }
     void wake();  // any thread
     void stop();  // any thread
     bool in_loop_thread() const { return std::this_thread::get_id() == owner_; }
@@ -66,7 +67,7 @@ private:
     int wake_fd_ = -1;
     std::unique_ptr<Waker> waker_;
     std::atomic<bool> stop_{false};
-    std::function<void()> on_wake_;
+    std::vector<std::function<void()>> wake_hooks_;
     std::vector<std::unique_ptr<TimerList>> lists_;
     uint64_t now_ms_ = 0;
     time_t wall_s_ = 0;

@@ -86,6 +86,8 @@ const std::vector<Key>& keys() {
         integer("timeouts.drain_ms", &ServerOptions::drain_timeout_ms, 0u, 3'600'000u),
         integer("timeouts.watchdog_ms", &ServerOptions::watchdog_timeout_ms, 0u, 3'600'000u),
         integer("timeouts.request_ms", &ServerOptions::request_timeout_ms, 1u, 3'600'000u),
+        integer("pool.threads", &ServerOptions::pool_threads, 1u, 4096u),
+        integer("pool.queue", &ServerOptions::pool_queue, size_t{1}, size_t{1} << 20),
         integer("server.max_requests_per_worker", &ServerOptions::max_requests_per_worker, uint64_t{0}, uint64_t{1} << 40),
         integer("limits.max_request_line", &ServerOptions::max_request_line, size_t{64}, size_t{1} << 20),
         integer("limits.max_header_bytes", &ServerOptions::max_header_bytes, size_t{256}, size_t{1} << 24),
@@ -118,8 +120,8 @@ const std::vector<Key>& keys() {
          [](const Value& v, ServerOptions& o) {
              std::string mpm;
              if (std::string e = get_string(v, &mpm); !e.empty()) return e;
-             if (mpm == "hybrid") return std::string("'hybrid' is not implemented yet (\"event\" or \"prefork\")");
-             if (mpm != "event" && mpm != "prefork") return "expected \"event\" or \"prefork\", got '" + mpm + "'";
+             if (mpm != "event" && mpm != "hybrid" && mpm != "prefork")
+                 return "expected \"event\", \"hybrid\" or \"prefork\", got '" + mpm + "'";
              o.mpm = mpm;
              return std::string();
          }},

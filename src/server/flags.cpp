@@ -45,7 +45,10 @@ void usage(const char* prog) {
         "  --access-log-format F     combined (default) or json\n"
         "  --metrics-path PATH       serve Prometheus metrics at PATH (default: off)\n"
         "  --health-path PATH        answer 200 at PATH while serving (default: off)\n"
-        "  --mpm MODEL               event (default) or prefork (one connection per process)\n"
+        "  --mpm MODEL               event (default), hybrid (handlers on a thread pool) or\n"
+        "                            prefork (one connection per process)\n"
+        "  --pool-threads N          hybrid: handler threads per worker (default 64)\n"
+        "  --pool-queue N            hybrid: requests waiting for a thread before 503 (default 1024)\n"
         "  --max-requests N          prefork: recycle a worker after N requests (default 10000)\n"
         "  --request-timeout MS      prefork: kill a handler running longer (default 30000)\n"
         "  --user NAME, --group NAME run as this user/group once the sockets are bound (as root)\n"
@@ -154,10 +157,13 @@ bool parse_server_flags(int argc, char** argv, ServerOptions* o, int* exit_statu
         } else if (arg == "--watchdog-timeout") {
             ok = number(0u, 3'600'000u, &o->watchdog_timeout_ms);
         } else if (arg == "--mpm") {
-            if (!take()) return fail("flag --mpm needs event or prefork");
-            if (value == "hybrid") return fail("--mpm hybrid is not implemented yet (event or prefork)");
-            if (value != "event" && value != "prefork") return fail("flag --mpm needs event or prefork, got '" + std::string(value) + "'");
+            if (!take() || (value != "event" && value != "hybrid" && value != "prefork"))
+                return fail("flag --mpm needs event, hybrid or prefork");
             o->mpm = std::string(value);
+        } else if (arg == "--pool-threads") {
+            ok = number(1u, 4096u, &o->pool_threads);
+        } else if (arg == "--pool-queue") {
+            ok = number(size_t{1}, size_t{1} << 20, &o->pool_queue);
         } else if (arg == "--max-requests") {
             ok = number(uint64_t{0}, uint64_t{1} << 40, &o->max_requests_per_worker);
         } else if (arg == "--request-timeout") {

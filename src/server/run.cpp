@@ -34,6 +34,7 @@
 #include "server/privileges.hpp"
 #include "server/stats.hpp"
 #include "server/supervisor.hpp"
+#include "server/thread_pool.hpp"
 #include "util/log.hpp"
 
 namespace kiln {
@@ -157,6 +158,11 @@ int serve(const App& app, const ServerOptions& opts, const std::vector<int>& fds
         cell = stats.claim_cell(1);
     }
 
+    // Hybrid: one pool per process, shared by its loops; destroyed after them.
+    std::unique_ptr<server::ThreadPool> pool;
+    if (opts.mpm == "hybrid") pool = std::make_unique<server::ThreadPool>(opts.pool_threads, opts.pool_queue);
+    server::ThreadPool* executor = pool.get();
+
     const http::EngineConfig config = engine_config(opts);
     server::AppService service(app, opts, stats);
     std::vector<std::unique_ptr<Worker>> workers;
@@ -170,7 +176,7 @@ int serve(const App& app, const ServerOptions& opts, const std::vector<int>& fds
         // when something reads the counts. The heartbeat (for the watchdog) is always on.
         bool count = loop_stats && !opts.metrics_path.empty();
         uint32_t beat_ms = opts.watchdog_timeout_ms ? std::clamp(opts.watchdog_timeout_ms / 4, 50u, 1000u) : 1000;
-        w->thread = std::thread([wp, fd, &config, &service, &started, access_file, access_format, loop_stats, count, beat_ms] {
+        w->thread = std::thread([wp, fd, &config, &service, &started, access_file, access_format, loop_stats, count, beat_ms, executor] {
             net::Loop loop;
             // Both outlive the server's connections, which report to them.
             std::optional<server::AccessLog> access_log;
@@ -178,13 +184,14 @@ int serve(const App& app, const ServerOptions& opts, const std::vector<int>& fds
             server::LoopRecorder recorder(loop, access_log ? &*access_log : nullptr, loop_stats, count, beat_ms);
             http::Server server(loop, service, config);
             if (access_log || count) server.set_observer(&recorder);
+            if (executor) server.set_executor(executor);
             net::Listener listener(loop, fd, [&server](int cfd, const net::PeerAddress& peer) { server.accept(cfd, peer); });
             server.set_capacity_handler([&listener](bool room) { room ? listener.resume() : listener.pause(); });
             server.set_budget_handler([] {
                 g_recycled.store(true);
                 kill(getpid(), SIGTERM);  // the main thread drains us like any stop
             });
-            loop.set_on_wake([&] {
+            loop.add_wake_hook([&] {
                 if (wp->drain.load() && listener.open()) {
                     listener.close();
                     server.drain([&loop] { loop.stop(); });
@@ -235,6 +242,12 @@ int serve(const App& app, const ServerOptions& opts, const std::vector<int>& fds
         }
     }
     for (auto& w : workers) w->thread.join();
+    if (pool && pool->busy()) {
+        // A forced stop with handlers still running: they may never return, and
+        // joining them would hang the stop. The logs were flushed by the loops.
+        util::log(util::LogLevel::Warn, "abandoning %zu handlers still running", pool->busy());
+        _exit(0);
+    }
     return g_recycled.load() ? server::kExitRecycled : 0;
 }
 

@@ -1,0 +1,61 @@
+// Handing requests to other threads (the hybrid model): an Exchange is one request
+// in flight, with its own head, Request and Response, and the read buffer its
+// views point into (taken from the connection, so nothing the handler reads can
+// be freed or moved under it). The loop submits it to an Executor; the handler
+// runs on a pool thread and touches only the Exchange; the finished Exchange goes
+// back through a CompletionQueue, and the loop thread resumes the connection.
+//
+// Lifetimes: the Executor's thread owns the Exchange until it pushes it; the
+// queue then owns it until the loop takes it. The loop's Server closes its queue
+// before it dies: a push to a closed queue frees the Exchange there, so a handler
+// that outlives its loop never reaches the loop.
+#pragma once
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <kiln/request.hpp>
+#include <kiln/response.hpp>
+
+#include "http/parser.hpp"
+#include "net/buffer.hpp"
+#include "net/loop.hpp"
+
+namespace kiln::http {
+
+class Connection;
+
+struct Exchange {
+    RequestHead head;
+    Request request;
+    Response response;
+    net::Buffer buffer;            // the connection's read buffer while the handler runs
+    Connection* connection;        // null once the connection closed (loop thread only)
+};
+
+// Runs jobs on other threads. submit() returns false when the queue is full.
+class Executor {
+public:
+    virtual bool submit(std::function<void()> job) = 0;
+protected:
+    ~Executor() = default;
+};
+
+class CompletionQueue {
+public:
+    explicit CompletionQueue(net::Loop& loop) : loop_(&loop) {}
+    // Any thread. Takes ownership; wakes the loop, or frees ex if the queue is closed.
+    void push(Exchange* ex);
+    // Loop thread: the finished exchanges, in completion order.
+    std::vector<Exchange*> take();
+    // Loop thread, before the loop goes away; returns what was still queued.
+    std::vector<Exchange*> close();
+
+private:
+    std::mutex mu_;
+    net::Loop* loop_;  // null once closed (guarded by mu_)
+    std::vector<Exchange*> done_;
+};
+
+}  // namespace kiln::http
