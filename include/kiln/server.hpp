@@ -4,12 +4,16 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kiln {
 
 struct ServerOptions {
     std::string host = "127.0.0.1";
     uint16_t port = 8080;
+    // More addresses: "host:port", "[v6]:port" or "unix:/path" (config `listen` as
+    // an array: its first entry sets host and port, the others land here).
+    std::vector<std::string> also_listen;
     int workers = -1;                    // worker processes under a supervisor; -1: one per
                                          // core; 0: no supervisor, serve in this process
     unsigned threads = 0;                // event loops per process; 0: cores / processes

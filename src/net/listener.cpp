@@ -4,6 +4,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -40,6 +42,30 @@ ListenResult listen_tcp(const std::string& host, uint16_t port, int backlog, boo
     if (reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
     if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || listen(fd, backlog) != 0) {
         std::string err = "cannot listen on " + host + ":" + std::to_string(port) + ": " + std::strerror(errno);
+        ::close(fd);
+        return {-1, err};
+    }
+    return {fd, {}};
+}
+
+ListenResult listen_unix(const std::string& path, int backlog) {
+    sockaddr_un sa{};
+    if (path.empty() || path.size() >= sizeof sa.sun_path) return {-1, "unix socket path empty or too long: " + path};
+    sa.sun_family = AF_UNIX;
+    std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
+    struct stat st;
+    if (lstat(path.c_str(), &st) == 0) {
+        if (!S_ISSOCK(st.st_mode)) return {-1, "cannot listen on unix:" + path + ": a file that is not a socket is there"};
+        int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        bool live = probe >= 0 && connect(probe, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0;
+        if (probe >= 0) ::close(probe);
+        if (live) return {-1, "cannot listen on unix:" + path + ": another server is listening there"};
+        ::unlink(path.c_str());  // stale: left by a server that did not stop cleanly
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return {-1, std::string("socket: ") + std::strerror(errno)};
+    if (bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || listen(fd, backlog) != 0) {
+        std::string err = "cannot listen on unix:" + path + ": " + std::strerror(errno);
         ::close(fd);
         return {-1, err};
     }
@@ -92,7 +118,7 @@ void Listener::accept_all() {
         int cfd = accept4(fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd >= 0) {
             int one = 1;
-            setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            if (ss.ss_family != AF_UNIX) setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
             on_accept_(cfd, PeerAddress::from(reinterpret_cast<sockaddr*>(&ss)));
             continue;
         }

@@ -19,6 +19,9 @@ struct ListenResult {
 
 // Creates a bound, listening, non-blocking socket (IPv4 or IPv6 literal host).
 ListenResult listen_tcp(const std::string& host, uint16_t port, int backlog, bool reuse_port);
+// The same on a unix-domain stream socket; a stale socket file at `path` (one no
+// process listens on) is replaced, any other file is an error.
+ListenResult listen_unix(const std::string& path, int backlog);
 
 class Listener final : public IoHandler {
 public:

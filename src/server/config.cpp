@@ -75,9 +75,37 @@ const std::vector<Key>& keys() {
         integer("threads", &ServerOptions::threads, 1u, 1024u),
         {"listen",
          [](const Value& v, ServerOptions& o) {
-             std::string text;
-             if (std::string e = get_string(v, &text); !e.empty()) return e;
-             return parse_listen(text, &o.host, &o.port);
+             // A string (one address) or an array of them; KILN_LISTEN: comma-separated.
+             std::vector<std::string> all;
+             if (v.node && v.node->is_array()) {
+                 for (const toml::node& e : *v.node->as_array()) {
+                     if (!e.is_string()) return std::string("expected an array of strings");
+                     all.push_back(**e.as_string());
+                 }
+             } else {
+                 std::string text;
+                 if (std::string e = get_string(v, &text); !e.empty()) return e;
+                 for (size_t i = 0; i <= text.size();) {
+                     size_t comma = v.node ? std::string::npos : text.find(',', i);
+                     all.push_back(text.substr(i, comma == std::string::npos ? std::string::npos : comma - i));
+                     if (comma == std::string::npos) break;
+                     i = comma + 1;
+                 }
+             }
+             if (all.empty()) return std::string("needs at least one address");
+             o.also_listen.clear();
+             for (size_t i = 0; i < all.size(); ++i) {
+                 std::string host;
+                 uint16_t port;
+                 if (std::string e = parse_listen(all[i], &host, &port); !e.empty()) return e;
+                 if (i == 0 && !all[i].starts_with("unix:")) {
+                     o.host = host;
+                     o.port = port;
+                 } else {
+                     o.also_listen.push_back(all[i]);
+                 }
+             }
+             return std::string();
          }},
         integer("timeouts.header_ms", &ServerOptions::header_timeout_ms, 1u, 3'600'000u),
         integer("timeouts.body_ms", &ServerOptions::body_timeout_ms, 1u, 3'600'000u),
@@ -156,6 +184,14 @@ std::string walk(const std::string& path, const toml::table& t, const std::strin
 }  // namespace
 
 std::string parse_listen(std::string_view text, std::string* host, uint16_t* port) {
+    if (text.starts_with("unix:")) {  // host gets the path, port 0
+        std::string_view path = text.substr(5);
+        if (path.empty() || path[0] != '/') return "a unix socket needs an absolute path: \"unix:/run/app.sock\"";
+        if (path.size() >= 108) return "unix socket path too long (at most 107 bytes)";
+        *host = std::string(path);
+        *port = 0;
+        return {};
+    }
     std::string_view h, p;
     if (!text.empty() && text[0] == '[') {
         size_t close = text.find(']');

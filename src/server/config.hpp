@@ -30,7 +30,8 @@ std::string load_config_file(const std::string& path, ServerOptions* out);
 // the variable. Variables of the supervisor/worker handshake are not keys.
 std::string load_config_env(ServerOptions* out);
 
-// "host:port" or "[v6]:port" into host and port. Returns "" or why not.
+// "host:port", "[v6]:port" into host and port, or "unix:/path" into host = path,
+// port = 0. Returns "" or why not.
 std::string parse_listen(std::string_view text, std::string* host, uint16_t* port);
 
 }  // namespace kiln::server

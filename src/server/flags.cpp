@@ -28,6 +28,7 @@ void usage(const char* prog) {
         "usage: %s [flags]\n"
         "  --host ADDR               address to listen on (default 127.0.0.1; 0.0.0.0 or :: for all)\n"
         "  --port N                  TCP port (default 8080; 0 picks a free one)\n"
+        "  --listen ADDR             one more address: host:port, [v6]:port or unix:/path (repeatable)\n"
         "  --workers N               worker processes under a supervisor (default: one per core;\n"
         "                            0: no supervisor, serve from this process)\n"
         "  --threads N               event-loop threads per process (default: cores / workers)\n"
@@ -125,6 +126,12 @@ bool parse_server_flags(int argc, char** argv, ServerOptions* o, int* exit_statu
         } else if (arg == "--host") {
             if (!take() || value.empty()) return fail("flag --host needs an address");
             o->host = std::string(value);
+        } else if (arg == "--listen") {
+            std::string h;
+            uint16_t p;
+            if (!take()) return fail("flag --listen needs an address");
+            if (std::string e = server::parse_listen(value, &h, &p); !e.empty()) return fail("flag --listen: " + e);
+            o->also_listen.emplace_back(value);
         } else if (arg == "--port") {
             ok = number(uint16_t{0}, uint16_t{65535}, &o->port);
         } else if (arg == "--workers") {

@@ -30,6 +30,7 @@
 #include "net/loop.hpp"
 #include "server/access_log.hpp"
 #include "server/app_service.hpp"
+#include "server/config.hpp"
 #include "server/loop_recorder.hpp"
 #include "server/privileges.hpp"
 #include "server/stats.hpp"
@@ -109,28 +110,22 @@ void reopen_logs(server::LogFile* access) {
 }
 
 // Listening sockets a supervisor passed to this worker process, if it is one.
-std::vector<int> inherited_fds(int* ready_fd) {
-    std::vector<int> fds;
+server::FdGroups inherited_fds(int* ready_fd) {
     const char* list = std::getenv(server::kEnvWorkerFds);
-    if (!list) return fds;
-    for (const char* p = list; *p;) {
-        char* end;
-        long fd = std::strtol(p, &end, 10);
-        if (end == p || fd < 0) break;
-        fds.push_back(static_cast<int>(fd));
-        p = *end == ',' ? end + 1 : end;
-    }
+    if (!list) return {};
+    server::FdGroups groups = server::parse_fd_groups(list);
     const char* ready = std::getenv(server::kEnvReadyFd);
     *ready_fd = ready ? std::atoi(ready) : -1;
     unsetenv(server::kEnvWorkerFds);  // not for the app's own child processes
     unsetenv(server::kEnvReadyFd);
-    return fds;
+    return groups;
 }
 
-// Runs one event loop per fd until a stop signal, then drains. In a worker only
+// Runs one event loop per fd group (its listening sockets) until a stop signal,
+// then drains. In a worker only
 // SIGTERM (from the supervisor) stops; Ctrl-C in a terminal reaches the whole
 // process group, and the supervisor turns it into that SIGTERM.
-int serve(const App& app, const ServerOptions& opts, const std::vector<int>& fds, int ready_fd, bool worker) {
+int serve(const App& app, const ServerOptions& opts, const server::FdGroups& fds, int ready_fd, bool worker) {
     sigset_t stop_signals;
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGTERM);
@@ -170,13 +165,13 @@ int serve(const App& app, const ServerOptions& opts, const std::vector<int>& fds
     for (size_t i = 0; i < fds.size(); ++i) {
         auto w = std::make_unique<Worker>();
         Worker* wp = w.get();
-        int fd = fds[i];
+        const std::vector<int>& group = fds[i];
         server::LoopStats* loop_stats = cell >= 0 ? stats.loop(static_cast<unsigned>(cell), static_cast<unsigned>(i)) : nullptr;
         // Counting costs two clock reads and a few atomic adds per request: only
         // when something reads the counts. The heartbeat (for the watchdog) is always on.
         bool count = loop_stats && !opts.metrics_path.empty();
         uint32_t beat_ms = opts.watchdog_timeout_ms ? std::clamp(opts.watchdog_timeout_ms / 4, 50u, 1000u) : 1000;
-        w->thread = std::thread([wp, fd, &config, &service, &started, access_file, access_format, loop_stats, count, beat_ms, executor] {
+        w->thread = std::thread([wp, &group, &config, &service, &started, access_file, access_format, loop_stats, count, beat_ms, executor] {
             net::Loop loop;
             // Both outlive the server's connections, which report to them.
             std::optional<server::AccessLog> access_log;
@@ -185,15 +180,22 @@ int serve(const App& app, const ServerOptions& opts, const std::vector<int>& fds
             http::Server server(loop, service, config);
             if (access_log || count) server.set_observer(&recorder);
             if (executor) server.set_executor(executor);
-            net::Listener listener(loop, fd, [&server](int cfd, const net::PeerAddress& peer) { server.accept(cfd, peer); });
-            server.set_capacity_handler([&listener](bool room) { room ? listener.resume() : listener.pause(); });
+            std::vector<std::unique_ptr<net::Listener>> listeners;
+            for (int fd : group)
+                listeners.push_back(std::make_unique<net::Listener>(
+                    loop, fd, [&server](int cfd, const net::PeerAddress& peer) { server.accept(cfd, peer); }));
+            server.set_capacity_handler([&listeners](bool room) {
+                for (auto& l : listeners) room ? l->resume() : l->pause();
+            });
             server.set_budget_handler([] {
                 g_recycled.store(true);
                 kill(getpid(), SIGTERM);  // the main thread drains us like any stop
             });
+            bool draining = false;
             loop.add_wake_hook([&] {
-                if (wp->drain.load() && listener.open()) {
-                    listener.close();
+                if (wp->drain.load() && !draining) {
+                    draining = true;
+                    for (auto& l : listeners) l->close();
                     server.drain([&loop] { loop.stop(); });
                 }
             });
@@ -271,7 +273,7 @@ int App::run(const ServerOptions& options) {
     }
     std::signal(SIGPIPE, SIG_IGN);
     int ready_fd = -1;
-    if (std::vector<int> fds = inherited_fds(&ready_fd); !fds.empty()) return serve(*this, options, fds, ready_fd, true);
+    if (server::FdGroups fds = inherited_fds(&ready_fd); !fds.empty()) return serve(*this, options, fds, ready_fd, true);
 
     unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     bool prefork = options.mpm == "prefork";
@@ -318,43 +320,79 @@ int App::run(const ServerOptions& options) {
             return 2;
         }
     }
-    if (opts.port != 0 && !port_is_free(opts, &err)) {
-        std::fprintf(stderr, "kiln: %s\n", err.c_str());
-        return 2;
+    // Every address, bound here once; workers inherit the sockets. A TCP address
+    // gets one SO_REUSEPORT socket per event loop; a unix socket is one socket all
+    // loops share. Prefork: one socket per address that every worker accepts from,
+    // so any free worker takes the next connection.
+    struct Address {
+        bool is_unix;
+        std::string host;
+        uint16_t port;
+    };
+    std::vector<Address> addresses{{false, opts.host, opts.port}};
+    for (const std::string& text : opts.also_listen) {
+        Address a{text.starts_with("unix:"), {}, 0};
+        server::parse_listen(text, &a.host, &a.port);  // validated by the flag/config parser
+        addresses.push_back(a);
     }
-    // One SO_REUSEPORT socket per event loop, bound here once; workers inherit them.
-    // Prefork: one socket that every worker accepts from, so any free one takes
-    // the next connection (per-worker sockets would queue behind a busy worker).
-    std::vector<int> fds;
-    unsigned sockets = prefork ? 1 : std::max(1u, processes) * threads;
-    for (unsigned i = 0; i < sockets; ++i) {
-        net::ListenResult l = net::listen_tcp(opts.host, opts.port, opts.backlog, !prefork);
-        if (l.fd < 0) {
-            std::fprintf(stderr, "kiln: %s\n", l.error.c_str());
-            for (int fd : fds) ::close(fd);
+    size_t loops = prefork ? 1 : static_cast<size_t>(std::max(1u, processes)) * threads;
+    server::FdGroups fds(loops);
+    std::string where;
+    for (Address& a : addresses) {
+        if (a.is_unix) {
+            net::ListenResult l = net::listen_unix(a.host, opts.backlog);
+            if (l.fd < 0) err = l.error;
+            else for (auto& g : fds) g.push_back(l.fd);
+            where += (where.empty() ? "" : ", ") + std::string("unix:") + a.host;
+        } else {
+            ServerOptions probe = opts;
+            probe.host = a.host;
+            probe.port = a.port;
+            if (a.port != 0) port_is_free(probe, &err);
+            for (size_t i = 0; i < loops && err.empty(); ++i) {
+                net::ListenResult l = net::listen_tcp(a.host, a.port, opts.backlog, !prefork);
+                if (l.fd < 0) {
+                    err = l.error;
+                    break;
+                }
+                if (a.port == 0) a.port = bound_port(l.fd);  // the others join the picked port
+                fds[i].push_back(l.fd);
+            }
+            bool v6 = a.host.find(':') != std::string::npos;
+            where += (where.empty() ? "http://" : ", http://") + (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(a.port);
+        }
+        if (!err.empty()) {
+            std::fprintf(stderr, "kiln: %s\n", err.c_str());
+            server::close_fd_groups(fds);
             return 2;
         }
-        if (opts.port == 0) opts.port = bound_port(l.fd);  // the others join the picked port
-        fds.push_back(l.fd);
     }
-    std::fprintf(stderr, "kiln: listening on http://%s:%u with %u worker%s of %u thread%s (%s)\n",
-                 opts.host.find(':') != std::string::npos ? ("[" + opts.host + "]").c_str() : opts.host.c_str(),
-                 opts.port, processes, processes == 1 ? "" : "s", threads, threads == 1 ? "" : "s", opts.mpm.c_str());
+    opts.port = addresses.front().port;
+    std::fprintf(stderr, "kiln: listening on %s with %u worker%s of %u thread%s (%s)\n", where.c_str(), processes,
+                 processes == 1 ? "" : "s", threads, threads == 1 ? "" : "s", opts.mpm.c_str());
+    auto remove_unix_files = [&] {
+        for (const Address& a : addresses)
+            if (a.is_unix) ::unlink(a.host.c_str());
+    };
     if (!opts.user.empty()) {
         if (std::string e = server::drop_privileges(identity); !e.empty()) {
             std::fprintf(stderr, "kiln: %s\n", e.c_str());
-            for (int fd : fds) ::close(fd);
+            server::close_fd_groups(fds);
+            remove_unix_files();
             return 2;
         }
     }
+    int status;
     if (processes == 0) {
-        int status = serve(*this, opts, fds, -1, false);
-        for (int fd : fds) ::close(fd);
-        return status;
+        status = serve(*this, opts, fds, -1, false);
+        server::close_fd_groups(fds);
+    } else {
+        server::Supervisor supervisor(opts, std::move(fds));
+        supervisor.set_reopen_logs([] { reopen_logs(nullptr); });
+        status = supervisor.run();
     }
-    server::Supervisor supervisor(opts, std::move(fds));
-    supervisor.set_reopen_logs([] { reopen_logs(nullptr); });
-    return supervisor.run();
+    remove_unix_files();
+    return status;
 }
 
 }  // namespace kiln

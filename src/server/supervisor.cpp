@@ -71,19 +71,52 @@ std::string describe_exit(int status) {
 
 }  // namespace
 
-Supervisor::Supervisor(const ServerOptions& options, std::vector<int> fds)
+std::string format_fd_groups(const FdGroups& groups) {
+    std::string out;
+    for (size_t g = 0; g < groups.size(); ++g) {
+        if (g) out += ';';
+        for (size_t i = 0; i < groups[g].size(); ++i) {
+            if (i) out += ',';
+            out += std::to_string(groups[g][i]);
+        }
+    }
+    return out;
+}
+
+FdGroups parse_fd_groups(const char* text) {
+    FdGroups groups(1);
+    for (const char* p = text; *p;) {
+        char* end;
+        long fd = std::strtol(p, &end, 10);
+        if (end == p || fd < 0) return {};
+        groups.back().push_back(static_cast<int>(fd));
+        if (*end == ';') groups.emplace_back();
+        p = (*end == ',' || *end == ';') ? end + 1 : end;
+    }
+    return groups.front().empty() ? FdGroups() : groups;
+}
+
+void close_fd_groups(const FdGroups& groups) {
+    std::vector<int> all;
+    for (const auto& g : groups) all.insert(all.end(), g.begin(), g.end());
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    for (int fd : all) ::close(fd);
+}
+
+Supervisor::Supervisor(const ServerOptions& options, FdGroups groups)
     : options_(options),
-      fds_(std::move(fds)),
+      groups_(std::move(groups)),
       argv_(own_argv()),
       exe_(own_exe()),
       slots_(options.workers),
       stats_(SharedStats::create(2 * options.workers,
-                                 std::max(1u, static_cast<unsigned>(fds_.size() / options.workers)))) {
+                                 std::max(1u, static_cast<unsigned>(groups_.size() / options.workers)))) {
     if (!stats_.valid()) log(LogLevel::Warn, "no shared memory for statistics: /metrics will be empty");
 }
 
 Supervisor::~Supervisor() {
-    for (int fd : fds_) ::close(fd);
+    close_fd_groups(groups_);
     for (Process& p : procs_)
         if (p.ready_fd >= 0) ::close(p.ready_fd);
     if (signal_fd_ >= 0) ::close(signal_fd_);
@@ -95,15 +128,12 @@ pid_t Supervisor::spawn(unsigned slot) {
         log(LogLevel::Error, "cannot start worker for slot %u: pipe: %s", slot, std::strerror(errno));
         return -1;
     }
-    // Each slot's sockets: its own share, or all of them when they are shared.
-    bool shared = fds_.size() < slots_.size();
-    unsigned threads = shared ? static_cast<unsigned>(fds_.size()) : static_cast<unsigned>(fds_.size() / slots_.size());
-    unsigned first = shared ? 0 : slot * threads;
-    std::string fd_list;
-    for (unsigned i = 0; i < threads; ++i) {
-        if (i) fd_list += ',';
-        fd_list += std::to_string(fds_[first + i]);
-    }
+    // Each slot's loops: its own share, or all of them when they are shared.
+    bool shared = groups_.size() < slots_.size();
+    size_t loops = shared ? groups_.size() : groups_.size() / slots_.size();
+    FdGroups mine(groups_.begin() + static_cast<ptrdiff_t>(shared ? 0 : slot * loops),
+                  groups_.begin() + static_cast<ptrdiff_t>((shared ? 0 : slot * loops) + loops));
+    std::string fd_list = format_fd_groups(mine);
     int cell = stats_.claim_cell(1);  // the worker counts into this cell (-1: none)
     std::string cell_text = std::to_string(cell), stats_fd = std::to_string(stats_.fd());
     pid_t parent = getpid();
@@ -122,7 +152,8 @@ pid_t Supervisor::spawn(unsigned slot) {
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);
-        for (unsigned i = 0; i < threads; ++i) fcntl(fds_[first + i], F_SETFD, 0);
+        for (const auto& g : mine)
+            for (int fd : g) fcntl(fd, F_SETFD, 0);
         fcntl(ready[1], F_SETFD, 0);
         if (cell >= 0) {
             fcntl(stats_.fd(), F_SETFD, 0);
@@ -306,7 +337,7 @@ int Supervisor::run() {
         return 1;
     }
     log(LogLevel::Info, "supervisor %d: %zu workers, %zu threads each", getpid(), slots_.size(),
-        std::max<size_t>(1, fds_.size() / slots_.size()));
+        std::max<size_t>(1, groups_.size() / slots_.size()));
     respawn_due();
 
     while (!(stopping_ && procs_.empty())) {

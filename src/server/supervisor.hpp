@@ -29,18 +29,26 @@
 namespace kiln::server {
 
 // Environment variables of the supervisor/worker handshake.
-inline constexpr const char* kEnvWorkerFds = "KILN_WORKER_FDS";   // "3,4": listening sockets
+inline constexpr const char* kEnvWorkerFds = "KILN_WORKER_FDS";   // "3,4;5,6": per event loop,
+                                                                  // its listening sockets
 inline constexpr const char* kEnvReadyFd = "KILN_READY_FD";       // write one byte when serving
 inline constexpr const char* kEnvWorkerSlot = "KILN_WORKER_SLOT"; // for log lines
 // A worker that spent its request budget (prefork) exits with this status: it is
 // replaced at once, and it is not a failure.
 inline constexpr int kExitRecycled = 75;
 
+// The listening sockets of each event loop (one per address; a shared socket may
+// appear in several groups).
+using FdGroups = std::vector<std::vector<int>>;
+std::string format_fd_groups(const FdGroups& groups);
+FdGroups parse_fd_groups(const char* text);
+void close_fd_groups(const FdGroups& groups);
+
 class Supervisor {
 public:
-    // fds: workers * threads listening sockets; slot i serves fds[i*threads, (i+1)*threads),
-    // or, with fewer fds than workers (prefork), every worker serves all of them.
-    Supervisor(const ServerOptions& options, std::vector<int> fds);
+    // groups: workers * threads loops' sockets; slot i serves groups[i*threads, (i+1)*threads),
+    // or, with fewer groups than workers (prefork), every worker serves all of them.
+    Supervisor(const ServerOptions& options, FdGroups groups);
     ~Supervisor();
     int run();  // until stopped; returns the exit status
     // Called on SIGUSR1 (before the workers are told): reopen our own log files.
@@ -74,7 +82,7 @@ private:
     bool has_current(unsigned slot) const;
 
     ServerOptions options_;
-    std::vector<int> fds_;
+    FdGroups groups_;
     std::vector<std::string> argv_;  // our own command line, to exec workers
     std::string exe_;
     std::vector<Process> procs_;

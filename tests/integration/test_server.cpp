@@ -130,7 +130,8 @@ int main(int argc, char** argv) {
     // A real invalid access (page zero, not null itself, so UBSan's null check does
     // not turn it into a report first): the worker dies of SIGSEGV.
     app.get("/segv", [](kiln::Request&, kiln::Response& res) {
-        volatile int* nowhere = reinterpret_cast<volatile int*>(uintptr_t{16});
+        volatile uintptr_t address = 16;  // opaque to the compiler, so it emits the load
+        volatile int* nowhere = reinterpret_cast<volatile int*>(address);
         res.text(std::to_string(*nowhere));
     });
 

@@ -1,0 +1,138 @@
+"""Several listen addresses at once: IPv4, IPv6 and a unix socket, from flags or a
+config array, in every concurrency model; the unix socket file is removed at stop,
+a stale one is replaced, and anything else in the way is refused."""
+import http.client
+import os
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+
+import harness
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, path):
+        super().__init__("localhost", timeout=5)
+        self.path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(5)
+        self.sock.connect(self.path)
+
+
+def body(conn):
+    try:
+        conn.request("GET", "/plaintext")
+        r = conn.getresponse()
+        return r.status, r.read()
+    finally:
+        conn.close()
+
+
+def start(args):
+    proc = subprocess.Popen([harness.BINARIES["hello"], *args], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return proc
+
+
+def wait_tcp(host, port, family=socket.AF_INET):
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            s = socket.socket(family)
+            s.settimeout(1)
+            s.connect((host, port))
+            s.close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError("nothing listens on %s:%d" % (host, port))
+
+
+def stop(proc):
+    proc.terminate()
+    _, err = proc.communicate(timeout=15)
+    return proc.returncode, err
+
+
+class ListenAddresses(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.sock = os.path.join(self.dir.name, "kiln.sock")
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def check_all(self, v4, v6):
+        self.assertEqual(body(http.client.HTTPConnection("127.0.0.1", v4, timeout=5)), (200, b"Hello, World!"))
+        self.assertEqual(body(http.client.HTTPConnection("::1", v6, timeout=5)), (200, b"Hello, World!"))
+        self.assertEqual(body(UnixHTTPConnection(self.sock)), (200, b"Hello, World!"))
+
+    def test_ipv4_ipv6_and_unix_in_every_model(self):
+        for mpm in ("event", "hybrid", "prefork"):
+            with self.subTest(mpm=mpm):
+                v4, v6 = harness.free_port(), harness.free_port()
+                proc = start(["--port", str(v4), "--listen", "[::1]:%d" % v6, "--listen", "unix:" + self.sock,
+                              "--mpm", mpm, "--workers", "2"])
+                try:
+                    wait_tcp("127.0.0.1", v4)
+                    wait_tcp("::1", v6, socket.AF_INET6)
+                    self.check_all(v4, v6)
+                finally:
+                    code, err = stop(proc)
+                self.assertEqual(code, 0, err)
+                self.assertIn("unix:" + self.sock, err)
+                self.assertFalse(os.path.exists(self.sock), "the socket file must be removed at stop")
+
+    def test_config_array(self):
+        v4, v6 = harness.free_port(), harness.free_port()
+        cfg = os.path.join(self.dir.name, "kiln.toml")
+        with open(cfg, "w") as f:
+            f.write('workers = 1\nlisten = ["127.0.0.1:%d", "[::1]:%d", "unix:%s"]\n' % (v4, v6, self.sock))
+        proc = start(["--config", cfg])
+        try:
+            wait_tcp("127.0.0.1", v4)
+            wait_tcp("::1", v6, socket.AF_INET6)
+            self.check_all(v4, v6)
+        finally:
+            code, err = stop(proc)
+        self.assertEqual(code, 0, err)
+
+    def test_a_stale_socket_file_is_replaced(self):
+        stale = socket.socket(socket.AF_UNIX)
+        stale.bind(self.sock)  # bound, never listening: what a killed server leaves
+        stale.close()
+        v4 = harness.free_port()
+        proc = start(["--port", str(v4), "--listen", "unix:" + self.sock, "--workers", "1"])
+        try:
+            wait_tcp("127.0.0.1", v4)
+            self.assertEqual(body(UnixHTTPConnection(self.sock)), (200, b"Hello, World!"))
+        finally:
+            code, err = stop(proc)
+        self.assertEqual(code, 0, err)
+
+    def test_a_live_socket_or_a_plain_file_is_refused(self):
+        with open(self.sock, "w") as f:
+            f.write("not a socket")
+        p = subprocess.run([harness.BINARIES["hello"], "--port", str(harness.free_port()), "--listen", "unix:" + self.sock],
+                           capture_output=True, text=True, timeout=10)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("a file that is not a socket is there", p.stderr)
+        os.unlink(self.sock)
+        live = socket.socket(socket.AF_UNIX)
+        live.bind(self.sock)
+        live.listen()
+        try:
+            p = subprocess.run([harness.BINARIES["hello"], "--port", str(harness.free_port()), "--listen", "unix:" + self.sock],
+                               capture_output=True, text=True, timeout=10)
+        finally:
+            live.close()
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("another server is listening there", p.stderr)
+
+
+if __name__ == "__main__":
+    harness.main()
