@@ -223,6 +223,18 @@ void Supervisor::on_ready(Process& p) {
     log(LogLevel::Info, "reload complete: generation %u serving, the old workers drain", generation_);
 }
 
+void Supervisor::abandon_reload(int signal) {
+    // The new generation goes; the old one, still serving, is current again.
+    for (Process& p : procs_) {
+        if (p.generation == generation_) {
+            p.state = State::Draining;
+            kill(p.pid, signal);
+        }
+    }
+    --generation_;
+    reload_deadline_ms_ = 0;
+}
+
 void Supervisor::begin_reload() {
     if (stopping_) return;
     if (reload_deadline_ms_ != 0) {
@@ -267,14 +279,7 @@ void Supervisor::on_child_exit(pid_t pid, int status) {
         // A new worker died during a reload: keep the old generation serving.
         log(LogLevel::Error, "reload failed: new worker %d (slot %u) %s; the old workers keep serving", pid,
             p.slot, how.c_str());
-        for (Process& q : procs_) {
-            if (q.generation == generation_) {
-                q.state = State::Draining;
-                kill(q.pid, SIGTERM);
-            }
-        }
-        --generation_;
-        reload_deadline_ms_ = 0;
+        abandon_reload(SIGTERM);
         return;
     }
     if (p.generation < generation_) return;  // an old worker that had not been told to drain yet
@@ -388,14 +393,7 @@ int Supervisor::run() {
         if (reload_deadline_ms_ && now >= reload_deadline_ms_) {
             log(LogLevel::Error, "reload failed: new workers not ready within %llu ms; the old workers keep serving",
                 static_cast<unsigned long long>(kReadyTimeoutMs));
-            for (Process& p : procs_) {
-                if (p.generation == generation_) {
-                    p.state = State::Draining;
-                    kill(p.pid, SIGKILL);
-                }
-            }
-            --generation_;
-            reload_deadline_ms_ = 0;
+            abandon_reload(SIGKILL);  // not ready in time: they may be stuck
         }
         check_watchdog();
         respawn_due();

@@ -75,6 +75,7 @@ private:
     void on_child_exit(pid_t pid, int status);
     void on_ready(Process& p);
     void begin_reload();
+    void abandon_reload(int signal);
     void begin_stop(bool immediate);
     void respawn_due();
     void check_watchdog();
