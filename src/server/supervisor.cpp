@@ -135,6 +135,9 @@ pid_t Supervisor::spawn(unsigned slot) {
                   groups_.begin() + static_cast<ptrdiff_t>((shared ? 0 : slot * loops) + loops));
     std::string fd_list = format_fd_groups(mine);
     int cell = stats_.claim_cell(1);  // the worker counts into this cell (-1: none)
+    if (cell < 0 && stats_.valid())
+        log(LogLevel::Warn, "no free statistics cell for slot %u (reloads faster than old workers drain): "
+            "this worker has no metrics and no watchdog", slot);
     std::string cell_text = std::to_string(cell), stats_fd = std::to_string(stats_.fd());
     pid_t parent = getpid();
     pid_t pid = fork();
