@@ -236,7 +236,10 @@ int serve(const App& app, const ServerOptions& opts, const server::FdGroups& fds
         for (auto& w : workers) all_done = all_done && w->done.load();
         if (all_done) break;
         int s = sigtimedwait(&stop_signals, nullptr, &slice);
-        bool again = s == SIGTERM || s == SIGINT;
+        // In a worker a repeated SIGTERM is no reason to cut requests short: it is
+        // `pkill` reaching us as well as the supervisor, which escalates by itself
+        // (SIGKILL after drain_timeout) when it means to.
+        bool again = !worker && (s == SIGTERM || s == SIGINT);
         if (again || waited >= opts.drain_timeout_ms) {
             util::log(util::LogLevel::Warn, again ? "second signal: stopping now" : "drain timeout: stopping now");
             for (auto& w : workers) w->loop->stop();

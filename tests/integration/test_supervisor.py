@@ -9,6 +9,7 @@ check as every class in the harness: exit status 0 after SIGTERM, no sanitizer
 report. Worker PIDs are only ever signalled after reading them as children of the
 server we started."""
 
+import concurrent.futures
 import os
 import re
 import resource
@@ -395,6 +396,27 @@ class Reload(SupervisorCase):
 
 
 class GracefulStop(SupervisorCase):
+
+    # Regression: `pkill` reaches the workers as well as the supervisor; the
+    # supervisor's forwarded SIGTERM was a "second signal" to them and cut the
+    # in-flight request short.
+    def test_sigterm_to_every_process_still_drains(self):
+        # Hybrid: a worker that stopped early would abandon the handler on its pool
+        # (in the event model a blocking handler finishes before any stop is seen).
+        self.start_server("--workers", "2", "--mpm", "hybrid", threads=1)
+        workers = self.wait_ready(2)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as ex:
+            f = ex.submit(fetch, self.port, "/sleep?ms=1500", 10)
+            time.sleep(0.3)
+            for pid in workers:  # the workers first, as pkill may reach them...
+                os.kill(pid, signal.SIGTERM)
+            time.sleep(0.2)      # ...then the supervisor, which forwards its own SIGTERM
+            os.kill(self.server.proc.pid, signal.SIGTERM)
+            r, err = f.result(timeout=10)
+        self.assertIsNotNone(r, err)
+        self.assertEqual((r.status, r.body), (200, b"slept"))
+        self.assertEqual(self.server.proc.wait(timeout=15), 0)
+        self.assertNotIn("second signal", self.server.output())
 
     def test_sigterm_finishes_in_flight_request_and_leaves_no_worker(self):
         server = self.start_server("--workers", str(WORKERS))
