@@ -7,6 +7,7 @@
 # (utime+stime of the supervisor, its live workers, and its reaped workers'
 # cutime+cstime, from /proc). Only 127.0.0.1; stops only the servers it started.
 #   DURATION=10 ROUNDS=3 CONNS=64 bash bench/mpm.sh
+#   ONLY="plaintext/engine-alone plaintext/event" ROUNDS=9 bash bench/mpm.sh   # some cases only
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/deps.sh" bench
@@ -25,6 +26,11 @@ cases=(
   "blocking-1ms/hybrid|$testsrv|--mpm hybrid --workers $n --threads 1|/sleep?ms=1"
   "blocking-1ms/prefork|$testsrv|--mpm prefork --workers $((4 * n))|/sleep?ms=1"
 )
+if [[ -n ${ONLY:-} ]]; then
+  kept=()
+  for c in "${cases[@]}"; do [[ " $ONLY " == *" ${c%%|*} "* ]] && kept+=("$c"); done
+  cases=("${kept[@]}")
+fi
 exec 9>/tmp/kiln-bench.lock
 flock -n 9 || { echo "another benchmark is running" >&2; exit 1; }
 pid=""
@@ -69,7 +75,7 @@ base=$(awk '$1=="plaintext/engine-alone" {print $2}' "$results" | median)
   echo "# Concurrency models"
   echo
   echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); $n CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
-  echo "- command: \`DURATION=$DURATION ROUNDS=$ROUNDS CONNS=$CONNS bash bench/mpm.sh\` (wrk -t1 -c$CONNS on the same machine; medians of $ROUNDS runs)"
+  echo "- command: \`${ONLY:+ONLY=\"$ONLY\" }DURATION=$DURATION ROUNDS=$ROUNDS CONNS=$CONNS bash bench/mpm.sh\` (wrk -t1 -c$CONNS on the same machine; medians of $ROUNDS runs)"
   echo "- plaintext: hello's /plaintext; blocking-1ms: the test server's /sleep?ms=1 (a handler that blocks its thread 1 ms)"
   echo
   echo "| case | kiln flags | req/s | vs engine alone | server CPU ms/1k req | p99 | errors |"
@@ -83,5 +89,5 @@ base=$(awk '$1=="plaintext/engine-alone" {print $2}' "$results" | median)
     ratio=$([[ $name == plaintext/* ]] && awk -v a="$rps" -v b="$base" 'BEGIN {printf "%.3f", a / b}' || echo "-")
     echo "| $name | \`$flags\` | $(printf "%.0f" "$rps") | $ratio | $cpu | $p99 (round 1) | $err |"
   done
-} | tee "$root/bench/results/mpm.md"
+} | tee "$root/bench/results/mpm${ONLY:+-subset}.md"
 rm -f "$results"
