@@ -126,6 +126,13 @@ void Connection::read_and_process() {
 }
 
 void Connection::process() {
+    // srv_.head_ and srv_.request_ are the loop's: between two calls other
+    // connections parse into them. What this call parsed is valid until it returns.
+    struct Stale {
+        bool& current;
+        ~Stale() { current = false; }
+    } stale{head_current_};
+    head_current_ = false;
     const Limits& limits = srv_.cfg_.limits;
     while (fd_ >= 0 && !read_paused_ && (state_ == State::Idle || state_ == State::Head || state_ == State::Body)) {
         if (state_ != State::Body) {

@@ -89,7 +89,8 @@ private:
     size_t chunk_read_ = 0;    // raw chunked bytes consumed
     size_t chunk_write_ = 0;   // end of decoded payload
     bool is_chunked_ = false;
-    bool head_current_ = false;  // srv_.head_ and srv_.request_ describe this request now
+    bool head_current_ = false;  // srv_.head_ and srv_.request_ describe this request now;
+                                 // only ever true inside one process() call
     bool continue_sent_ = false;
     uint64_t started_us_ = 0;   // head parsed (only measured with an observer)
     uint64_t streamed_ = 0;     // body bytes of a streamed response

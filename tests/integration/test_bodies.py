@@ -183,5 +183,47 @@ class Bodies(harness.ServerTestCase):
             c.assert_closed(self)
 
 
+class InterleavedBodiesOnOneLoop(harness.ServerTestCase):
+    """Regression: a body arriving in a later read was dispatched with whatever head
+    another connection on the same loop had parsed in between (the loop's shared
+    request), so an upload could run as someone else's request."""
+
+    server_args = ("--workers", "0", "--threads", "1")
+
+    def interleave(self, first_part, rest):
+        import socket as _socket
+        a = _socket.create_connection(("127.0.0.1", self.port), timeout=5)
+        b = _socket.create_connection(("127.0.0.1", self.port), timeout=5)
+        try:
+            a.sendall(first_part)
+            time.sleep(0.2)
+            b.sendall(b"GET /users/7 HTTP/1.1\r\nHost: h\r\n\r\n")
+            self.assertTrue(b.recv(4096).endswith(b"user 7"))
+            time.sleep(0.2)
+            a.sendall(rest)
+            data = b""
+            while b"\r\n\r\n" not in data or not data.endswith(b"helloworld"):
+                chunk = a.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+            return data
+        finally:
+            a.close()
+            b.close()
+
+    def test_content_length_body_keeps_its_own_request(self):
+        data = self.interleave(b"POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nhello", b"world")
+        self.assertTrue(data.startswith(b"HTTP/1.1 200"), data)
+        self.assertTrue(data.endswith(b"helloworld"), data)
+        self.assertIn(b"X-Body-Length: 10", data)
+
+    def test_chunked_body_keeps_its_own_request(self):
+        data = self.interleave(b"POST /echo HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
+                               b"5\r\nworld\r\n0\r\n\r\n")
+        self.assertTrue(data.startswith(b"HTTP/1.1 200"), data)
+        self.assertTrue(data.endswith(b"helloworld"), data)
+
+
 if __name__ == "__main__":
     harness.main()
