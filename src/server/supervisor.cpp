@@ -199,7 +199,7 @@ void Supervisor::respawn_due() {
     for (unsigned s = 0; s < slots_.size(); ++s) {
         if (has_current(s) || slots_[s].respawn_at_ms > now) continue;
         slots_[s].respawn_at_ms = 0;
-        spawn(s);
+        if (spawn(s) < 0) slots_[s].respawn_at_ms = now + 1000;  // fork/pipe failed: retry, don't spin
     }
 }
 
