@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "app/router.hpp"
+#include "http/parser.hpp"
 #include "util/log.hpp"
 
 namespace kiln {
@@ -20,10 +21,8 @@ std::string allow_header(uint32_t allowed) {
     for (size_t i = 0; i < kMethodCount - 1; ++i) {
         auto m = static_cast<Method>(i);
         if (!(allowed & app::method_bit(m))) continue;
-        static constexpr std::string_view kNames[] = {"GET", "HEAD", "POST", "PUT", "DELETE",
-                                                      "PATCH", "OPTIONS", "CONNECT", "TRACE"};
         if (!out.empty()) out += ", ";
-        out += kNames[i];
+        out += http::method_name(m);
     }
     return out;
 }

@@ -94,7 +94,6 @@ void Router::add(Method method, std::string_view pattern, const void* target) {
     n->targets[mi] = target;
     n->allowed |= method_bit(method);
     if (method == Method::Get) n->allowed |= method_bit(Method::Head);
-    routes_.emplace_back(method, std::string(pattern));
 }
 
 const Router::Node* Router::find(const Node* n, std::string_view rest, Match& m) const {

@@ -38,14 +38,10 @@ public:
     // HEAD falls back to GET. The path must start with '/'. REQUIRES: out.params set.
     void match(Method method, std::string_view path, Match& out) const;
 
-    // Every registered (method, pattern), for listings.
-    const std::vector<std::pair<Method, std::string>>& routes() const { return routes_; }
-
 private:
     struct Node;
     const Node* find(const Node* n, std::string_view rest, Match& m) const;
     std::unique_ptr<Node> root_;
-    std::vector<std::pair<Method, std::string>> routes_;
 };
 
 }  // namespace kiln::app

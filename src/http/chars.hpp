@@ -40,6 +40,13 @@ inline constexpr std::array<bool, 256> kFieldValue = make_field_value();
 inline constexpr std::array<bool, 256> kTarget = make_target();
 
 inline bool is_token(uint8_t c) { return kToken[c]; }
+// Value of a hex digit, or -1.
+inline int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
 
 // Eight bytes at a time (SWAR): skip the stretch of a field value or target that
 // certainly holds no byte the caller must look at; the caller's byte loop then

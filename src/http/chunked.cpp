@@ -5,14 +5,6 @@
 #include "http/chars.hpp"
 
 namespace kiln::http {
-namespace {
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-}  // namespace
 
 ChunkedStatus ChunkedDecoder::decode(char* buf, size_t* read, size_t* write, size_t end,
                                      size_t max_body) {
@@ -26,7 +18,7 @@ ChunkedStatus ChunkedDecoder::decode(char* buf, size_t* read, size_t* write, siz
         char c = buf[r];
         switch (state_) {
             case State::Size: {
-                int v = hex_value(c);
+                int v = chars::hex_digit(c);
                 if (v >= 0) {
                     if (++size_digits_ > 15) return out(ChunkedStatus::Malformed);  // < 2^60
                     chunk_left_ = chunk_left_ * 16 + static_cast<uint64_t>(v);

@@ -409,7 +409,6 @@ void Connection::finish() {
 }
 
 void Connection::respond_error(int status, std::string_view why) {
-    srv_.count_error(status);
     Response& res = srv_.response_;
     res.reset(nullptr);
     res.status(status);

@@ -10,7 +10,7 @@ namespace kiln::http {
 inline constexpr size_t kMaxRequestLine = 8 * 1024;          // longer -> 414
 inline constexpr size_t kMaxHeaderBytes = 64 * 1024;         // request line excluded -> 431
 inline constexpr size_t kMaxHeaderCount = 100;               // more fields -> 431
-inline constexpr size_t kMaxBodyBytes = 8 * 1024 * 1024;     // per route, default -> 413
+inline constexpr size_t kMaxBodyBytes = 8 * 1024 * 1024;     // per route (RouteOptions) -> 413
 inline constexpr size_t kMaxChunkLine = 4 * 1024;            // size + extensions -> 400
 inline constexpr size_t kMaxTrailerBytes = 16 * 1024;        // chunked trailers -> 431
 
@@ -18,7 +18,6 @@ struct Limits {
     size_t max_request_line = kMaxRequestLine;
     size_t max_header_bytes = kMaxHeaderBytes;
     size_t max_header_count = kMaxHeaderCount;  // must be <= kMaxHeaderCount
-    size_t max_body_bytes = kMaxBodyBytes;
 };
 
 }  // namespace kiln::http

@@ -3,7 +3,6 @@
 // handler runs with — one request is handled at a time per loop, so one set is
 // enough and their capacity is reused). Everything here runs on the loop thread.
 #pragma once
-#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -82,20 +81,16 @@ public:
     // Graceful stop: idle connections close now, busy ones after their response.
     // on_drained runs once no connection is left.
     void drain(std::function<void()> on_drained);
-    bool draining() const { return draining_; }
     // Any thread: a stop is coming. Responses from now on say Connection: close,
     // even those of requests already in their handler. Then wake the loop to drain().
     void request_stop() { stop_requested_.store(true, std::memory_order_relaxed); }
     bool stop_requested() const { return stop_requested_.load(std::memory_order_relaxed); }
-    size_t connection_count() const { return count_; }
-    uint64_t errors_with_status(int status) const { return status >= 0 && status < 600 ? errors_[status] : 0; }
 
 private:
     friend class Connection;
     void link(Connection* c);
     void unlink(Connection* c);
     void count_request();
-    void count_error(int status) { if (status >= 0 && status < 600) ++errors_[status]; }
 
     net::Loop& loop_;
     Service& service_;
@@ -121,7 +116,6 @@ private:
     std::function<void(bool)> on_capacity_;
     std::function<void()> on_budget_spent_;
     uint64_t requests_ = 0;
-    std::array<uint64_t, 600> errors_{};
 };
 
 }  // namespace kiln::http

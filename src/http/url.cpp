@@ -1,14 +1,8 @@
 #include "http/url.hpp"
 
+#include "http/chars.hpp"
+
 namespace kiln::http {
-namespace {
-int hex(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-}  // namespace
 
 bool path_needs_normalizing(std::string_view raw) {
     for (size_t i = 0; i < raw.size(); ++i) {
@@ -25,8 +19,8 @@ bool decode_component(std::string_view in, std::string& out, bool plus_is_space)
     for (size_t i = 0; i < in.size(); ++i) {
         char c = in[i];
         if (c == '%') {
-            int hi = i + 2 < in.size() ? hex(in[i + 1]) : -1;
-            int lo = hi >= 0 ? hex(in[i + 2]) : -1;
+            int hi = i + 2 < in.size() ? chars::hex_digit(in[i + 1]) : -1;
+            int lo = hi >= 0 ? chars::hex_digit(in[i + 2]) : -1;
             if (lo < 0) return false;
             out.push_back(static_cast<char>(hi * 16 + lo));
             i += 2;
@@ -64,8 +58,8 @@ PathStatus normalize_path(std::string_view raw, std::string& out) {
     for (size_t i = 0; i < raw.size(); ++i) {
         char c = raw[i];
         if (c == '%') {
-            int hi = i + 2 < raw.size() ? hex(raw[i + 1]) : -1;
-            int lo = hi >= 0 ? hex(raw[i + 2]) : -1;
+            int hi = i + 2 < raw.size() ? chars::hex_digit(raw[i + 1]) : -1;
+            int lo = hi >= 0 ? chars::hex_digit(raw[i + 2]) : -1;
             if (lo < 0) return PathStatus::BadEscape;
             c = static_cast<char>(hi * 16 + lo);
             if (c == '\0') return PathStatus::NulByte;

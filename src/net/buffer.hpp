@@ -46,7 +46,6 @@ public:
     size_t writable() const { return cap_ - end_; }
     void commit(size_t n) { end_ += n; }
     void consume(size_t n);
-    void truncate(size_t n) { end_ = start_ + n; }  // keep only the first n readable bytes
 
     // Makes room for at least n more bytes (compacting or growing).
     void ensure_writable(size_t n, BufferPool& pool);

@@ -34,7 +34,6 @@ public:
 
     // Registers fd; events is an EPOLL* mask (EPOLLET is added for sockets by the caller).
     void add(int fd, uint32_t events, IoHandler* handler);
-    void modify(int fd, uint32_t events, IoHandler* handler);
     void remove(int fd);
 
     // The list of timers of this duration (created on first use).

@@ -94,10 +94,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (h.chunked) {
             ChunkedDecoder dec;
             size_t read = pos, write = pos;
-            ChunkedStatus s = dec.decode(buf.data(), &read, &write, buf.size(), limits.max_body_bytes);
+            ChunkedStatus s = dec.decode(buf.data(), &read, &write, buf.size(), kMaxBodyBytes);
             FUZZ_CHECK(pos <= write && write <= read && read <= buf.size());
             FUZZ_CHECK(dec.body_size() == write - pos);
-            FUZZ_CHECK(dec.body_size() <= limits.max_body_bytes);
+            FUZZ_CHECK(dec.body_size() <= kMaxBodyBytes);
             if (s != ChunkedStatus::Done) return 0;
             pos = read;
         } else if (h.content_length > 0) {
