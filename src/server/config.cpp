@@ -58,6 +58,14 @@ std::string get_string(const Value& v, std::string* out) {
     return {};
 }
 
+std::string get_nonempty(const Value& v, std::string* out) {
+    std::string text;
+    if (std::string e = get_string(v, &text); !e.empty()) return e;
+    if (text.empty()) return "must not be empty";
+    *out = std::move(text);
+    return {};
+}
+
 std::string get_path(const Value& v, std::string* out) {
     if (std::string e = get_string(v, out); !e.empty()) return e;
     if (!out->empty() && (*out)[0] != '/') return "a path must start with '/', got '" + *out + "'";
@@ -121,10 +129,10 @@ const std::vector<Key>& keys() {
         integer("limits.max_header_bytes", &ServerOptions::max_header_bytes, size_t{256}, size_t{1} << 24),
         integer("limits.max_header_count", &ServerOptions::max_header_count, size_t{1}, size_t{100}),
         {"server.name", [](const Value& v, ServerOptions& o) { return get_string(v, &o.server_name); }},
-        {"user", [](const Value& v, ServerOptions& o) { return get_string(v, &o.user); }},
-        {"group", [](const Value& v, ServerOptions& o) { return get_string(v, &o.group); }},
-        {"log.access", [](const Value& v, ServerOptions& o) { return get_string(v, &o.access_log); }},
-        {"log.error", [](const Value& v, ServerOptions& o) { return get_string(v, &o.error_log); }},
+        {"user", [](const Value& v, ServerOptions& o) { return get_nonempty(v, &o.user); }},
+        {"group", [](const Value& v, ServerOptions& o) { return get_nonempty(v, &o.group); }},
+        {"log.access", [](const Value& v, ServerOptions& o) { return get_nonempty(v, &o.access_log); }},
+        {"log.error", [](const Value& v, ServerOptions& o) { return get_nonempty(v, &o.error_log); }},
         {"log.level",
          [](const Value& v, ServerOptions& o) {
              std::string level;
@@ -225,6 +233,12 @@ std::string load_config_file(const std::string& path, ServerOptions* out) {
         return path + ":" + std::to_string(src.begin.line) + ": " + std::string(e.description());
     }
     return walk(path, t, "", out);
+}
+
+std::string apply_setting(std::string_view key, std::string_view text, ServerOptions* out) {
+    const Key* k = find_key(key);
+    if (!k) return "unknown key '" + std::string(key) + "'";
+    return k->apply(Value{nullptr, text}, *out);
 }
 
 std::string load_config_env(ServerOptions* out) {

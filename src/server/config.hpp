@@ -1,6 +1,6 @@
 // Configuration: kiln.toml, then KILN_<KEY> environment variables, then flags,
 // each overriding the one before. Every key is declared once in a table (config.cpp)
-// that serves the file and the environment alike. A bad file is reported with
+// that serves the file, the environment and the flags alike. A bad file is reported with
 // file, line and key before anything starts; callers exit with status 2.
 //
 //   workers = 2                     # KILN_WORKERS
@@ -25,6 +25,10 @@ namespace kiln::server {
 
 // Reads a TOML file into *out. Returns "" or an error "FILE:LINE: key 'K': why".
 std::string load_config_file(const std::string& path, ServerOptions* out);
+
+// Applies one key ("timeouts.header_ms") from its text form, as the environment
+// and the flags give it. Returns "" or why the value is refused.
+std::string apply_setting(std::string_view key, std::string_view text, ServerOptions* out);
 
 // Applies KILN_<KEY> variables from the environment. Returns "" or an error naming
 // the variable. Variables of the supervisor/worker handshake are not keys.

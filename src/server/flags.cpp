@@ -9,7 +9,6 @@
 #include <kiln/server.hpp>
 
 #include "server/config.hpp"
-#include "util/log.hpp"
 
 namespace kiln {
 namespace {
@@ -21,6 +20,36 @@ bool parse_number(std::string_view s, T min, T max, T* out) {
     if (ec != std::errc() || p != s.data() + s.size() || v < min || v > max) return false;
     *out = v;
     return true;
+}
+
+// Flags that set a configuration key: validated by the key's own rule (config.cpp).
+std::string_view setting_for(std::string_view flag) {
+    static constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
+        {"--workers", "workers"},
+        {"--threads", "threads"},
+        {"--header-timeout", "timeouts.header_ms"},
+        {"--body-timeout", "timeouts.body_ms"},
+        {"--keepalive-timeout", "timeouts.keepalive_ms"},
+        {"--write-timeout", "timeouts.write_ms"},
+        {"--drain-timeout", "timeouts.drain_ms"},
+        {"--watchdog-timeout", "timeouts.watchdog_ms"},
+        {"--request-timeout", "timeouts.request_ms"},
+        {"--mpm", "server.mpm"},
+        {"--max-requests", "server.max_requests_per_worker"},
+        {"--pool-threads", "pool.threads"},
+        {"--pool-queue", "pool.queue"},
+        {"--access-log", "log.access"},
+        {"--access-log-format", "log.access_format"},
+        {"--error-log", "log.error"},
+        {"--log-level", "log.level"},
+        {"--metrics-path", "metrics.path"},
+        {"--health-path", "health.path"},
+        {"--user", "user"},
+        {"--group", "group"},
+    };
+    for (const auto& [f, key] : kFlags)
+        if (f == flag) return key;
+    return {};
 }
 
 void usage(const char* prog) {
@@ -134,60 +163,15 @@ bool parse_server_flags(int argc, char** argv, ServerOptions* o, int* exit_statu
             o->also_listen.emplace_back(value);
         } else if (arg == "--port") {
             ok = number(uint16_t{0}, uint16_t{65535}, &o->port);
-        } else if (arg == "--workers") {
-            ok = number(0, 1024, &o->workers);
-        } else if (arg == "--threads") {
-            ok = number(1u, 1024u, &o->threads);
-        } else if (arg == "--header-timeout") {
-            ok = number(1u, 3'600'000u, &o->header_timeout_ms);
-        } else if (arg == "--body-timeout") {
-            ok = number(1u, 3'600'000u, &o->body_timeout_ms);
-        } else if (arg == "--keepalive-timeout") {
-            ok = number(1u, 3'600'000u, &o->keepalive_timeout_ms);
-        } else if (arg == "--write-timeout") {
-            ok = number(1u, 3'600'000u, &o->write_timeout_ms);
-        } else if (arg == "--drain-timeout") {
-            ok = number(0u, 3'600'000u, &o->drain_timeout_ms);
-        } else if (arg == "--access-log") {
-            if (!take() || value.empty()) return fail("flag --access-log needs off, stdout, stderr or a path");
-            o->access_log = std::string(value);
-        } else if (arg == "--access-log-format") {
-            if (!take() || (value != "combined" && value != "json"))
-                return fail("flag --access-log-format needs combined or json");
-            o->access_log_format = std::string(value);
-        } else if (arg == "--metrics-path" || arg == "--health-path") {
-            if (!take() || value.empty() || value[0] != '/') return fail("flag " + std::string(arg) + " needs a path starting with '/'");
-            (arg == "--metrics-path" ? o->metrics_path : o->health_path) = std::string(value);
         } else if (arg == "--config") {
             take();
         } else if (arg == "--check-config") {
-        } else if (arg == "--watchdog-timeout") {
-            ok = number(0u, 3'600'000u, &o->watchdog_timeout_ms);
-        } else if (arg == "--mpm") {
-            if (!take() || (value != "event" && value != "hybrid" && value != "prefork"))
-                return fail("flag --mpm needs event, hybrid or prefork");
-            o->mpm = std::string(value);
-        } else if (arg == "--pool-threads") {
-            ok = number(1u, 4096u, &o->pool_threads);
-        } else if (arg == "--pool-queue") {
-            ok = number(size_t{1}, size_t{1} << 20, &o->pool_queue);
-        } else if (arg == "--max-requests") {
-            ok = number(uint64_t{0}, uint64_t{1} << 40, &o->max_requests_per_worker);
-        } else if (arg == "--request-timeout") {
-            ok = number(1u, 3'600'000u, &o->request_timeout_ms);
-        } else if (arg == "--user" || arg == "--group") {
-            if (!take() || value.empty()) return fail("flag " + std::string(arg) + " needs a name");
-            (arg == "--user" ? o->user : o->group) = std::string(value);
-        } else if (arg == "--error-log") {
-            if (!take() || value.empty()) return fail("flag --error-log needs stderr, stdout or a path");
-            o->error_log = std::string(value);
-        } else if (arg == "--log-level") {
-            util::LogLevel ignored;
-            if (!take() || !util::parse_log_level(std::string(value), &ignored))
-                return fail("flag --log-level needs error, warn or info");
-            o->log_level = std::string(value);
         } else if (arg == "--quiet") {
             o->log_errors = false;
+        } else if (std::string_view key = setting_for(arg); !key.empty()) {
+            if (!take()) return fail("flag " + std::string(arg) + " needs a value");
+            if (std::string e = server::apply_setting(key, value, o); !e.empty())
+                return fail("flag " + std::string(arg) + ": " + e);
         } else {
             return fail("unknown flag '" + std::string(argv[i]) + "'");
         }

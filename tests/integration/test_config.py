@@ -51,6 +51,36 @@ class MalformedFiles(unittest.TestCase):
         self.assertIn("environment: KILN_TIMEOUTS_HEADER_MS: expected an integer, got 'soon'", err)
 
 
+class OneRulePerSetting(unittest.TestCase):
+    def test_file_environment_and_flag_refuse_a_value_with_the_same_rule(self):
+        rule = "must be from 1 to 1024, got 0"
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "kiln.toml")
+            with open(path, "w") as f:
+                f.write("threads = 0\n")
+            code, _, err = check_config(["--config", path])
+            self.assertEqual(code, 2)
+            self.assertIn("key 'threads': " + rule, err)
+        code, _, err = check_config([], env={"KILN_THREADS": "0"})
+        self.assertEqual(code, 2)
+        self.assertIn("KILN_THREADS: " + rule, err)
+        code, _, err = check_config(["--threads", "0"])
+        self.assertEqual(code, 2)
+        self.assertIn("flag --threads: " + rule, err)
+
+    def test_flags_for_choices_and_paths(self):
+        code, _, err = check_config(["--mpm", "threads"])
+        self.assertEqual(code, 2)
+        self.assertIn('flag --mpm: expected "event", "hybrid" or "prefork"', err)
+        code, _, err = check_config(["--metrics-path", "metrics"])
+        self.assertEqual(code, 2)
+        self.assertIn("a path must start with '/'", err)
+        code, out, _ = check_config(["--mpm", "hybrid", "--pool-threads", "8", "--header-timeout", "1234"])
+        self.assertEqual(code, 0)
+        self.assertIn("mpm hybrid", out)
+        self.assertIn("header 1234", out)
+
+
 class Precedence(unittest.TestCase):
     def test_file_then_environment_then_flags(self):
         full = os.path.join(CONFIG_DIR, "good", "full.toml")
