@@ -338,20 +338,24 @@ void Connection::finish_request(size_t consumed) {
     if (out_.size() > srv_.cfg_.max_pending_output) read_paused_ = true;
 }
 
-void Connection::write_response(Response& res) {
-    // Decided when the head is written: a stop may have begun while the handler ran.
-    keep_alive_ = keep_alive_ && !res.closes_connection() && !srv_.stop_requested();
-    bool no_body = status_has_no_body(res.status());
+void Connection::write_head(const Response& res, Framing framing, size_t content_length) {
     HeadParams hp;
     hp.date = srv_.date_.get(srv_.loop_.wall_seconds());
     hp.server = srv_.cfg_.server_name;
     hp.keep_alive = keep_alive_;
     hp.http10 = http10_;
-    hp.framing = no_body ? Framing::NoBody : Framing::Length;
-    hp.content_length = res.body().size();
-    net::BufferPool& pool = srv_.loop_.buffers();
-    serialize_head(res, hp, out_, pool);
+    hp.framing = framing;
+    hp.content_length = content_length;
+    serialize_head(res, hp, out_, srv_.loop_.buffers());
+}
+
+void Connection::write_response(Response& res) {
+    // Decided when the head is written: a stop may have begun while the handler ran.
+    keep_alive_ = keep_alive_ && !res.closes_connection() && !srv_.stop_requested();
+    bool no_body = status_has_no_body(res.status());
+    write_head(res, no_body ? Framing::NoBody : Framing::Length, res.body().size());
     if (no_body || head_only_) return;
+    net::BufferPool& pool = srv_.loop_.buffers();
     if (res.body().size() >= kOwnBodyThreshold) out_.append_owned(std::move(res.body()));
     else out_.append(res.body(), pool);
 }
@@ -377,13 +381,7 @@ void Connection::begin(Response& res) {
     }
     // HEAD gets the head a GET would get (RFC 9110 §9.3.2), and no body.
     stream_framing_ = head_only_ ? Framing::NoBody : announced;
-    HeadParams hp;
-    hp.date = srv_.date_.get(srv_.loop_.wall_seconds());
-    hp.server = srv_.cfg_.server_name;
-    hp.keep_alive = keep_alive_;
-    hp.http10 = http10_;
-    hp.framing = announced;
-    serialize_head(res, hp, out_, srv_.loop_.buffers());
+    write_head(res, announced, 0);
 }
 
 void Connection::chunk(std::string_view data) {

@@ -58,6 +58,7 @@ private:
     void dispatch(std::string_view body, size_t consumed);
     bool submit(std::string_view body, size_t consumed);  // hybrid: false if the pool is full
     void finish_request(size_t consumed);
+    void write_head(const Response& res, Framing framing, size_t content_length);
     void write_response(Response& res);
     void respond_error(int status, std::string_view why);
     void send_continue();
