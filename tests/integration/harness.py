@@ -188,6 +188,12 @@ def pid_running(pid):
     return st is not None and st[0] != "Z"
 
 
+def assert_no_sanitizer_report(output):
+    """Raises AssertionError if a server's output holds an ASan/LSan/UBSan report."""
+    if "Sanitizer" in output or "runtime error:" in output:
+        raise AssertionError("sanitizer report from the server:\n" + output)
+
+
 def check_clean_stop(server):
     """Stops `server` with SIGTERM; raises AssertionError unless it exited 0 with no
     sanitizer report in its output (in `make asan` builds a leak or memory error in
@@ -196,8 +202,7 @@ def check_clean_stop(server):
     out = server.output(limit=20000)
     if status is None:  # never started
         return
-    if "Sanitizer" in out or "runtime error:" in out:
-        raise AssertionError("sanitizer report from the server:\n" + out)
+    assert_no_sanitizer_report(out)
     if status != 0:
         raise AssertionError("server exited with status %s after SIGTERM:\n%s" % (status, out))
 

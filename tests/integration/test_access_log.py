@@ -63,6 +63,7 @@ class Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             _, err = self.proc.communicate()
+        harness.assert_no_sanitizer_report(err)
         return self.proc.returncode, err
 
 

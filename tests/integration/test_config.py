@@ -127,6 +127,7 @@ class ServesWhatTheFileSays(unittest.TestCase):
                 proc.terminate()
                 _, err = proc.communicate(timeout=15)
             self.assertEqual(proc.returncode, 0, err)
+            harness.assert_no_sanitizer_report(err)
             self.assertIn("with 1 worker of 1 thread", err)
 
 

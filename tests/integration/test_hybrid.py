@@ -113,6 +113,7 @@ class GracefulStop(unittest.TestCase):
             self.assertEqual((status, body), (200, b"slept"))
             self.assertEqual(headers.get("Connection"), "close")
             self.assertEqual(srv.proc.wait(timeout=10), 0)
+            harness.assert_no_sanitizer_report(srv.output(limit=20000))
         finally:
             srv.stop()
 

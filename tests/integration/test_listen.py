@@ -55,6 +55,7 @@ def wait_tcp(host, port, family=socket.AF_INET):
 def stop(proc):
     proc.terminate()
     _, err = proc.communicate(timeout=15)
+    harness.assert_no_sanitizer_report(err)
     return proc.returncode, err
 
 
