@@ -10,10 +10,13 @@ build=(
   libgtest-dev                                   # unit tests
   libhttp-parser-dev                             # independent parser for the differential test
   libtomlplusplus-dev                            # kiln.toml
+  libssl-dev                                     # HMAC-SHA256 (signed cookies), CSPRNG
+  nlohmann-json3-dev                             # JSON request bodies (DOM)
+  libsqlite3-dev                                 # embedded database (src/db)
   clang libclang-rt-14-dev                       # libFuzzer + sanitizers for the fuzz targets
   curl python3                                   # integration tests (curl for 100-continue)
 )
-bench=(wrk nginx-light procps)
+bench=(wrk nginx-light procps apache2-utils httperf)
 
 want=("${build[@]}")
 [[ "${1:-}" == "bench" ]] && want+=("${bench[@]}")

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include <kiln/files.hpp>
 #include <kiln/http_types.hpp>
 #include <kiln/request.hpp>
 #include <kiln/response.hpp>
@@ -65,6 +66,11 @@ public:
     App& put(std::string_view pattern, Handler h, RouteOptions o = {}) { return route(Method::Put, pattern, std::move(h), o); }
     App& patch(std::string_view pattern, Handler h, RouteOptions o = {}) { return route(Method::Patch, pattern, std::move(h), o); }
     App& del(std::string_view pattern, Handler h, RouteOptions o = {}) { return route(Method::Delete, pattern, std::move(h), o); }
+
+    // Serves the files under `dir` at `prefix` (GET and HEAD): see FileOptions.
+    // Paths never leave `dir`: dot segments, encoded slashes, NUL and symlinks that
+    // lead outside all get 404.
+    App& files(std::string_view prefix, std::string_view dir, FileOptions opts = {});
 
     // Middleware runs in registration order around every request, matched or not.
     App& use(Middleware m);

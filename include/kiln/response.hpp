@@ -5,6 +5,7 @@
 // checked: CR, LF or NUL in either throws std::invalid_argument (no header injection).
 // Belongs to the event-loop thread running the handler; reused between requests.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,11 @@ protected:
 
 class Response {
 public:
+    Response() = default;
+    Response(const Response&) = delete;
+    Response& operator=(const Response&) = delete;
+    ~Response();
+
     Response& status(int code);
     int status() const { return status_; }
 
@@ -42,6 +48,17 @@ public:
     void json(std::string_view body);  // application/json; body is already JSON
     void send(std::string_view body, std::string_view content_type);
     void redirect(std::string_view location, int code = 302);
+
+    // A file as the body: `length` bytes of the open file `fd` from `offset`, sent
+    // with sendfile(2) and Content-Length. The response owns `fd` from here on and
+    // closes it (also when it is replaced or never sent).
+    void file(int fd, uint64_t offset, uint64_t length, std::string_view content_type);
+    bool has_file() const { return file_fd_ >= 0; }
+    int file_fd() const { return file_fd_; }
+    uint64_t file_offset() const { return file_offset_; }
+    uint64_t file_length() const { return file_length_; }
+    // Framework use: hands the fd to the caller (the connection), which closes it.
+    int release_file() { int fd = file_fd_; file_fd_ = -1; return fd; }
 
     // Streaming: sends the head (status and headers as set so far) on first call.
     void write(std::string_view chunk);
@@ -66,6 +83,7 @@ public:
     bool aborted() const { return aborted_; }
 
 private:
+    void drop_file();
     int status_ = 200;
     bool close_ = false;
     bool streaming_ = false;
@@ -75,6 +93,9 @@ private:
     std::string body_;
     std::vector<std::pair<std::string, std::string>> headers_;
     ResponseStream* stream_ = nullptr;
+    int file_fd_ = -1;
+    uint64_t file_offset_ = 0;
+    uint64_t file_length_ = 0;
 };
 
 // Reason phrase for a status code ("Not Found"); "Unknown" if not registered.

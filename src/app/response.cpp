@@ -1,5 +1,7 @@
 #include <kiln/response.hpp>
 
+#include <unistd.h>
+
 #include <stdexcept>
 #include <string>
 
@@ -61,9 +63,32 @@ std::optional<std::string_view> Response::header(std::string_view name) const {
     return std::nullopt;
 }
 
+Response::~Response() { drop_file(); }
+
+void Response::drop_file() {
+    if (file_fd_ >= 0) ::close(file_fd_);
+    file_fd_ = -1;
+    file_offset_ = file_length_ = 0;
+}
+
 void Response::send(std::string_view body, std::string_view content_type) {
+    drop_file();
     content_type_.assign(content_type);
     body_.assign(body);
+}
+
+void Response::file(int fd, uint64_t offset, uint64_t length, std::string_view content_type) {
+    if (fd < 0) throw std::invalid_argument("Response::file: invalid file descriptor");
+    if (streaming_) {
+        ::close(fd);
+        throw std::logic_error("Response::file after a streamed write");
+    }
+    drop_file();
+    body_.clear();
+    content_type_.assign(content_type);
+    file_fd_ = fd;
+    file_offset_ = offset;
+    file_length_ = length;
 }
 
 void Response::text(std::string_view body) { send(body, "text/plain; charset=utf-8"); }
@@ -73,10 +98,12 @@ void Response::json(std::string_view body) { send(body, "application/json"); }
 void Response::redirect(std::string_view location, int code) {
     status(code);
     header("Location", location);
+    drop_file();
     body_.clear();
 }
 
 void Response::write(std::string_view chunk) {
+    drop_file();
     if (!stream_) {  // not attached to a connection (tests): just accumulate
         streaming_ = true;
         body_.append(chunk);
@@ -102,6 +129,7 @@ void Response::clear() {
     content_type_.clear();
     body_.clear();
     headers_.clear();
+    drop_file();
 }
 
 void Response::reset(ResponseStream* stream) {

@@ -243,6 +243,10 @@ void Connection::send_continue() {
     flush();
 }
 
+namespace {
+uint64_t body_size(const Response& res) { return res.has_file() ? res.file_length() : res.body().size(); }
+}  // namespace
+
 void Connection::dispatch(std::string_view body, size_t consumed) {
     const RequestHead& h = srv_.head_;
     Request& req = srv_.request_;
@@ -266,7 +270,7 @@ void Connection::dispatch(std::string_view body, size_t consumed) {
         else res.end();
         observe(&req, res.status(), streamed_);
     } else {
-        uint64_t sent = head_only_ || status_has_no_body(res.status()) ? 0 : res.body().size();
+        uint64_t sent = head_only_ || status_has_no_body(res.status()) ? 0 : body_size(res);
         write_response(res);
         observe(&req, res.status(), sent);
     }
@@ -311,7 +315,7 @@ void Connection::complete(Exchange* ex) {
         res.status(500).text("Internal Server Error\n");
     }
     srv_.count_request();
-    uint64_t sent = head_only_ || status_has_no_body(res.status()) ? 0 : res.body().size();
+    uint64_t sent = head_only_ || status_has_no_body(res.status()) ? 0 : body_size(res);
     write_response(res);
     observe(&ex->request, res.status(), sent);
     delete ex;
@@ -353,8 +357,13 @@ void Connection::write_response(Response& res) {
     // Decided when the head is written: a stop may have begun while the handler ran.
     keep_alive_ = keep_alive_ && !res.closes_connection() && !srv_.stop_requested();
     bool no_body = status_has_no_body(res.status());
-    write_head(res, no_body ? Framing::NoBody : Framing::Length, res.body().size());
+    write_head(res, no_body ? Framing::NoBody : Framing::Length, body_size(res));
     if (no_body || head_only_) return;
+    if (res.has_file()) {
+        uint64_t off = res.file_offset(), len = res.file_length();
+        out_.append_file(res.release_file(), off, len);
+        return;
+    }
     net::BufferPool& pool = srv_.loop_.buffers();
     if (res.body().size() >= kOwnBodyThreshold) out_.append_owned(std::move(res.body()));
     else out_.append(res.body(), pool);

@@ -1,21 +1,33 @@
 #include "net/output.hpp"
 
+#include <sys/sendfile.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <cassert>
+#include <algorithm>
 #include <cerrno>
 
 namespace kiln::net {
 namespace {
 constexpr size_t kMaxIov = 64;
 constexpr size_t kMaxKeptSegments = 4;  // capacity kept after a flush (idle memory)
+constexpr size_t kMaxSendfileChunk = 1 << 20;  // per call, so one file does not hog the loop
 }  // namespace
 
 OutputQueue::~OutputQueue() { assert(segs_.empty()); }
 
+size_t OutputQueue::Segment::left() const {
+    switch (kind) {
+        case Kind::Pooled: return buf.size();
+        case Kind::Owned: return owned.size() - off;
+        case Kind::File: return static_cast<size_t>(file_left);
+    }
+    return 0;
+}
+
 Buffer& OutputQueue::tail(BufferPool& pool, size_t reserve) {
-    if (segs_.empty() || segs_.back().is_owned) segs_.emplace_back();
+    if (segs_.empty() || segs_.back().kind != Kind::Pooled) segs_.emplace_back();
     Buffer& b = segs_.back().buf;
     b.ensure_writable(reserve, pool);
     return b;
@@ -32,23 +44,65 @@ void OutputQueue::append_owned(std::string&& data) {
     bytes_ += data.size();
     Segment& s = segs_.emplace_back();
     s.owned = std::move(data);
-    s.is_owned = true;
+    s.kind = Kind::Owned;
+}
+
+void OutputQueue::append_file(int fd, uint64_t offset, uint64_t length) {
+    if (length == 0) {
+        ::close(fd);
+        return;
+    }
+    bytes_ += length;
+    Segment& s = segs_.emplace_back();
+    s.kind = Kind::File;
+    s.fd = fd;
+    s.file_off = offset;
+    s.file_left = length;
 }
 
 void OutputQueue::pop_front(BufferPool& pool) {
-    segs_.front().buf.consume(segs_.front().buf.size());
-    segs_.front().buf.release(pool);
+    Segment& s = segs_.front();
+    s.buf.consume(s.buf.size());
+    s.buf.release(pool);
+    if (s.fd >= 0) ::close(s.fd);
     segs_.erase(segs_.begin());
+}
+
+OutputQueue::Status OutputQueue::send_file(int fd, Segment& s, size_t* written) {
+    while (s.file_left > 0) {
+        off_t off = static_cast<off_t>(s.file_off);
+        size_t want = static_cast<size_t>(std::min<uint64_t>(s.file_left, kMaxSendfileChunk));
+        ssize_t w = ::sendfile(fd, s.fd, &off, want);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::Blocked;
+            return Status::Error;
+        }
+        if (w == 0) return Status::Error;  // the file shrank under us: the framing promised more
+        s.file_off += static_cast<uint64_t>(w);
+        s.file_left -= static_cast<uint64_t>(w);
+        bytes_ -= static_cast<size_t>(w);
+        *written += static_cast<size_t>(w);
+    }
+    return Status::Done;
 }
 
 OutputQueue::Status OutputQueue::write_to(int fd, BufferPool& pool, size_t* written) {
     *written = 0;
     while (bytes_ > 0) {
+        while (segs_.front().kind != Kind::File && segs_.front().left() == 0) pop_front(pool);
+        if (segs_.front().kind == Kind::File) {
+            Status st = send_file(fd, segs_.front(), written);
+            if (st != Status::Done) return st;
+            pop_front(pool);
+            continue;
+        }
         iovec iov[kMaxIov];
         size_t n = 0;
         for (size_t i = 0; i < segs_.size() && n < kMaxIov; ++i) {
             Segment& s = segs_[i];
-            if (s.is_owned) iov[n] = {s.owned.data() + s.off, s.owned.size() - s.off};
+            if (s.kind == Kind::File) break;
+            if (s.kind == Kind::Owned) iov[n] = {s.owned.data() + s.off, s.owned.size() - s.off};
             else iov[n] = {s.buf.readable_data(), s.buf.size()};
             if (iov[n].iov_len) ++n;
         }
@@ -63,9 +117,9 @@ OutputQueue::Status OutputQueue::write_to(int fd, BufferPool& pool, size_t* writ
         bytes_ -= left;
         while (left > 0) {
             Segment& s = segs_.front();
-            size_t have = s.is_owned ? s.owned.size() - s.off : s.buf.size();
+            size_t have = s.left();
             if (left < have) {
-                if (s.is_owned) s.off += left;
+                if (s.kind == Kind::Owned) s.off += left;
                 else s.buf.consume(left);
                 break;
             }

@@ -1,8 +1,10 @@
 // The bytes a connection still has to send, in order: pooled buffers for small
-// pieces (response heads, small bodies) and owned strings for large bodies, which
-// are moved in rather than copied. write_to() sends as much as the socket takes
-// with one writev. Knows nothing of HTTP. Belongs to one event loop.
+// pieces (response heads, small bodies), owned strings for large bodies, which
+// are moved in rather than copied, and file ranges, sent with sendfile(2).
+// write_to() sends as much as the socket takes: one writev for the memory pieces
+// before a file, then sendfile. Knows nothing of HTTP. Belongs to one event loop.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +23,8 @@ public:
     Buffer& tail(BufferPool& pool, size_t reserve);
     void append(std::string_view data, BufferPool& pool);
     void append_owned(std::string&& data);  // taken as is, no copy
+    // `length` bytes of `fd` from `offset`; the queue owns fd and closes it when sent or cleared.
+    void append_file(int fd, uint64_t offset, uint64_t length);
     void note_appended(size_t n) { bytes_ += n; }  // after writing into tail()
 
     size_t size() const { return bytes_; }
@@ -32,12 +36,18 @@ public:
     void clear(BufferPool& pool);
 
 private:
+    enum class Kind : uint8_t { Pooled, Owned, File };
     struct Segment {
         Buffer buf;
         std::string owned;
         size_t off = 0;  // sent bytes of `owned`
-        bool is_owned = false;
+        Kind kind = Kind::Pooled;
+        int fd = -1;            // Kind::File
+        uint64_t file_off = 0;  // next byte of the file to send
+        uint64_t file_left = 0;
+        size_t left() const;
     };
+    Status send_file(int fd, Segment& s, size_t* written);
     void pop_front(BufferPool& pool);
     std::vector<Segment> segs_;
     size_t bytes_ = 0;
