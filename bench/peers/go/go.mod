@@ -1,0 +1,3 @@
+module kiln.bench/peers/go
+
+go 1.22
