@@ -7,7 +7,6 @@ add_library(kiln STATIC
   net/listener.cpp
   net/output.cpp
   net/peer.cpp
-  http/date.cpp
   http/status.cpp
   http/serializer.cpp
   http/connection.cpp
@@ -18,6 +17,20 @@ add_library(kiln STATIC
   app/response.cpp
   app/router.cpp
   app/app.cpp
+  app/session.cpp
+  app/session_table.cpp
+  app/signing.cpp
+  app/cookies.cpp
+  app/form.cpp
+  app/body.cpp
+  app/upload_sink.cpp
+  app/csrf.cpp
+  http/http_date_parse.cpp
+  app/mime.cpp
+  app/file_http.cpp
+  app/file_root.cpp
+  app/file_cache.cpp
+  app/files.cpp
   server/flags.cpp
   server/run.cpp
   server/supervisor.cpp
@@ -26,12 +39,16 @@ add_library(kiln STATIC
   server/stats.cpp
   server/privileges.cpp
   server/thread_pool.cpp
+  server/session_segment.cpp
 )
 target_include_directories(kiln PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> PRIVATE ${PROJECT_SOURCE_DIR}/src)
 find_package(Threads REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)
-target_link_libraries(kiln PUBLIC kiln_proto Threads::Threads PRIVATE PkgConfig::TOMLPP)
+find_package(OpenSSL REQUIRED)
+find_package(nlohmann_json REQUIRED)  # Request::json() returns its DOM
+target_link_libraries(kiln PUBLIC kiln_proto Threads::Threads nlohmann_json::nlohmann_json
+                      PRIVATE PkgConfig::TOMLPP OpenSSL::Crypto)
 
 add_library(kiln_internal INTERFACE)
 target_link_libraries(kiln_internal INTERFACE kiln)
@@ -47,7 +64,7 @@ install(TARGETS kiln kiln_proto EXPORT kilnTargets ARCHIVE DESTINATION ${CMAKE_I
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT kilnTargets NAMESPACE kiln:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 file(WRITE ${CMAKE_BINARY_DIR}/kilnConfig.cmake
-     "include(CMakeFindDependencyMacro)\nfind_dependency(Threads)\nfind_dependency(PkgConfig)\npkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)\ninclude(\${CMAKE_CURRENT_LIST_DIR}/kilnTargets.cmake)\n")
+     "include(CMakeFindDependencyMacro)\nfind_dependency(Threads)\nfind_dependency(PkgConfig)\npkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)\nfind_dependency(OpenSSL)\nfind_dependency(nlohmann_json)\ninclude(\${CMAKE_CURRENT_LIST_DIR}/kilnTargets.cmake)\n")
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/kilnConfig.cmake ${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)

@@ -17,6 +17,7 @@
 #include <kiln/http_types.hpp>
 #include <kiln/request.hpp>
 #include <kiln/response.hpp>
+#include <kiln/session.hpp>
 
 namespace kiln {
 
@@ -71,6 +72,10 @@ public:
     // Paths never leave `dir`: dot segments, encoded slashes, NUL and symlinks that
     // lead outside all get 404.
     App& files(std::string_view prefix, std::string_view dir, FileOptions opts = {});
+
+    // The store behind req.session(). Default: the node-wide shared-memory table the
+    // server creates (config `session.*`); give another (Redis, SQLite) here.
+    App& session_store(std::shared_ptr<SessionStore> store);
 
     // Middleware runs in registration order around every request, matched or not.
     App& use(Middleware m);

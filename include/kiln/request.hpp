@@ -4,6 +4,7 @@
 // the handler and is reused for the next request on that loop.
 #pragma once
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -11,7 +12,11 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
+#include <kiln/form.hpp>
 #include <kiln/http_types.hpp>
+#include <kiln/session.hpp>
 
 namespace kiln {
 namespace http {
@@ -46,6 +51,28 @@ public:
 
     std::string_view body() const { return body_; }
 
+    // The fields and files of a form post (urlencoded or multipart; empty for other
+    // bodies). Throws HttpError(400 or 413) for a malformed urlencoded body.
+    const Form& form() const;
+    // The body parsed as JSON. Throws HttpError(415) unless the Content-Type is
+    // application/json (or +json), HttpError(400) for malformed or too deeply nested JSON.
+    const nlohmann::json& json() const;
+
+    // Value of the first cookie `name` in the Cookie header (not decoded).
+    std::optional<std::string_view> cookie(std::string_view name) const;
+    // A cookie set with Response::signed_cookie: its value if the signature checks
+    // out with the app's secret, nullopt if absent, unsigned or tampered with.
+    std::optional<std::string_view> signed_cookie(std::string_view name) const;
+
+    // This client's session, loaded on first use (see <kiln/session.hpp>). Throws
+    // std::logic_error outside a handler run by an App.
+    Session& session();
+    // True when the request came over TLS.
+    bool secure() const { return false; }
+
+    // Framework use: the form an upload parser collected while the body arrived.
+    void set_form(Form&& form);
+
 private:
     friend class http::Connection;
     friend class App;
@@ -61,7 +88,12 @@ private:
     RouteParam params_[kMaxRouteParams];
     size_t param_count_ = 0;
     const void* route_ = nullptr;  // the matched route (App-private type)
+    const std::string* secret_ = nullptr;        // set by App::handle
+    Session::Binding* session_binding_ = nullptr;  // set by App::handle
+    Session session_;
     uint32_t allowed_methods_ = 0;  // bit per Method: for 405 and OPTIONS
+    mutable std::optional<Form> form_;
+    mutable std::shared_ptr<nlohmann::json> json_;
     mutable bool query_parsed_ = false;
     mutable std::vector<std::pair<std::string, std::string>> query_;
 };

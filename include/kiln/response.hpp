@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include <kiln/cookie.hpp>
+
 namespace kiln {
 
 class Response;
@@ -38,6 +40,16 @@ public:
 
     // Sets a header, replacing any of the same name (Set-Cookie is appended instead).
     Response& header(std::string_view name, std::string_view value);
+    // Sets a cookie, replacing one of the same name set earlier on this response.
+    // Throws std::invalid_argument for a name that is not a token, a value outside
+    // cookie-octets, or a bad attribute (the message says which).
+    Response& cookie(std::string_view name, std::string_view value, const CookieOptions& opts = {});
+    // Asks the client to delete the cookie (give the path and domain it was set with).
+    Response& clear_cookie(std::string_view name, const CookieOptions& opts = {});
+    // A cookie the client can read but not forge: value "." HMAC-SHA256(secret,
+    // name "=" value) in base64url. Read it back with Request::signed_cookie.
+    Response& signed_cookie(std::string_view name, std::string_view value, const CookieOptions& opts = {});
+
     // Appends a header even if one of that name exists.
     Response& add_header(std::string_view name, std::string_view value);
     std::optional<std::string_view> header(std::string_view name) const;
@@ -83,7 +95,9 @@ public:
     bool aborted() const { return aborted_; }
 
 private:
+    friend class App;
     void drop_file();
+    const std::string* secret_ = nullptr;  // set by App::handle, for signed cookies
     int status_ = 200;
     bool close_ = false;
     bool streaming_ = false;

@@ -50,6 +50,15 @@ struct ServerOptions {
     std::string metrics_path;            // e.g. "/metrics": Prometheus text; empty: off
     std::string health_path;             // e.g. "/health": 200 while serving; empty: off
     bool log_errors = true;
+    // Sessions (the default store: shared memory, fixed size, made at start).
+    std::string session_cookie = "kiln_sid";
+    int64_t session_idle_timeout_s = 30 * 60;
+    int64_t session_max_age_s = 24 * 60 * 60;
+    size_t session_memory = 64 << 20;   // bytes for the whole store (pages used on demand)
+    size_t session_max_bytes = 1024;    // one session's serialized data
+    // Key for signed cookies. Empty: the supervisor makes a random one at start,
+    // shared by its workers (signed cookies then do not survive a restart).
+    std::string secret;
 };
 
 // Parses argv into options. On --help prints usage and returns 0 in *exit_status;

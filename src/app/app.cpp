@@ -1,20 +1,19 @@
 #include <kiln/app.hpp>
 
+#include <ctime>
 #include <exception>
 #include <string>
 #include <typeinfo>
 #include <vector>
 
+#include "app/app_impl.hpp"
 #include "app/router.hpp"
+#include "app/session_binding.hpp"
 #include "http/parser.hpp"
 #include "util/log.hpp"
 
 namespace kiln {
 namespace {
-struct Route {
-    Handler handler;
-    RouteOptions options;
-};
 
 std::string allow_header(uint32_t allowed) {
     std::string out;
@@ -28,12 +27,6 @@ std::string allow_header(uint32_t allowed) {
 }
 }  // namespace
 
-struct App::Impl {
-    app::Router router;
-    std::vector<std::unique_ptr<Route>> routes;
-    std::vector<Middleware> middleware;
-    size_t default_max_body = RouteOptions{}.max_body;
-};
 
 HttpError::HttpError(int status, const std::string& message)
     : std::runtime_error(message.empty() ? std::string(reason_phrase(status)) : message), status_(status) {}
@@ -45,6 +38,12 @@ App& App::route(Method method, std::string_view pattern, Handler handler, RouteO
     auto r = std::make_unique<Route>(Route{std::move(handler), opts});
     impl_->router.add(method, pattern, r.get());
     impl_->routes.push_back(std::move(r));
+    return *this;
+}
+
+App& App::session_store(std::shared_ptr<SessionStore> store) {
+    impl_->user_store = std::move(store);
+    impl_->store = impl_->user_store.get();
     return *this;
 }
 
@@ -85,20 +84,13 @@ void Next::operator()() {
     }
 }
 
-void App::handle(Request& req, Response& res) const {
-    // The one place where handler exceptions become responses. The log gets the
-    // detail; the client gets only the status (or an HttpError's own message).
-    auto fail = [&](int status, std::string_view client_text) {
-        if (res.streaming()) {  // the head is gone: the only honest signal is a cut
-            res.abort();
-            return;
-        }
-        res.clear();
-        res.status(status).text(std::string(client_text) + "\n");
-    };
-    Next next(*this, req, res);
+namespace {
+// Runs fn, mapping what it throws to a response through fail(status, text); false if it threw.
+template <class Fail, class Fn>
+bool guarded(const Request& req, Response&, Fail& fail, Fn&& fn) {
     try {
-        next();
+        fn();
+        return true;
     } catch (const HttpError& e) {
         fail(e.status(), e.what());
     } catch (const std::exception& e) {
@@ -112,6 +104,32 @@ void App::handle(Request& req, Response& res) const {
                   static_cast<int>(req.target().size()), req.target().data());
         fail(500, "Internal Server Error");
     }
+    return false;
+}
+
+int64_t wall_seconds() { return static_cast<int64_t>(time(nullptr)); }
+}  // namespace
+
+void App::handle(Request& req, Response& res) const {
+    // The one place where handler exceptions become responses. The log gets the
+    // detail; the client gets only the status (or an HttpError's own message).
+    auto fail = [&](int status, std::string_view client_text) {
+        if (res.streaming()) {  // the head is gone: the only honest signal is a cut
+            res.abort();
+            return;
+        }
+        res.clear();
+        res.status(status).text(std::string(client_text) + "\n");
+    };
+    Session::Binding binding{impl_->store, &impl_->session_options, &res, req.secure(), wall_seconds()};
+    req.session_binding_ = impl_->store ? &binding : nullptr;
+    req.secret_ = res.secret_ = &impl_->secret;
+    // A handler that fails keeps its session changes out of the store, as a failed
+    // transaction would: the session is saved only after a normal return.
+    bool handled = guarded(req, res, fail, [&] { Next next(*this, req, res); next(); });
+    if (req.session_.active()) guarded(req, res, fail, [&] { req.session_.end(handled); });
+    req.session_binding_ = nullptr;
+    req.secret_ = res.secret_ = nullptr;
 }
 
 }  // namespace kiln

@@ -1,5 +1,8 @@
 #include <kiln/request.hpp>
 
+#include <stdexcept>
+
+#include "app/session_binding.hpp"
 #include "http/parser.hpp"
 #include "http/url.hpp"
 
@@ -15,6 +18,8 @@ void Request::reset() {
     allowed_methods_ = 0;
     query_parsed_ = false;
     query_.clear();
+    form_.reset();
+    json_.reset();
 }
 
 std::string_view Request::method_name() const { return head_ ? head_->method_token : std::string_view(); }
@@ -53,6 +58,12 @@ std::optional<std::string_view> Request::query(std::string_view name) const {
     for (const auto& [k, v] : query_params())
         if (k == name) return std::string_view(v);
     return std::nullopt;
+}
+
+Session& Request::session() {
+    if (!session_binding_) throw std::logic_error("Request::session outside a handler run by an App with a session store");
+    if (!session_.active()) session_.begin(session_binding_, cookie(session_binding_->options->cookie).value_or(""));
+    return session_;
 }
 
 std::string_view Request::param(std::string_view name) const {

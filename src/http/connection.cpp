@@ -164,6 +164,9 @@ void Connection::process() {
             is_chunked_ = h.chunked;
             body_len_ = h.content_length > 0 ? static_cast<uint64_t>(h.content_length) : 0;
             continue_sent_ = false;
+            sink_.reset();
+            sunk_ = 0;
+            if (is_chunked_ || body_len_ > 0) sink_ = srv_.service_.body_sink(srv_.request_);
             if (is_chunked_) {
                 chunked_ = ChunkedDecoder();
                 chunk_read_ = chunk_write_ = head_len_;
@@ -187,7 +190,9 @@ void Connection::process() {
             (void)r;
             if (!start_request()) return;
         }
-        if (is_chunked_) {
+        if (sink_) {
+            dispatch({}, head_len_);  // the body went to the sink as it came
+        } else if (is_chunked_) {
             dispatch(std::string_view(in_.readable_data() + head_len_, chunk_write_ - head_len_), chunk_read_);
         } else {
             dispatch(std::string_view(in_.readable_data() + head_len_, body_len_), head_len_ + body_len_);
@@ -221,6 +226,7 @@ bool Connection::start_request() {
 }
 
 bool Connection::body_ready() {
+    if (sink_) return pump_body();
     if (!is_chunked_) return in_.size() >= head_len_ + body_len_;
     ChunkedStatus st = chunked_.decode(in_.readable_data(), &chunk_read_, &chunk_write_, in_.size(), body_limit_);
     switch (st) {
@@ -233,6 +239,43 @@ bool Connection::body_ready() {
         case ChunkedStatus::TrailersTooLarge: respond_error(431, "chunked trailers too large"); return false;
     }
     return false;
+}
+
+bool Connection::pump_body() {
+    // The head stays at the front of in_ (it is parsed again if the body spans reads);
+    // body bytes go to the sink and are cut out, so in_ never holds more than a read.
+    ChunkedStatus st = ChunkedStatus::Done;
+    size_t piece;
+    if (is_chunked_) {
+        st = chunked_.decode(in_.readable_data(), &chunk_read_, &chunk_write_, in_.size(), body_limit_);
+        piece = chunk_write_ - head_len_;
+    } else {
+        piece = static_cast<size_t>(std::min<uint64_t>(in_.size() - head_len_, body_len_ - sunk_));
+        sunk_ += piece;
+    }
+    if (piece > 0 && !sink_->write(std::string_view(in_.readable_data() + head_len_, piece))) {
+        respond_error(sink_->status(), sink_->reason());
+        return false;
+    }
+    if (is_chunked_) {
+        in_.erase(head_len_, chunk_read_ - head_len_);
+        chunk_read_ = chunk_write_ = head_len_;
+        switch (st) {
+            case ChunkedStatus::Done: break;
+            case ChunkedStatus::NeedMore: return false;
+            case ChunkedStatus::Malformed: respond_error(400, "malformed chunked body"); return false;
+            case ChunkedStatus::TooLarge: respond_error(413, "request body larger than this route accepts"); return false;
+            case ChunkedStatus::TrailersTooLarge: respond_error(431, "chunked trailers too large"); return false;
+        }
+    } else {
+        in_.erase(head_len_, piece);
+        if (sunk_ < body_len_) return false;
+    }
+    if (!sink_->finish()) {
+        respond_error(sink_->status(), sink_->reason());
+        return false;
+    }
+    return true;
 }
 
 void Connection::send_continue() {
@@ -261,6 +304,7 @@ void Connection::dispatch(std::string_view body, size_t consumed) {
         res.status(503).header("Retry-After", "1").text("Service Unavailable: all handler threads are busy\n");
     } else {
         res.reset(this);
+        if (sink_) sink_->deliver(req);
         srv_.service_.handle(req, res);
     }
     srv_.count_request();
@@ -284,6 +328,7 @@ bool Connection::submit(std::string_view body, size_t consumed) {
     ex->head = srv_.head_;  // views into in_, which the exchange takes below
     prepare_request(ex->head, ex->request);  // already validated once: cannot fail
     ex->request.body_ = body;
+    if (sink_) sink_->deliver(ex->request);
     ex->response.reset(nullptr);  // no stream: writes are buffered until the handler returns
     ex->connection = this;
     ex->buffer = std::move(in_);
@@ -331,6 +376,7 @@ void Connection::complete(Exchange* ex) {
 
 void Connection::finish_request(size_t consumed) {
     head_current_ = false;
+    sink_.reset();  // uploads' temp files belong to the request now, or are gone
     in_.consume(consumed);
     if (!keep_alive_) {
         close_after_flush_ = true;

@@ -13,6 +13,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include <kiln/response.hpp>
@@ -21,6 +22,7 @@
 #include "http/exchange.hpp"
 #include "http/url.hpp"
 #include "http/serializer.hpp"
+#include "http/service.hpp"
 #include "net/buffer.hpp"
 #include "net/loop.hpp"
 #include "net/output.hpp"
@@ -72,6 +74,7 @@ private:
     void on_timeout();
     void observe(const Request* req, int status, uint64_t body_bytes);
     size_t read_size() const;
+    bool pump_body();  // body_ready() for a sink: feeds what arrived, drops it from in_
 
     Server& srv_;
     int fd_;
@@ -90,6 +93,8 @@ private:
     size_t chunk_read_ = 0;    // raw chunked bytes consumed
     size_t chunk_write_ = 0;   // end of decoded payload
     bool is_chunked_ = false;
+    std::unique_ptr<BodySink> sink_;  // the body streams here instead of into in_
+    uint64_t sunk_ = 0;               // Content-Length bytes given to sink_
     bool head_current_ = false;  // srv_.head_ and srv_.request_ describe this request now;
                                  // only ever true inside one process() call
     bool continue_sent_ = false;

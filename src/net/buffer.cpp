@@ -51,6 +51,15 @@ void Buffer::consume(size_t n) {
     if (start_ == end_) start_ = end_ = 0;
 }
 
+void Buffer::erase(size_t offset, size_t n) {
+    assert(offset + n <= size());
+    if (n == 0) return;
+    char* at = mem_ + start_ + offset;
+    std::memmove(at, at + n, size() - offset - n);
+    end_ -= n;
+    if (start_ == end_) start_ = end_ = 0;
+}
+
 void Buffer::ensure_writable(size_t n, BufferPool& pool) {
     if (cap_ - end_ >= n) return;
     size_t used = size();

@@ -46,6 +46,8 @@ public:
     size_t writable() const { return cap_ - end_; }
     void commit(size_t n) { end_ += n; }
     void consume(size_t n);
+    // Removes n readable bytes starting `offset` bytes in (the later ones move down).
+    void erase(size_t offset, size_t n);
 
     // Makes room for at least n more bytes (compacting or growing).
     void ensure_writable(size_t n, BufferPool& pool);

@@ -7,6 +7,7 @@
 #include <kiln/app.hpp>
 #include <kiln/server.hpp>
 
+#include "app/upload_sink.hpp"
 #include "http/service.hpp"
 #include "server/stats.hpp"
 
@@ -17,6 +18,10 @@ public:
     AppService(const App& app, const ServerOptions& o, const SharedStats& stats)
         : app_(app), metrics_(o.metrics_path), health_(o.health_path), stats_(stats) {}
     size_t prepare(Request& req) override { return app_.prepare(req); }
+    std::unique_ptr<http::BodySink> body_sink(Request& req) override {
+        auto type = req.header("content-type");
+        return type ? app::UploadSink::for_content_type(*type) : nullptr;
+    }
     void handle(Request& req, Response& res) override {
         bool get = req.method() == Method::Get || req.method() == Method::Head;
         if (get && !metrics_.empty() && req.path() == metrics_) {

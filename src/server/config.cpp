@@ -8,6 +8,8 @@
 #include <toml++/toml.h>
 #include <vector>
 
+#include "http/cookie.hpp"
+#include "server/session_segment.hpp"
 #include "server/stats.hpp"
 #include "util/log.hpp"
 #include "server/supervisor.hpp"
@@ -128,6 +130,25 @@ const std::vector<Key>& keys() {
         integer("limits.max_request_line", &ServerOptions::max_request_line, size_t{64}, size_t{1} << 20),
         integer("limits.max_header_bytes", &ServerOptions::max_header_bytes, size_t{256}, size_t{1} << 24),
         integer("limits.max_header_count", &ServerOptions::max_header_count, size_t{1}, size_t{100}),
+        {"session.cookie",
+         [](const Value& v, ServerOptions& o) {
+             std::string name;
+             if (std::string e = get_nonempty(v, &name); !e.empty()) return e;
+             if (http::build_set_cookie(name, "x", {}, o.session_cookie) != http::CookieError::None)
+                 return "not a valid cookie name: '" + name + "'";
+             o.session_cookie = name;
+             return std::string();
+         }},
+        integer("session.idle_timeout_s", &ServerOptions::session_idle_timeout_s, int64_t{1}, int64_t{1} << 32),
+        integer("session.max_age_s", &ServerOptions::session_max_age_s, int64_t{1}, int64_t{1} << 32),
+        integer("session.memory", &ServerOptions::session_memory, size_t{64} << 10, size_t{1} << 40),
+        integer("session.max_bytes", &ServerOptions::session_max_bytes, size_t{64}, size_t{1} << 20),
+        {"secret",
+         [](const Value& v, ServerOptions& o) {
+             if (std::string e = get_nonempty(v, &o.secret); !e.empty()) return e;
+             if (o.secret.size() < 16) return std::string("must be at least 16 characters");
+             return std::string();
+         }},
         {"server.name", [](const Value& v, ServerOptions& o) { return get_string(v, &o.server_name); }},
         {"user", [](const Value& v, ServerOptions& o) { return get_nonempty(v, &o.user); }},
         {"group", [](const Value& v, ServerOptions& o) { return get_nonempty(v, &o.group); }},
@@ -248,7 +269,7 @@ std::string load_config_env(ServerOptions* out) {
         size_t eq = var.find('=');
         std::string_view name = var.substr(0, eq), value = eq == var.npos ? "" : var.substr(eq + 1);
         if (name == kEnvWorkerFds || name == kEnvReadyFd || name == kEnvWorkerSlot || name == kEnvStatsFd ||
-            name == kEnvStatsCell)
+            name == kEnvStatsCell || name == kEnvSessionFd)
             continue;
         // KILN_TIMEOUTS_HEADER_MS -> timeouts.header_ms: try each key's spelling.
         const Key* key = nullptr;

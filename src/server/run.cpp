@@ -7,6 +7,7 @@
 // and each worker, started by exec, lands here again and serves its inherited fds.
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <latch>
+#include <stdexcept>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -33,6 +35,8 @@
 #include "server/config.hpp"
 #include "server/loop_recorder.hpp"
 #include "server/privileges.hpp"
+#include "app/app_impl.hpp"
+#include "server/session_segment.hpp"
 #include "server/stats.hpp"
 #include "server/supervisor.hpp"
 #include "server/thread_pool.hpp"
@@ -256,6 +260,20 @@ int serve(const App& app, const ServerOptions& opts, const server::FdGroups& fds
     return g_recycled.load() ? server::kExitRecycled : 0;
 }
 
+std::string random_secret() {
+    unsigned char bytes[32];
+    size_t got = 0;
+    while (got < sizeof bytes) {
+        ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
+        if (n > 0) got += static_cast<size_t>(n);
+        else if (errno != EINTR) throw std::runtime_error("getrandom failed");
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned char b : bytes) out.append(1, kHex[b >> 4]).append(1, kHex[b & 15]);
+    return out;
+}
+
 }  // namespace
 
 int App::run(int argc, char** argv) {
@@ -275,8 +293,17 @@ int App::run(const ServerOptions& options) {
         return 2;
     }
     std::signal(SIGPIPE, SIG_IGN);
+    impl_->session_options = {options.session_cookie, options.session_idle_timeout_s, options.session_max_age_s};
+    impl_->secret = options.secret;
+    server::SessionSegment sessions;  // the default session store's memory
     int ready_fd = -1;
-    if (server::FdGroups fds = inherited_fds(&ready_fd); !fds.empty()) return serve(*this, options, fds, ready_fd, true);
+    if (server::FdGroups fds = inherited_fds(&ready_fd); !fds.empty()) {
+        if (!impl_->user_store) {
+            if (!sessions.adopt_from_env()) util::log(util::LogLevel::Error, "no session store from the supervisor");
+            impl_->store = sessions.store();
+        }
+        return serve(*this, options, fds, ready_fd, true);
+    }
 
     unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     bool prefork = options.mpm == "prefork";
@@ -385,12 +412,29 @@ int App::run(const ServerOptions& options) {
             return 2;
         }
     }
+    if (!impl_->user_store) {
+        if (std::string e = sessions.create(opts); !e.empty()) {
+            std::fprintf(stderr, "kiln: %s\n", e.c_str());
+            server::close_fd_groups(fds);
+            remove_unix_files();
+            return 2;
+        }
+        impl_->store = sessions.store();
+    }
+    if (impl_->secret.empty()) {
+        // One random key for every worker (they read KILN_SECRET like any setting).
+        impl_->secret = random_secret();
+        setenv("KILN_SECRET", impl_->secret.c_str(), 1);
+        util::log(util::LogLevel::Info, "no `secret` configured: using a random one; signed cookies will not "
+                  "survive a restart");
+    }
     int status;
     if (processes == 0) {
         status = serve(*this, opts, fds, -1, false);
         server::close_fd_groups(fds);
     } else {
         server::Supervisor supervisor(opts, std::move(fds));
+        if (sessions.fd() >= 0) supervisor.inherit(sessions.fd(), server::kEnvSessionFd);
         supervisor.set_reopen_logs([] { reopen_logs(nullptr); });
         status = supervisor.run();
     }

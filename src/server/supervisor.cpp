@@ -163,6 +163,10 @@ pid_t Supervisor::spawn(unsigned slot) {
             setenv(kEnvStatsFd, stats_fd.c_str(), 1);
             setenv(kEnvStatsCell, cell_text.c_str(), 1);
         }
+        for (const Inherited& i : inherited_) {
+            fcntl(i.fd, F_SETFD, 0);
+            setenv(i.env.c_str(), i.value.c_str(), 1);
+        }
         setenv(kEnvWorkerFds, fd_list.c_str(), 1);
         setenv(kEnvReadyFd, std::to_string(ready[1]).c_str(), 1);
         setenv(kEnvWorkerSlot, std::to_string(slot).c_str(), 1);

@@ -53,6 +53,8 @@ public:
     int run();  // until stopped; returns the exit status
     // Called on SIGUSR1 (before the workers are told): reopen our own log files.
     void set_reopen_logs(std::function<void()> fn) { reopen_logs_ = std::move(fn); }
+    // Passes `fd` to every worker, its number in the environment variable `env`.
+    void inherit(int fd, std::string env) { inherited_.push_back({fd, std::move(env), std::to_string(fd)}); }
 
 private:
     enum class State { Starting, Running, Draining };
@@ -94,6 +96,11 @@ private:
     uint64_t reload_deadline_ms_ = 0;
     int signal_fd_ = -1;
     SharedStats stats_;
+    struct Inherited {
+        int fd;
+        std::string env, value;
+    };
+    std::vector<Inherited> inherited_;
     std::function<void()> reopen_logs_;
 };
 

@@ -10,7 +10,7 @@ set -uo pipefail
 build=${1:?usage: run.sh BUILD_DIR SECONDS}
 seconds=${2:?usage: run.sh BUILD_DIR SECONDS}
 here=$(cd "$(dirname "$0")" && pwd)
-targets=(fuzz_parser fuzz_chunked fuzz_url)
+targets=(fuzz_parser fuzz_chunked fuzz_url fuzz_multipart fuzz_form fuzz_cookie)
 
 work=$(mktemp -d /tmp/kiln-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT

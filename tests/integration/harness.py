@@ -579,9 +579,13 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--server", help="path to kiln_test_server")
     parser.add_argument("--hello", help="path to the hello example")
+    parser.add_argument("--kiln", help="path to the kiln command-line tool (kiln bench)")
+    parser.add_argument("--generic", help="path to the generic example (the session study app)")
     args, rest = parser.parse_known_args()
     BINARIES["server"] = args.server
     BINARIES["hello"] = args.hello
+    BINARIES["kiln"] = args.kiln
+    BINARIES["generic"] = args.generic
     program = unittest.main(argv=[sys.argv[0]] + rest, exit=False, verbosity=2)
     result = program.result
     ok = result.wasSuccessful() and result.testsRun > 0

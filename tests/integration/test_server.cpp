@@ -19,6 +19,7 @@
 #include <memory>
 
 #include <kiln/kiln.hpp>
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -135,5 +136,91 @@ int main(int argc, char** argv) {
         res.text(std::to_string(*nowhere));
     });
 
+    // Static files (test_static_files.py): only when that test names a directory (not
+    // KILN_*, which are server settings), so the other tests see no new routes.
+    // /static has the defaults; /raw caches nothing (every file goes through sendfile),
+    // has no index, no precompressed siblings, no Cache-Control, serves dotfiles and
+    // knows one extra type.
+    if (const char* static_dir = std::getenv("KILNTEST_STATIC_DIR")) {
+        app.files("/static", static_dir);
+        app.files("/raw/", static_dir,
+                  kiln::FileOptions{.cache_control = "", .index = "", .precompressed = false, .dotfiles = true,
+                                    .memory_max_file = 0, .mime_types = {{"yaml", "application/yaml"}}});
+    }
+
+    // Request bodies (test_uploads.py).
+    app.post("/form", [](kiln::Request& req, kiln::Response& res) {
+        std::string out;
+        for (const auto& f : req.form().fields()) out += f.name + "=" + f.value + "\n";
+        for (const auto& f : req.form().files()) {
+            uint32_t sum = 0;  // of every byte, read back in slices (never all in memory)
+            std::string slice;
+            if (f.in_memory()) {
+                for (unsigned char c : f.contents()) sum += c;
+            } else {
+                char buf[65536];
+                for (uint64_t at = 0; at < f.size;) {
+                    ssize_t n = pread(f.fd_, buf, sizeof buf, static_cast<off_t>(at));
+                    if (n <= 0) throw std::runtime_error("pread failed");
+                    for (ssize_t i = 0; i < n; ++i) sum += static_cast<unsigned char>(buf[i]);
+                    at += static_cast<uint64_t>(n);
+                }
+            }
+            out += "file " + f.field + " " + f.filename + " " + f.content_type + " " + std::to_string(f.size) + " " +
+                   std::to_string(sum) + (f.in_memory() ? " memory" : " disk") + "\n";
+        }
+        if (auto dest = req.query("save"); dest && !req.form().files().empty()) req.form().files()[0].save_as(std::string(*dest));
+        res.text(out);
+    }, {.max_body = size_t{1} << 30});
+    app.post("/json", [](kiln::Request& req, kiln::Response& res) {
+        const auto& j = req.json();
+        res.json(j.dump());
+    });
+    // CSRF and flash (test_sessions.py): only under /guarded, so other POST tests need no token.
+    app.use([csrf = kiln::csrf_protect()](kiln::Request& req, kiln::Response& res, kiln::Next& next) {
+        if (req.path().starts_with("/guarded")) csrf(req, res, next);
+        else next();
+    });
+    app.get("/guarded/form", [](kiln::Request& req, kiln::Response& res) {
+        res.text(kiln::csrf_token(req) + " " + kiln::take_flash(req, "notice"));
+    });
+    app.post("/guarded/submit", [](kiln::Request& req, kiln::Response& res) {
+        kiln::flash(req, "notice", "saved " + std::string(req.form().get("title").value_or("")));
+        res.redirect("/guarded/form", 303);
+    });
+    // Sessions and cookies (test_sessions.py).
+    app.get("/session/visit", [](kiln::Request& req, kiln::Response& res) {
+        kiln::Session& s = req.session();
+        int64_t n = s.get_int("visits").value_or(0) + 1;
+        s.set_int("visits", n);
+        if (auto note = req.query("note")) s.set("note", *note);
+        res.text(std::string(s.id()) + " " + std::to_string(n) + " " + std::to_string(getpid()) + " " +
+                 std::string(s.get("note").value_or("-")));
+    });
+    app.get("/session/login", [](kiln::Request& req, kiln::Response& res) {
+        req.session().regenerate();
+        res.text(std::string(req.session().id()));
+    });
+    app.get("/session/logout", [](kiln::Request& req, kiln::Response& res) {
+        req.session().destroy();
+        res.text("bye");
+    });
+    app.get("/session/oversize", [](kiln::Request& req, kiln::Response& res) {
+        req.session().set("big", std::string(64 * 1024, 'x'));  // over session.max_bytes: 500
+        res.text("unreachable");
+    });
+    app.get("/session/fail", [](kiln::Request& req, kiln::Response&) {
+        req.session().set_int("visits", 1000);
+        throw std::runtime_error("handler failed after changing the session");
+    });
+    app.get("/cookie/set", [](kiln::Request& req, kiln::Response& res) {
+        res.signed_cookie("signed", req.query("v").value_or(""));
+        res.cookie("plain", req.query("v").value_or(""), {.max_age = 60, .same_site = kiln::SameSite::Strict});
+        res.text("set");
+    });
+    app.get("/cookie/get", [](kiln::Request& req, kiln::Response& res) {
+        res.text(std::string(req.signed_cookie("signed").value_or("(invalid)")) + " " +
+                 std::string(req.cookie("plain").value_or("(none)")));
+    });
     return app.run(argc, argv);
 }

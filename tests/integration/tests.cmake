@@ -15,9 +15,15 @@ if(TARGET kiln)
   if(TARGET hello)
     list(APPEND _kiln_it_args --hello $<TARGET_FILE:hello>)
   endif()
+  if(TARGET kiln_cli)
+    list(APPEND _kiln_it_args --kiln $<TARGET_FILE:kiln_cli>)
+  endif()
+  if(TARGET generic)
+    list(APPEND _kiln_it_args --generic $<TARGET_FILE:generic>)
+  endif()
 
-  foreach(_name keepalive pipelining bodies bad_requests byte_by_byte routing timeouts hello supervisor
-                config access_log metrics hybrid listen)
+  foreach(_name keepalive pipelining bodies bad_requests byte_by_byte routing timeouts hello supervisor static_files
+                config access_log metrics hybrid listen sessions uploads bench)
     add_test(NAME integration_${_name}
              COMMAND ${_kiln_py} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_${_name}.py ${_kiln_it_args})
     # Each script bounds its own waits; this is the backstop.

@@ -14,6 +14,9 @@ if(HTTP_PARSER_LIBRARY AND HTTP_PARSER_INCLUDE_DIR)
 else()
   message(FATAL_ERROR "libhttp-parser-dev not found (run scripts/deps.sh): the differential parser test needs it")
 endif()
+kiln_test(multipart_test unit/multipart_test.cpp DEPS kiln_proto_internal)
+kiln_test(form_test unit/form_test.cpp DEPS kiln_proto_internal)
+kiln_test(cookie_test unit/cookie_test.cpp DEPS kiln_proto_internal)
 # --- end of protocol-layer tests; other tests are appended below ---
 
 # --- engine and app (need the whole library) ---
@@ -21,4 +24,16 @@ if(TARGET kiln)
   kiln_test(router_test unit/router_test.cpp)
   kiln_test(date_test unit/date_test.cpp)
   kiln_test(serializer_test unit/serializer_test.cpp)
+  kiln_test(session_test unit/session_test.cpp)
+endif()
+# --- static files: mime, HTTP-date parsing, range/conditional rules, root confinement, cache ---
+if(TARGET kiln)
+  kiln_test(files_test unit/files_test.cpp)
+endif()
+
+# --- kiln bench, the load client (tools/kiln/bench): parser, options, session parts ---
+if(TARGET kiln_bench)
+  kiln_test(bench_response_parser_test unit/bench_response_parser_test.cpp DEPS kiln_bench)
+  kiln_test(bench_options_test unit/bench_options_test.cpp DEPS kiln_bench)
+  kiln_test(bench_session_parts_test unit/bench_session_parts_test.cpp DEPS kiln_bench)
 endif()

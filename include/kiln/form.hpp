@@ -1,0 +1,62 @@
+// kiln::Form: the fields and uploaded files of a form post, as Request::form()
+// gives them. application/x-www-form-urlencoded bodies are decoded on first use;
+// multipart/form-data bodies are parsed while they arrive: fields are kept in
+// memory, a file part stays in memory up to 64 KiB and beyond that is written to an
+// unnamed temporary file (O_TMPFILE), so a large upload costs disk, not memory. The
+// temporary file disappears with the request unless save_as() gave it a name.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln {
+
+class UploadedFile {
+public:
+    UploadedFile() = default;
+    UploadedFile(UploadedFile&& o) noexcept;
+    UploadedFile& operator=(UploadedFile&& o) noexcept;
+    UploadedFile(const UploadedFile&) = delete;
+    ~UploadedFile();
+
+    std::string field;         // the form field's name
+    std::string filename;      // as the client sent it: untrusted, never use it as a path
+    std::string content_type;  // as the client sent it
+    uint64_t size = 0;
+
+    bool in_memory() const { return fd_ < 0; }
+    // The whole contents (read from the temporary file if it is on disk).
+    std::string contents() const;
+    // Gives the contents a name: a link to the temporary file, or a write of the
+    // in-memory bytes. Throws std::system_error naming the path on failure.
+    void save_as(const std::string& path) const;
+
+    // Framework use (the upload parser).
+    std::string memory_;
+    int fd_ = -1;
+};
+
+class Form {
+public:
+    struct Field {
+        std::string name;
+        std::string value;
+    };
+    // The first value of field `name`; nullopt if absent.
+    std::optional<std::string_view> get(std::string_view name) const;
+    // Every value of field `name`, in order (checkboxes, multi-selects).
+    std::vector<std::string_view> all(std::string_view name) const;
+    // The first file of field `name`, or nullptr.
+    const UploadedFile* file(std::string_view name) const;
+
+    const std::vector<Field>& fields() const { return fields_; }
+    const std::vector<UploadedFile>& files() const { return files_; }
+
+    // Framework use.
+    std::vector<Field> fields_;
+    std::vector<UploadedFile> files_;
+};
+
+}  // namespace kiln

@@ -1,0 +1,112 @@
+// kiln::Session: per-user state found again through a cookie, and the store
+// interface behind it.
+//
+// `req.session()` loads the session named by the request's cookie, or starts a new
+// one (an unknown, malformed or expired cookie starts a new one; it is never an
+// error). A new session's cookie is set on the response at once; its data is saved
+// when the handler returns, and only if it changed. Ids are 128 bits from the
+// kernel's CSPRNG, sent as 32 hex digits. Values are typed: strings, integers and
+// small blobs; a session's serialized size is bounded (`session.max_bytes`).
+//
+// The default store is a hash table in shared memory created by the supervisor:
+// every worker process of a node sees the same sessions, and they survive a worker
+// crash and a graceful reload. A Session belongs to the thread running the handler.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln {
+
+using SessionId = std::array<uint8_t, 16>;
+
+// Where sessions live. Implementations must be safe to call from several threads
+// (hybrid model) and, for a node-wide store, from several processes.
+class SessionStore {
+public:
+    virtual ~SessionStore() = default;
+    // Copies the session's serialized data into `data` and refreshes its idle
+    // deadline; false if the id is unknown or the session expired (idle or absolute).
+    virtual bool load(const SessionId& id, int64_t now, std::string& data) = 0;
+    // Creates or replaces the session. Throws HttpError(503) when the store is full
+    // (after sweeping expired sessions), having logged what to change.
+    virtual void save(const SessionId& id, int64_t now, std::string_view data) = 0;
+    virtual void remove(const SessionId& id) = 0;
+    // The largest serialized session the store takes.
+    virtual size_t max_bytes() const = 0;
+};
+
+struct SessionOptions {
+    std::string cookie = "kiln_sid";
+    int64_t idle_timeout_s = 30 * 60;      // expires this long after its last use
+    int64_t max_age_s = 24 * 60 * 60;      // and this long after it was created, whatever its use
+};
+
+class Session {
+public:
+    enum class Kind : uint8_t { String = 1, Int = 2, Blob = 3 };
+
+    std::string_view id() const { return {hex_, 32}; }
+    bool is_new() const { return new_; }
+
+    // A string or blob value; nullopt if absent or an integer.
+    std::optional<std::string_view> get(std::string_view key) const;
+    std::optional<int64_t> get_int(std::string_view key) const;
+    std::optional<std::span<const std::byte>> get_blob(std::string_view key) const;
+    bool contains(std::string_view key) const { return find(key) != nullptr; }
+
+    // Throws std::length_error if the session would exceed the store's max_bytes.
+    void set(std::string_view key, std::string_view value);
+    void set(std::string_view key, const char* value) { set(key, std::string_view(value)); }
+    void set_int(std::string_view key, int64_t value);
+    void set_blob(std::string_view key, std::span<const std::byte> value);
+    bool erase(std::string_view key);
+    void clear();
+
+    // New id, same data: call at login so an id seen before it is worth nothing.
+    void regenerate();
+    // Ends the session: removed from the store, its cookie expired.
+    void destroy();
+
+    // Framework use (App): attach to a store and the response cookie sink.
+    struct Entry {
+        std::string key;
+        Kind kind;
+        std::string value;  // strings and blobs as is; integers as 8 little-endian bytes
+    };
+    struct Binding;
+    void begin(Binding* binding, std::string_view cookie_value);
+    // Saves what changed (if `save`) and detaches. Throws what the store throws.
+    void end(bool save);
+    bool active() const { return binding_ != nullptr; }
+
+    // Serialized form (what a store keeps): one record per entry.
+    static void serialize(const std::vector<Entry>& entries, std::string& out);
+    static bool deserialize(std::string_view data, std::vector<Entry>& out);
+
+private:
+    const Entry* find(std::string_view key) const;
+    void put(std::string_view key, Kind kind, std::string_view value);
+    void fresh_id();
+
+    Binding* binding_ = nullptr;
+    std::vector<Entry> entries_;
+    SessionId id_{};
+    SessionId old_id_{};  // after regenerate(): removed from the store at the end
+    char hex_[32] = {};
+    bool new_ = false;
+    bool dirty_ = false;
+    bool regenerated_ = false;
+    bool destroyed_ = false;
+    size_t size_ = 0;  // serialized size of entries_
+};
+
+// Parses 32 hex digits into an id; false for anything else.
+bool parse_session_id(std::string_view text, SessionId& out);
+
+}  // namespace kiln

@@ -1,0 +1,32 @@
+// App's state, shared by the app layer and App::run in the server layer. Read-only
+// once serving starts (every loop thread reads it without locks).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <kiln/app.hpp>
+#include <kiln/session.hpp>
+
+#include "app/router.hpp"
+
+namespace kiln {
+
+struct Route {
+    Handler handler;
+    RouteOptions options;
+};
+
+struct App::Impl {
+    app::Router router;
+    std::vector<std::unique_ptr<Route>> routes;
+    std::vector<Middleware> middleware;
+    size_t default_max_body = RouteOptions{}.max_body;
+
+    std::shared_ptr<SessionStore> user_store;  // App::session_store
+    SessionStore* store = nullptr;             // user_store, or the server's default
+    SessionOptions session_options;
+    std::string secret;  // signed cookies
+};
+
+}  // namespace kiln

@@ -1,0 +1,70 @@
+// Request::form() and Request::json(): typed views of the request body.
+#include <kiln/app.hpp>
+#include <kiln/request.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "http/form.hpp"
+#include "http/parser.hpp"
+
+namespace kiln {
+namespace {
+constexpr size_t kMaxJsonDepth = 256;
+
+std::string_view media_type(std::string_view content_type) {
+    std::string_view t = content_type.substr(0, content_type.find(';'));
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+    return t;
+}
+
+// nlohmann's parser recurses per nesting level: bound the depth before it runs.
+bool nesting_within(std::string_view text, size_t limit) {
+    size_t depth = 0;
+    bool in_string = false, escaped = false;
+    for (char c : text) {
+        if (in_string) {
+            if (escaped) escaped = false;
+            else if (c == '\\') escaped = true;
+            else if (c == '"') in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > limit) return false;
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            --depth;
+        }
+    }
+    return true;
+}
+}  // namespace
+
+void Request::set_form(Form&& form) { form_.emplace(std::move(form)); }
+
+const Form& Request::form() const {
+    if (form_) return *form_;
+    form_.emplace();
+    auto type = header("content-type");
+    if (type && http::iequals(media_type(*type), "application/x-www-form-urlencoded")) {
+        std::vector<http::FormField> fields;
+        if (http::FormError e = http::parse_form(body(), fields); e != http::FormError::None)
+            throw HttpError(http::status_for(e), "malformed form body: " + std::string(http::describe(e)));
+        form_->fields_.reserve(fields.size());
+        for (auto& f : fields) form_->fields_.push_back({std::move(f.name), std::move(f.value)});
+    }
+    return *form_;
+}
+
+const nlohmann::json& Request::json() const {
+    if (json_) return *json_;
+    auto type = media_type(header("content-type").value_or(""));
+    bool is_json = http::iequals(type, "application/json") ||
+                   (type.size() > 5 && http::iequals(type.substr(type.size() - 5), "+json"));
+    if (!is_json) throw HttpError(415, "expected a JSON body (Content-Type: application/json)");
+    if (!nesting_within(body(), kMaxJsonDepth)) throw HttpError(400, "JSON nested too deeply");
+    auto parsed = std::make_shared<nlohmann::json>(nlohmann::json::parse(body(), nullptr, false));
+    if (parsed->is_discarded()) throw HttpError(400, "malformed JSON body");
+    json_ = std::move(parsed);
+    return *json_;
+}
+
+}  // namespace kiln

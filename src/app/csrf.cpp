@@ -1,0 +1,77 @@
+#include <kiln/csrf.hpp>
+
+#include <openssl/crypto.h>
+#include <sys/random.h>
+
+#include <cerrno>
+#include <stdexcept>
+
+namespace kiln {
+namespace {
+constexpr std::string_view kTokenKey = "_csrf";
+constexpr std::string_view kFlashPrefix = "_flash.";
+
+std::string random_hex(size_t bytes) {
+    std::string raw(bytes, '\0');
+    size_t got = 0;
+    while (got < bytes) {
+        ssize_t n = getrandom(raw.data() + got, bytes - got, 0);
+        if (n > 0) got += static_cast<size_t>(n);
+        else if (errno != EINTR) throw std::runtime_error("getrandom failed");
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(2 * bytes);
+    for (unsigned char c : raw) out.append(1, kHex[c >> 4]).append(1, kHex[c & 15]);
+    return out;
+}
+
+bool unsafe(Method m) { return m == Method::Post || m == Method::Put || m == Method::Patch || m == Method::Delete; }
+
+std::string_view sent_token(Request& req) {
+    if (auto h = req.header(kCsrfHeader)) return *h;
+    if (auto f = req.form().get(kCsrfField)) return *f;
+    return {};
+}
+}  // namespace
+
+std::string csrf_token(Request& req) {
+    Session& s = req.session();
+    if (auto t = s.get(kTokenKey)) return std::string(*t);
+    std::string t = random_hex(32);
+    s.set(kTokenKey, t);
+    return t;
+}
+
+Middleware csrf_protect() {
+    return [](Request& req, Response& res, Next& next) {
+        if (unsafe(req.method())) {
+            std::string_view sent = sent_token(req);
+            auto expected = req.session().get(kTokenKey);
+            if (!expected || sent.size() != expected->size() ||
+                CRYPTO_memcmp(sent.data(), expected->data(), sent.size()) != 0) {
+                res.status(403).text("Forbidden: missing or invalid CSRF token\n");
+                return;
+            }
+        }
+        next();
+    };
+}
+
+void flash(Request& req, std::string_view kind, std::string_view message) {
+    std::string key(kFlashPrefix);
+    req.session().set(key.append(kind), message);
+}
+
+std::string take_flash(Request& req, std::string_view kind) {
+    std::string key(kFlashPrefix);
+    key.append(kind);
+    Session& s = req.session();
+    auto v = s.get(key);
+    if (!v) return {};
+    std::string out(*v);
+    s.erase(key);
+    return out;
+}
+
+}  // namespace kiln

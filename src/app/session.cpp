@@ -1,0 +1,222 @@
+#include <kiln/session.hpp>
+
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "app/session_binding.hpp"
+
+namespace kiln {
+namespace {
+// Serialized entry: kind (1 byte), key length (2), value length (4), key, value.
+constexpr size_t kEntryOverhead = 7;
+constexpr size_t kMaxKey = 0xffff;
+
+void put_le(std::string& out, uint64_t v, size_t bytes) {
+    for (size_t i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+uint64_t get_le(const char* p, size_t bytes) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+    return v;
+}
+
+int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;  // ids are written in lower case; anything else is not one of ours
+}
+
+void random_id(SessionId& id) {
+    size_t got = 0;
+    while (got < id.size()) {
+        ssize_t n = getrandom(id.data() + got, id.size() - got, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw std::runtime_error(std::string("getrandom failed: ") + std::strerror(errno));
+        }
+        got += static_cast<size_t>(n);
+    }
+}
+}  // namespace
+
+bool parse_session_id(std::string_view text, SessionId& out) {
+    if (text.size() != 2 * out.size()) return false;
+    for (size_t i = 0; i < out.size(); ++i) {
+        int hi = hex_value(text[2 * i]), lo = hex_value(text[2 * i + 1]);
+        if (hi < 0 || lo < 0) return false;
+        out[i] = static_cast<uint8_t>(hi << 4 | lo);
+    }
+    return true;
+}
+
+void Session::serialize(const std::vector<Entry>& entries, std::string& out) {
+    out.clear();
+    for (const Entry& e : entries) {
+        out.push_back(static_cast<char>(e.kind));
+        put_le(out, e.key.size(), 2);
+        put_le(out, e.value.size(), 4);
+        out.append(e.key).append(e.value);
+    }
+}
+
+bool Session::deserialize(std::string_view data, std::vector<Entry>& out) {
+    out.clear();
+    while (!data.empty()) {
+        if (data.size() < kEntryOverhead) return false;
+        auto kind = static_cast<Kind>(data[0]);
+        size_t klen = get_le(data.data() + 1, 2), vlen = get_le(data.data() + 3, 4);
+        if (kind != Kind::String && kind != Kind::Int && kind != Kind::Blob) return false;
+        if (data.size() - kEntryOverhead < klen + vlen || (kind == Kind::Int && vlen != 8)) return false;
+        out.push_back({std::string(data.substr(kEntryOverhead, klen)), kind,
+                       std::string(data.substr(kEntryOverhead + klen, vlen))});
+        data.remove_prefix(kEntryOverhead + klen + vlen);
+    }
+    return true;
+}
+
+const Session::Entry* Session::find(std::string_view key) const {
+    for (const Entry& e : entries_)
+        if (e.key == key) return &e;
+    return nullptr;
+}
+
+std::optional<std::string_view> Session::get(std::string_view key) const {
+    const Entry* e = find(key);
+    if (!e || e->kind == Kind::Int) return std::nullopt;
+    return std::string_view(e->value);
+}
+
+std::optional<int64_t> Session::get_int(std::string_view key) const {
+    const Entry* e = find(key);
+    if (!e || e->kind != Kind::Int) return std::nullopt;
+    return static_cast<int64_t>(get_le(e->value.data(), 8));
+}
+
+std::optional<std::span<const std::byte>> Session::get_blob(std::string_view key) const {
+    const Entry* e = find(key);
+    if (!e || e->kind == Kind::Int) return std::nullopt;
+    return std::span<const std::byte>(reinterpret_cast<const std::byte*>(e->value.data()), e->value.size());
+}
+
+void Session::put(std::string_view key, Kind kind, std::string_view value) {
+    if (key.size() > kMaxKey) throw std::length_error("session key longer than 65535 bytes");
+    Entry* existing = const_cast<Entry*>(find(key));
+    size_t old = existing ? kEntryOverhead + existing->key.size() + existing->value.size() : 0;
+    size_t next = size_ - old + kEntryOverhead + key.size() + value.size();
+    size_t limit = binding_ ? binding_->store->max_bytes() : SIZE_MAX;
+    if (next > limit)
+        throw std::length_error("session would hold " + std::to_string(next) + " bytes; the store takes at most " +
+                                std::to_string(limit) + " (config session.max_bytes)");
+    if (existing) {
+        existing->kind = kind;
+        existing->value.assign(value);
+    } else {
+        entries_.push_back({std::string(key), kind, std::string(value)});
+    }
+    size_ = next;
+    dirty_ = true;
+}
+
+void Session::set(std::string_view key, std::string_view value) { put(key, Kind::String, value); }
+
+void Session::set_int(std::string_view key, int64_t value) {
+    std::string bytes;
+    put_le(bytes, static_cast<uint64_t>(value), 8);
+    put(key, Kind::Int, bytes);
+}
+
+void Session::set_blob(std::string_view key, std::span<const std::byte> value) {
+    put(key, Kind::Blob, std::string_view(reinterpret_cast<const char*>(value.data()), value.size()));
+}
+
+bool Session::erase(std::string_view key) {
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+        if (it->key != key) continue;
+        size_ -= kEntryOverhead + it->key.size() + it->value.size();
+        entries_.erase(it);
+        dirty_ = true;
+        return true;
+    }
+    return false;
+}
+
+void Session::clear() {
+    if (!entries_.empty()) dirty_ = true;
+    entries_.clear();
+    size_ = 0;
+}
+
+void Session::fresh_id() {
+    random_id(id_);
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (size_t i = 0; i < id_.size(); ++i) {
+        hex_[2 * i] = kHex[id_[i] >> 4];
+        hex_[2 * i + 1] = kHex[id_[i] & 15];
+    }
+}
+
+namespace {
+CookieOptions session_cookie(const Session::Binding& b) {
+    CookieOptions c;  // Path=/, HttpOnly, SameSite=Lax; no expiry: gone with the browser
+    c.secure = b.secure;
+    return c;
+}
+}  // namespace
+
+void Session::begin(Binding* binding, std::string_view cookie_value) {
+    binding_ = binding;
+    entries_.clear();
+    size_ = 0;
+    new_ = dirty_ = regenerated_ = destroyed_ = false;
+    std::string data;
+    if (parse_session_id(cookie_value, id_) && binding->store->load(id_, binding->now, data) &&
+        deserialize(data, entries_)) {
+        std::memcpy(hex_, cookie_value.data(), sizeof hex_);
+        size_ = data.size();
+        return;
+    }
+    entries_.clear();  // a record that does not parse is treated as no session at all
+    new_ = true;
+    fresh_id();
+    binding->response->cookie(binding->options->cookie, id(), session_cookie(*binding));
+}
+
+void Session::regenerate() {
+    if (!binding_) throw std::logic_error("Session::regenerate outside a request");
+    if (!new_ && !regenerated_) old_id_ = id_;
+    regenerated_ = !new_ || regenerated_;
+    fresh_id();
+    dirty_ = true;
+    binding_->response->cookie(binding_->options->cookie, id(), session_cookie(*binding_));
+}
+
+void Session::destroy() {
+    if (!binding_) throw std::logic_error("Session::destroy outside a request");
+    destroyed_ = true;
+    entries_.clear();
+    size_ = 0;
+    binding_->response->clear_cookie(binding_->options->cookie, session_cookie(*binding_));
+}
+
+void Session::end(bool save) {
+    if (!binding_) return;
+    Binding* b = binding_;
+    binding_ = nullptr;
+    if (!save) return;
+    if (regenerated_ || destroyed_) b->store->remove(regenerated_ ? old_id_ : id_);
+    if (destroyed_) {
+        if (regenerated_) b->store->remove(id_);
+        return;
+    }
+    if (new_ || dirty_) {
+        std::string data;
+        serialize(entries_, data);
+        b->store->save(id_, b->now, data);
+    }
+}
+
+}  // namespace kiln

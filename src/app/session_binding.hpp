@@ -1,0 +1,19 @@
+// What a Session is attached to while a handler runs: the store, the cookie
+// settings and the response that carries its cookie. Filled by App::handle.
+#pragma once
+#include <cstdint>
+
+#include <kiln/response.hpp>
+#include <kiln/session.hpp>
+
+namespace kiln {
+
+struct Session::Binding {
+    SessionStore* store = nullptr;
+    const SessionOptions* options = nullptr;
+    Response* response = nullptr;
+    bool secure = false;  // the request came over TLS: the cookie gets Secure
+    int64_t now = 0;      // wall-clock seconds
+};
+
+}  // namespace kiln

@@ -1,0 +1,109 @@
+#include "app/upload_sink.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <kiln/request.hpp>
+
+#include "util/log.hpp"
+
+namespace kiln::app {
+
+UploadSink::UploadSink(std::string_view boundary) : parser_(boundary) {}
+
+std::unique_ptr<UploadSink> UploadSink::for_content_type(std::string_view content_type) {
+    auto boundary = http::multipart_boundary(content_type);
+    if (!boundary) return nullptr;
+    return std::make_unique<UploadSink>(*boundary);
+}
+
+bool UploadSink::fail(int status, std::string reason) {
+    status_ = status;
+    reason_ = std::move(reason);
+    return false;
+}
+
+bool UploadSink::write(std::string_view data) {
+    if (parser_.feed(data, *this) != http::MultipartStatus::Error) return true;
+    if (parser_.error() == http::MultipartError::Aborted) return false;  // ours: status_ is set
+    return fail(http::status_for(parser_.error()), std::string(http::describe(parser_.error())));
+}
+
+bool UploadSink::finish() {
+    if (parser_.finish() == http::MultipartStatus::Done) return true;
+    if (parser_.error() == http::MultipartError::Aborted) return false;
+    return fail(http::status_for(parser_.error()), std::string(http::describe(parser_.error())));
+}
+
+bool UploadSink::on_part(const http::PartHead& head) {
+    in_file_ = head.filename.has_value();
+    if (in_file_) {
+        UploadedFile& f = form_.files_.emplace_back();
+        f.field.assign(head.name);
+        f.filename.assign(*head.filename);
+        f.content_type.assign(head.content_type);
+    } else {
+        field_bytes_ += head.name.size();
+        form_.fields_.push_back({std::string(head.name), {}});
+    }
+    return true;
+}
+
+bool UploadSink::spill(UploadedFile& f) {
+    const char* dir = std::getenv("TMPDIR");
+    if (!dir || !*dir) dir = "/tmp";
+    int fd = ::open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        util::log(util::LogLevel::Error, "upload: cannot create a temporary file in %s: %s", dir, std::strerror(errno));
+        return fail(500, "cannot store the upload");
+    }
+    f.fd_ = fd;
+    std::string held = std::move(f.memory_);
+    f.memory_.clear();
+    f.size = 0;
+    return on_data(held);
+}
+
+bool UploadSink::on_data(std::string_view data) {
+    if (!in_file_) {
+        field_bytes_ += data.size();
+        if (field_bytes_ > kMaxFormFieldBytes) return fail(413, "form fields larger than 1 MiB in all");
+        form_.fields_.back().value.append(data);
+        return true;
+    }
+    UploadedFile& f = form_.files_.back();
+    if (f.fd_ < 0) {
+        if (f.memory_.size() + data.size() <= kUploadMemoryThreshold) {
+            f.memory_.append(data);
+            f.size += data.size();
+            return true;
+        }
+        f.memory_.append(data);
+        return spill(f);
+    }
+    // Page-cache writes: the loop thread pays a memcpy, not a disk wait.
+    while (!data.empty()) {
+        ssize_t n = ::write(f.fd_, data.data(), data.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            util::log(util::LogLevel::Error, "upload: writing a temporary file: %s", std::strerror(errno));
+            return fail(errno == ENOSPC || errno == EDQUOT ? 507 : 500, "cannot store the upload");
+        }
+        f.size += static_cast<size_t>(n);
+        data.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+}
+
+bool UploadSink::on_part_end() {
+    in_file_ = false;
+    return true;
+}
+
+void UploadSink::deliver(Request& req) { req.set_form(std::move(form_)); }
+
+}  // namespace kiln::app

@@ -1,0 +1,263 @@
+"""Sessions and cookies, end to end, on the real server with two worker processes.
+
+A session created through one worker is found by the other (the store is shared
+memory the supervisor owns), after a worker is killed with SIGKILL, and after a
+graceful reload (SIGHUP). Also: the cookie's attributes, idle expiry, regenerate
+and destroy, unknown/malformed/forged cookies start a new session rather than
+failing, a handler that throws keeps its changes out of the store, an oversized
+session is a 500 and not a crash, and signed cookies reject tampering."""
+
+import os
+import re
+import signal
+import tempfile
+import time
+import unittest
+
+import harness
+from harness import build_request
+
+WORKERS = 2
+ID = re.compile(r"^[0-9a-f]{32}$")
+
+
+def fetch(port, target, cookie=None, timeout=3.0):
+    headers = [("Cookie", cookie)] if cookie else []
+    with harness.RawConnection(port, timeout=timeout) as c:
+        c.send(build_request("GET", target, headers))
+        return c.read_response(timeout=timeout)
+
+
+def session_cookie(r):
+    """The kiln_sid value a response sets, or None."""
+    for v in r.header_all("set-cookie"):
+        if v.startswith("kiln_sid="):
+            return v.split(";")[0][len("kiln_sid="):]
+    return None
+
+
+def visit(port, sid=None, note=None):
+    """GET /session/visit; returns (id, visits, pid, note, response)."""
+    target = "/session/visit" + ("?note=" + note if note else "")
+    r = fetch(port, target, "kiln_sid=" + sid if sid else None)
+    assert r.status == 200, r
+    sid_text, n, pid, note_text = r.body.decode().split(" ")
+    return sid_text, int(n), int(pid), note_text, r
+
+
+class SessionCase(unittest.TestCase):
+    """A server per test (some tests kill workers or reload); stopped cleanly."""
+
+    config = ""
+
+    def setUp(self):
+        args = ["--workers", str(WORKERS)]
+        if self.config:
+            f = tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False)
+            f.write(self.config)
+            f.close()
+            self.addCleanup(os.unlink, f.name)
+            args += ["--config", f.name]
+        self.server = harness.ServerProcess(harness.BINARIES["server"], args, threads=1)
+        self.addCleanup(harness.check_clean_stop, self.server)
+        self.server.start()
+        self.port = self.server.port
+
+    def on_each_worker(self, sid, want=WORKERS, tries=200):
+        """Visits with `sid` on fresh connections until every worker has answered
+        (the kernel spreads connections over the workers' sockets). Returns the
+        visits in order: [(pid, visits)]."""
+        seen, out = set(), []
+        for _ in range(tries):
+            got, n, pid, _note, _r = visit(self.port, sid)
+            self.assertEqual(got, sid, "session lost on worker %d" % pid)
+            out.append((pid, n))
+            seen.add(pid)
+            if len(seen) >= want:
+                return out
+        self.fail("only workers %r answered in %d connections" % (seen, tries))
+
+    def workers(self):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            kids = self.server.children()
+            if len(kids) == WORKERS:
+                return set(kids)
+            time.sleep(0.05)
+        self.fail("expected %d workers, have %r" % (WORKERS, self.server.children()))
+
+
+class SharedAcrossWorkers(SessionCase):
+    def test_new_session_sets_a_safe_cookie(self):
+        sid, n, _pid, _note, r = visit(self.port)
+        self.assertRegex(sid, ID)
+        self.assertEqual(n, 1)
+        cookie = [v for v in r.header_all("set-cookie") if v.startswith("kiln_sid=")]
+        self.assertEqual(len(cookie), 1, r.header_all("set-cookie"))
+        attrs = [a.strip().lower() for a in cookie[0].split(";")[1:]]
+        self.assertIn("path=/", attrs)
+        self.assertIn("httponly", attrs)
+        self.assertIn("samesite=lax", attrs)
+        self.assertNotIn("secure", attrs)  # plain HTTP: a Secure cookie would never come back
+        self.assertEqual(session_cookie(r), sid)
+
+    def test_found_again_on_every_worker_with_its_data(self):
+        sid, _n, _pid, _note, _r = visit(self.port, note="kept")
+        visits = self.on_each_worker(sid)
+        # Every visit, whichever worker served it, saw the count the previous one left.
+        self.assertEqual([n for _pid, n in visits], list(range(2, 2 + len(visits))))
+        _sid, _n, _pid, note, r = visit(self.port, sid)
+        self.assertEqual(note, "kept")
+        self.assertIsNone(session_cookie(r), "a known session must not get a new cookie")
+
+    def test_unknown_malformed_and_forged_ids_start_new_sessions(self):
+        for bad in ["0" * 32, "zz" * 16, "abc", "", "A" * 32, "0" * 31 + "g", "1" * 64]:
+            r = fetch(self.port, "/session/visit", "kiln_sid=" + bad)
+            self.assertEqual(r.status, 200, "cookie %r: %r" % (bad, r))
+            sid, n = r.body.decode().split(" ")[:2]
+            self.assertNotEqual(sid, bad)  # a client never chooses its id (no fixation)
+            self.assertRegex(sid, ID)
+            self.assertEqual(n, "1")
+            self.assertEqual(session_cookie(r), sid)
+
+    def test_ids_are_distinct(self):
+        ids = {visit(self.port)[0] for _ in range(50)}
+        self.assertEqual(len(ids), 50)
+
+
+class SurvivesCrashAndReload(SessionCase):
+    def test_survives_kill_9_of_a_worker(self):
+        sid, _n, pid, _note, _r = visit(self.port)
+        self.assertIn(pid, self.workers())
+        os.kill(pid, signal.SIGKILL)  # a child of the server we started
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and pid in self.server.children():
+            time.sleep(0.02)
+        visits = self.on_each_worker(sid)
+        self.assertTrue(all(p != pid for p, _ in visits))
+        self.assertEqual(visits[0][1], 2)
+
+    def test_survives_graceful_reload(self):
+        sid, _n, _pid, _note, _r = visit(self.port, note="before-reload")
+        old = self.workers()
+        self.server.proc.send_signal(signal.SIGHUP)
+        self.assertTrue(self.server.wait_for_output(r"reload complete", timeout=10), self.server.output())
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (set(self.server.children()) & old):
+            time.sleep(0.05)
+        self.assertFalse(set(self.server.children()) & old, "old workers still running")
+        _sid, n, pid, note, _r = visit(self.port, sid)
+        self.assertNotIn(pid, old)
+        self.assertEqual((n, note), (2, "before-reload"))
+
+
+class Lifecycle(SessionCase):
+    config = "[session]\nidle_timeout_s = 1\n"
+
+    def test_idle_session_expires(self):
+        sid, _n, _pid, _note, _r = visit(self.port)
+        self.assertEqual(visit(self.port, sid)[0], sid)  # in use: kept
+        time.sleep(2.2)
+        new, n, _pid, _note, r = visit(self.port, sid)
+        self.assertNotEqual(new, sid)
+        self.assertEqual(n, 1)
+        self.assertEqual(session_cookie(r), new)
+
+    def test_regenerate_moves_the_data_and_kills_the_old_id(self):
+        sid, _n, _pid, _note, _r = visit(self.port, note="cart")
+        r = fetch(self.port, "/session/login", "kiln_sid=" + sid)
+        new = r.body.decode()
+        self.assertRegex(new, ID)
+        self.assertNotEqual(new, sid)
+        self.assertEqual(session_cookie(r), new)
+        _s, n, _pid, note, _r = visit(self.port, new)
+        self.assertEqual((n, note), (2, "cart"))
+        self.assertNotEqual(visit(self.port, sid)[0], sid, "the pre-login id still works")
+
+    def test_destroy_expires_the_cookie_and_the_session(self):
+        sid, _n, _pid, _note, _r = visit(self.port)
+        r = fetch(self.port, "/session/logout", "kiln_sid=" + sid)
+        self.assertEqual(r.status, 200)
+        cleared = [v for v in r.header_all("set-cookie") if v.startswith("kiln_sid=")]
+        self.assertEqual(len(cleared), 1)
+        self.assertIn("max-age=0", cleared[0].lower())
+        self.assertNotEqual(visit(self.port, sid)[0], sid)
+
+    def test_a_failing_handler_keeps_its_changes_out(self):
+        sid, _n, _pid, _note, _r = visit(self.port)
+        r = fetch(self.port, "/session/fail", "kiln_sid=" + sid)
+        self.assertEqual(r.status, 500)
+        _s, n, _pid, _note, _r = visit(self.port, sid)
+        self.assertEqual(n, 2)  # not 1001
+
+    def test_oversized_session_is_a_500_and_the_server_goes_on(self):
+        r = fetch(self.port, "/session/oversize")
+        self.assertEqual(r.status, 500)
+        self.assertIn("session.max_bytes", self.server.output())
+        self.assertEqual(visit(self.port)[1], 1)
+
+
+class StoreFull(SessionCase):
+    # The smallest store: one stripe of a few slots; new sessions beyond it get 503.
+    config = "[session]\nmemory = 131072\nmax_bytes = 16384\n"
+
+    def test_full_store_answers_503_and_names_the_setting(self):
+        statuses = [fetch(self.port, "/session/visit").status for _ in range(12)]
+        self.assertIn(200, statuses)
+        self.assertIn(503, statuses)
+        self.assertTrue(self.server.wait_for_output(r"session store full.*session\.memory", timeout=3),
+                        self.server.output())
+        self.assertEqual(fetch(self.port, "/plaintext").status, 200)
+
+
+class SignedCookies(SessionCase):
+    config = 'secret = "0123456789abcdef0123456789abcdef"\n'
+
+    def test_signed_cookie_round_trip_and_tamper(self):
+        r = fetch(self.port, "/cookie/set?v=alice")
+        cookies = {v.split("=", 1)[0]: v.split(";")[0].split("=", 1)[1] for v in r.header_all("set-cookie")}
+        signed, plain = cookies["signed"], cookies["plain"]
+        self.assertTrue(signed.startswith("alice."), signed)
+        plain_attrs = [v for v in r.header_all("set-cookie") if v.startswith("plain=")][0].lower()
+        self.assertIn("max-age=60", plain_attrs)
+        self.assertIn("samesite=strict", plain_attrs)
+        ok = fetch(self.port, "/cookie/get", "signed=%s; plain=%s" % (signed, plain))
+        self.assertEqual(ok.body, b"alice alice")
+        # Any change to the value or the signature, or moving it to another name, fails.
+        for forged in [signed.replace("alice", "admin"), signed[:-1] + ("A" if signed[-1] != "A" else "B"),
+                       "alice", "alice.", ""]:
+            r = fetch(self.port, "/cookie/get", "signed=%s" % forged)
+            self.assertEqual(r.body, b"(invalid) (none)", forged)
+        # Both workers share the key (the supervisor passes it on): valid everywhere.
+        for _ in range(20):
+            self.assertEqual(fetch(self.port, "/cookie/get", "signed=" + signed).body, b"alice (none)")
+
+
+class CsrfAndFlash(SessionCase):
+    def post(self, target, body, cookie, extra=()):
+        headers = [("Cookie", cookie), ("Content-Type", "application/x-www-form-urlencoded")] + list(extra)
+        with harness.RawConnection(self.port) as c:
+            c.send(build_request("POST", target, headers, body))
+            return c.read_response()
+
+    def test_post_needs_the_sessions_token(self):
+        r = fetch(self.port, "/guarded/form")
+        sid = session_cookie(r)
+        token, flash = r.body.decode().split(" ")
+        self.assertRegex(token, r"^[0-9a-f]{64}$")
+        self.assertEqual(flash, "")
+        cookie = "kiln_sid=" + sid
+        self.assertEqual(self.post("/guarded/submit", b"title=x", cookie).status, 403)
+        self.assertEqual(self.post("/guarded/submit", b"title=x&_csrf=" + b"0" * 64, cookie).status, 403)
+        self.assertEqual(self.post("/guarded/submit", b"title=x&_csrf=" + token.encode(), "kiln_sid=" + "f" * 32).status, 403)
+        ok = self.post("/guarded/submit", b"title=first&_csrf=" + token.encode(), cookie)
+        self.assertEqual((ok.status, ok.header("location")), (303, "/guarded/form"))
+        by_header = self.post("/guarded/submit", b"title=second", cookie, [("X-CSRF-Token", token)])
+        self.assertEqual(by_header.status, 303)
+        # The flash shows once (the last one set), then is gone; the token stays.
+        self.assertEqual(fetch(self.port, "/guarded/form", cookie).body.decode(), token + " saved second")
+        self.assertEqual(fetch(self.port, "/guarded/form", cookie).body.decode(), token + " ")
+
+
+if __name__ == "__main__":
+    harness.main()
