@@ -1,0 +1,3 @@
+CREATE TABLE a (x);
+COMMIT;
+CREATE TABLE b (x);
