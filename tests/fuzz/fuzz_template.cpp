@@ -1,0 +1,56 @@
+// Fuzzes kilnc (tools/kilnc): lexer, parser, layout checks and code generation on
+// arbitrary template bytes, against a small fixed views directory (a layout "l", a
+// partial "posts/_p", a non-layout "plain", a layout cycle "c1" <-> "c2"). Must never
+// crash or hang. An error names a position inside the template. Input that parses
+// generates a header and a source that both keep the #line invariant (each run of
+// template #line directives closed by one naming the generated file at its true
+// line), checked unless the template itself says "line" (its code could then hold
+// #line directives of its own).
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "fuzz_check.hpp"
+#include "kilnc/codegen.hpp"
+#include "kilnc/line_check.hpp"
+#include "kilnc/parser.hpp"
+
+using namespace kiln::kilnc;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    static const std::map<std::string, std::string> kViews{
+        {"l", "<%@ param int n = 0 %>\n<%@ yield %>"},
+        {"posts/_p", "<%@ param int x %><%= x %>"},
+        {"plain", "<p>no yield</p>"},
+        {"c1", "<%@ layout \"c2\" %><%@ yield %>"},
+        {"c2", "<%@ layout \"c1\" %><%@ yield %>"},
+        {"broken", "<% unclosed"},
+    };
+    TemplateLoader load = [](const std::string& name) -> std::optional<std::string> {
+        auto it = kViews.find(name);
+        if (it == kViews.end()) return std::nullopt;
+        return it->second;
+    };
+    std::string_view src(reinterpret_cast<const char*>(data), size);
+    int lines = 1;
+    for (char c : src) lines += c == '\n';
+
+    ParseResult r = parse_template(src, "posts/index.html", load);
+    if (r.error) {
+        FUZZ_CHECK(!r.error->message.empty());
+        FUZZ_CHECK(r.error->pos.line >= 1 && r.error->pos.line <= lines);
+        FUZZ_CHECK(r.error->pos.col >= 1 && static_cast<size_t>(r.error->pos.col) <= size + 1);
+        return 0;
+    }
+    const CodegenOptions options{"views", "/v/posts/index.html", "/o/views/posts/index.hpp",
+                                 "/o/views/posts/index.cpp"};
+    Generated g = generate(r.tpl, options);
+    FUZZ_CHECK(g.source.find("::render(") != std::string::npos);
+    if (src.find("line") == std::string_view::npos) {
+        FUZZ_CHECK(!check_line_directives(g.header, options.header_path, options.template_path, lines));
+        FUZZ_CHECK(!check_line_directives(g.source, options.source_path, options.template_path, lines));
+    }
+    return 0;
+}

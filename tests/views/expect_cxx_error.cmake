@@ -1,0 +1,40 @@
+# ctest script: kilnc accepts TEMPLATE (under ROOT); the C++ compiler CXX rejects the
+# generated source, and one of its messages must contain the text of the template's
+# first line, <%# expect: TEXT %> (e.g. "index.html:4:"): errors point at templates.
+file(READ ${TEMPLATE} _src)
+if(NOT _src MATCHES "^<%# expect: ([^\n]*) %>")
+  message(FATAL_ERROR "${TEMPLATE}: first line must be <%# expect: TEXT %>")
+endif()
+set(_expected "${CMAKE_MATCH_1}")
+# The case and the templates it uses (in ROOT's subdirectories, e.g. layouts/).
+file(GLOB_RECURSE _support ${ROOT}/*/*.html)
+execute_process(COMMAND ${KILNC} --root ${ROOT} --out ${OUT} ${TEMPLATE} ${_support}
+                RESULT_VARIABLE _rc ERROR_VARIABLE _err)
+if(NOT _rc EQUAL 0)
+  message(FATAL_ERROR "kilnc rejected the template (exit ${_rc}): ${_err}")
+endif()
+file(RELATIVE_PATH _rel ${ROOT} ${TEMPLATE})
+string(REGEX REPLACE "\\.html$" ".cpp" _rel "${_rel}")
+set(_flags -std=c++20 -fsyntax-only -fno-diagnostics-color -I${OUT})
+foreach(_i ${INCLUDES})
+  list(APPEND _flags -I${_i})
+endforeach()
+execute_process(COMMAND ${CXX} ${_flags} ${OUT}/views/${_rel}
+                RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
+if(_rc EQUAL 0)
+  message(FATAL_ERROR "the C++ compiler accepted the generated code; expected an error at ${_expected}")
+endif()
+# The expected text on an error line (not just on an "In file included from" line).
+string(REPLACE ";" "," _err_lines "${_err}")
+string(REPLACE "\n" ";" _err_lines "${_err_lines}")
+set(_found FALSE)
+foreach(_line IN LISTS _err_lines)
+  string(FIND "${_line}" "${_expected}" _at)
+  if(NOT _at EQUAL -1 AND _line MATCHES "error")
+    set(_found TRUE)
+  endif()
+endforeach()
+if(NOT _found)
+  message(FATAL_ERROR "no compiler error mentions '${_expected}':\n${_err}")
+endif()
+message(STATUS "compiler error points at the template (${_expected})")
