@@ -13,6 +13,9 @@ add_library(kiln STATIC
   http/server.cpp
   http/exchange.cpp
   view/escape.cpp
+  view/tags.cpp
+  view/url.cpp
+  view/dates.cpp
   app/request.cpp
   app/response.cpp
   app/router.cpp
@@ -64,7 +67,26 @@ install(TARGETS kiln kiln_proto EXPORT kilnTargets ARCHIVE DESTINATION ${CMAKE_I
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT kilnTargets NAMESPACE kiln:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 file(WRITE ${CMAKE_BINARY_DIR}/kilnConfig.cmake
-     "include(CMakeFindDependencyMacro)\nfind_dependency(Threads)\nfind_dependency(PkgConfig)\npkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)\nfind_dependency(OpenSSL)\nfind_dependency(nlohmann_json)\ninclude(\${CMAKE_CURRENT_LIST_DIR}/kilnTargets.cmake)\n")
+     "include(CMakeFindDependencyMacro)\nfind_dependency(Threads)\nfind_dependency(PkgConfig)\npkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)\nfind_dependency(SQLite3)\nfind_dependency(OpenSSL)\nfind_dependency(nlohmann_json)\ninclude(\${CMAKE_CURRENT_LIST_DIR}/kilnTargets.cmake)\n")
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/kilnConfig.cmake ${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
+
+# --- db: the SQLite data layer (src/db). sqlite3.h stays out of the public headers. ---
+target_sources(kiln PRIVATE
+  db/error.cpp
+  db/statement.cpp
+  db/database.cpp
+  db/row.cpp
+  db/transaction.cpp
+  db/per_thread.cpp
+  db/migrate.cpp
+  db/model.cpp
+)
+find_package(SQLite3 REQUIRED)
+target_link_libraries(kiln PRIVATE SQLite::SQLite3)
+
+# Templates: kiln_add_views() for users of the installed package (kilnc itself joins
+# the kilnTargets export set in tools/kilnc/CMakeLists.txt).
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/KilnViews.cmake DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
+file(APPEND ${CMAKE_BINARY_DIR}/kilnConfig.cmake "include(\${CMAKE_CURRENT_LIST_DIR}/KilnViews.cmake)\n")

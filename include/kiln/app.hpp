@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <kiln/files.hpp>
 #include <kiln/http_types.hpp>
@@ -54,6 +55,13 @@ private:
 
 struct ServerOptions;
 
+// One registered route, as `app --routes` and `kiln routes` list it.
+struct RouteInfo {
+    std::string method;     // "GET", "POST", ...
+    std::string pattern;    // as registered: "/posts/:id", "/*path"
+    std::string files_dir;  // for an App::files mount, the directory served; else empty
+};
+
 class App {
 public:
     App();
@@ -79,6 +87,9 @@ public:
 
     // Middleware runs in registration order around every request, matched or not.
     App& use(Middleware m);
+
+    // Every route in registration order (App::files mounts included).
+    std::vector<RouteInfo> route_list() const;
 
     // Parses flags (--port, --host, --threads, --help), serves until SIGINT/SIGTERM.
     // Returns the process exit status (0 after a graceful stop, 2 on a bad flag).

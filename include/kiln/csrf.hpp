@@ -7,11 +7,11 @@
 #include <string_view>
 
 #include <kiln/app.hpp>
+#include <kiln/view.hpp>  // kCsrfField, csrf_field()
 
 namespace kiln {
 
-inline constexpr std::string_view kCsrfField = "_csrf";
-inline constexpr std::string_view kCsrfHeader = "X-CSRF-Token";
+inline constexpr std::string_view kCsrfHeader = "X-CSRF-Token";  // for scripts; forms use kCsrfField
 
 // This session's token (created on first use): put it in every form you render.
 std::string csrf_token(Request& req);

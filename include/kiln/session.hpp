@@ -41,10 +41,9 @@ public:
     virtual size_t max_bytes() const = 0;
 };
 
+// How sessions reach the client (config `session.cookie`); expiry is the store's.
 struct SessionOptions {
     std::string cookie = "kiln_sid";
-    int64_t idle_timeout_s = 30 * 60;      // expires this long after its last use
-    int64_t max_age_s = 24 * 60 * 60;      // and this long after it was created, whatever its use
 };
 
 class Session {

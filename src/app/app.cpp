@@ -1,4 +1,5 @@
 #include <kiln/app.hpp>
+#include <kiln/view.hpp>  // kMethodField
 
 #include <ctime>
 #include <exception>
@@ -38,8 +39,11 @@ App& App::route(Method method, std::string_view pattern, Handler handler, RouteO
     auto r = std::make_unique<Route>(Route{std::move(handler), opts});
     impl_->router.add(method, pattern, r.get());
     impl_->routes.push_back(std::move(r));
+    impl_->route_infos.push_back({std::string(http::method_name(method)), std::string(pattern), {}});
     return *this;
 }
+
+std::vector<RouteInfo> App::route_list() const { return impl_->route_infos; }
 
 App& App::session_store(std::shared_ptr<SessionStore> store) {
     impl_->user_store = std::move(store);
@@ -126,7 +130,26 @@ void App::handle(Request& req, Response& res) const {
     req.secret_ = res.secret_ = &impl_->secret;
     // A handler that fails keeps its session changes out of the store, as a failed
     // transaction would: the session is saved only after a normal return.
-    bool handled = guarded(req, res, fail, [&] { Next next(*this, req, res); next(); });
+    // HTML forms can only GET and POST: a POST form with _method=PUT, PATCH or DELETE
+    // is routed as that method (here, once the body is in and the form readable).
+    auto override_method = [&] {
+        if (req.method() != Method::Post) return;
+        auto type = req.header("content-type");
+        if (!type || !(type->starts_with("application/x-www-form-urlencoded") || type->starts_with("multipart/form-data")))
+            return;
+        auto wanted = req.form().get(kMethodField);
+        if (!wanted) return;
+        Method m = *wanted == "PUT" ? Method::Put : *wanted == "PATCH" ? Method::Patch
+                 : *wanted == "DELETE" ? Method::Delete : Method::Other;
+        if (m == Method::Other) throw HttpError(400, "_method must be PUT, PATCH or DELETE");
+        req.method_ = m;
+        if (req.body().size() > prepare(req)) throw HttpError(413, "request body larger than this route accepts");
+    };
+    bool handled = guarded(req, res, fail, [&] {
+        override_method();
+        Next next(*this, req, res);
+        next();
+    });
     if (req.session_.active()) guarded(req, res, fail, [&] { req.session_.end(handled); });
     req.session_binding_ = nullptr;
     req.secret_ = res.secret_ = nullptr;

@@ -21,6 +21,7 @@ struct App::Impl {
     app::Router router;
     std::vector<std::unique_ptr<Route>> routes;
     std::vector<Middleware> middleware;
+    std::vector<RouteInfo> route_infos;  // for App::route_list, in registration order
     size_t default_max_body = RouteOptions{}.max_body;
 
     std::shared_ptr<SessionStore> user_store;  // App::session_store

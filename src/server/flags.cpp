@@ -71,6 +71,7 @@ void usage(const char* prog) {
         "  --config FILE             settings file (default: ./kiln.toml if it exists);\n"
         "                            then KILN_<KEY> variables, then these flags override it\n"
         "  --check-config            read and validate the settings, print them, exit\n"
+        "  --routes                  print the app's routes (method, pattern), exit\n"
         "  --access-log DEST         off (default), stdout, stderr or a file (reopened on SIGUSR1)\n"
         "  --access-log-format F     combined (default) or json\n"
         "  --metrics-path PATH       serve Prometheus metrics at PATH (default: off)\n"
@@ -165,7 +166,7 @@ bool parse_server_flags(int argc, char** argv, ServerOptions* o, int* exit_statu
             ok = number(uint16_t{0}, uint16_t{65535}, &o->port);
         } else if (arg == "--config") {
             take();
-        } else if (arg == "--check-config") {
+        } else if (arg == "--check-config" || arg == "--routes") {  // --routes: App::run
         } else if (arg == "--quiet") {
             o->log_errors = false;
         } else if (std::string_view key = setting_for(arg); !key.empty()) {

@@ -276,7 +276,27 @@ std::string random_secret() {
 
 }  // namespace
 
+namespace {
+// `--routes`: one line per route, "METHOD  PATTERN", an App::files mount as
+// "GET  /prefix/*path (files: DIR)"; the app exits 0 without serving.
+void print_routes(const std::vector<RouteInfo>& routes) {
+    size_t width = 0;
+    for (const RouteInfo& r : routes) width = std::max(width, r.method.size());
+    for (const RouteInfo& r : routes) {
+        std::printf("%-*s  %s", static_cast<int>(width), r.method.c_str(), r.pattern.c_str());
+        if (!r.files_dir.empty()) std::printf(" (files: %s)", r.files_dir.c_str());
+        std::putchar('\n');
+    }
+}
+}  // namespace
+
 int App::run(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--routes") == 0) {
+            print_routes(route_list());
+            return 0;
+        }
+    }
     ServerOptions options;
     int status = 0;
     if (!parse_server_flags(argc, argv, &options, &status)) return status;
@@ -293,7 +313,7 @@ int App::run(const ServerOptions& options) {
         return 2;
     }
     std::signal(SIGPIPE, SIG_IGN);
-    impl_->session_options = {options.session_cookie, options.session_idle_timeout_s, options.session_max_age_s};
+    impl_->session_options = {options.session_cookie};
     impl_->secret = options.secret;
     server::SessionSegment sessions;  // the default session store's memory
     int ready_fd = -1;
@@ -349,6 +369,13 @@ int App::run(const ServerOptions& options) {
             std::fprintf(stderr, "kiln: chown %s: %s\n", f.c_str(), std::strerror(errno));
             return 2;
         }
+    }
+    if (!impl_->user_store) {  // before binding: a bad session.* setting fails fast
+        if (std::string e = sessions.create(opts); !e.empty()) {
+            std::fprintf(stderr, "kiln: %s\n", e.c_str());
+            return 2;
+        }
+        impl_->store = sessions.store();
     }
     // Every address, bound here once; workers inherit the sockets. A TCP address
     // gets one SO_REUSEPORT socket per event loop; a unix socket is one socket all
@@ -411,15 +438,6 @@ int App::run(const ServerOptions& options) {
             remove_unix_files();
             return 2;
         }
-    }
-    if (!impl_->user_store) {
-        if (std::string e = sessions.create(opts); !e.empty()) {
-            std::fprintf(stderr, "kiln: %s\n", e.c_str());
-            server::close_fd_groups(fds);
-            remove_unix_files();
-            return 2;
-        }
-        impl_->store = sessions.store();
     }
     if (impl_->secret.empty()) {
         // One random key for every worker (they read KILN_SECRET like any setting).

@@ -10,7 +10,7 @@ set -uo pipefail
 build=${1:?usage: run.sh BUILD_DIR SECONDS}
 seconds=${2:?usage: run.sh BUILD_DIR SECONDS}
 here=$(cd "$(dirname "$0")" && pwd)
-targets=(fuzz_parser fuzz_chunked fuzz_url fuzz_multipart fuzz_form fuzz_cookie)
+targets=(fuzz_parser fuzz_chunked fuzz_url fuzz_multipart fuzz_form fuzz_cookie fuzz_template)
 
 work=$(mktemp -d /tmp/kiln-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -29,9 +29,11 @@ for t in "${targets[@]}"; do
   log="$work/$t/log"
   # Outer timeout: libFuzzer's own -max_total_time is checked between runs, so a hang
   # inside one input is caught by -timeout and anything worse by timeout(1).
+  dict="$here/http.dict"
+  [[ $t == fuzz_template ]] && dict="$here/template.dict"
   timeout --kill-after=10 $((seconds + 60)) "$bin" \
     -max_total_time="$seconds" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
-    -dict="$here/http.dict" -artifact_prefix="$work/$t/artifacts/" \
+    -dict="$dict" -artifact_prefix="$work/$t/artifacts/" \
     -print_final_stats=1 "$work/$t/corpus" >"$log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

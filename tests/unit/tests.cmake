@@ -37,3 +37,23 @@ if(TARGET kiln_bench)
   kiln_test(bench_options_test unit/bench_options_test.cpp DEPS kiln_bench)
   kiln_test(bench_session_parts_test unit/bench_session_parts_test.cpp DEPS kiln_bench)
 endif()
+# --- db: SQLite data layer (temp files; migration fixtures in tests/db/) ---
+if(TARGET kiln)
+  kiln_test(db_values_test unit/db_values_test.cpp)
+  kiln_test(db_database_test unit/db_database_test.cpp)
+  kiln_test(db_transaction_test unit/db_transaction_test.cpp)
+  kiln_test(db_migrate_test unit/db_migrate_test.cpp)
+  target_compile_definitions(db_migrate_test PRIVATE KILN_DB_FIXTURES="${PROJECT_SOURCE_DIR}/tests/db")
+  kiln_test(db_model_test unit/db_model_test.cpp)
+endif()
+
+# --- template compiler (tools/kilnc) and the view runtime (src/view) ---
+if(TARGET kilnc_lib)
+  kiln_test(kilnc_lexer_test unit/kilnc_lexer_test.cpp DEPS kilnc_lib)
+  kiln_test(kilnc_parser_test unit/kilnc_parser_test.cpp DEPS kilnc_lib)
+  kiln_test(kilnc_codegen_test unit/kilnc_codegen_test.cpp DEPS kilnc_lib)
+endif()
+if(TARGET kiln)
+  kiln_test(kilnc_helpers_test unit/kilnc_helpers_test.cpp)
+endif()
+include(${CMAKE_CURRENT_LIST_DIR}/../views/tests.cmake)  # kilnc_render_test and kilnc's error tests
