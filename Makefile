@@ -21,7 +21,7 @@ build: deps $(BUILD)/build.ninja
 	$(LOCK) ninja -C $(BUILD) -j$(JOBS)
 
 run: build
-	$(BUILD)/bin/hello --port $(PORT)
+	$(BUILD)/bin/blog --port $(PORT)
 
 test: build fuzz-build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 300

@@ -15,6 +15,7 @@ build=(
   libsqlite3-dev                                 # embedded database (src/db)
   clang libclang-rt-14-dev                       # libFuzzer + sanitizers for the fuzz targets
   curl python3                                   # integration tests (curl for 100-continue)
+  chromium nodejs $(command -v npm >/dev/null || echo npm)  # browser test (Playwright drives chromium); npm unless node ships it
 )
 bench=(wrk nginx-light procps apache2-utils httperf)
 

@@ -1,6 +1,9 @@
 // The smallest kiln app: the TechEmpower plaintext and JSON tests, and Klone's
-// "hello NAME" page with the name HTML-escaped.
+// "hello NAME" page, rendered by a compiled template (views/hello.html) that
+// HTML-escapes the name.
 #include <kiln/kiln.hpp>
+
+#include "views/hello.hpp"
 
 int main(int argc, char** argv) {
     kiln::App app;
@@ -11,10 +14,7 @@ int main(int argc, char** argv) {
         res.json(R"({"message":"Hello, World!"})");
     });
     app.get("/hello", [](kiln::Request& req, kiln::Response& res) {
-        std::string page = "<h1>hello ";
-        kiln::append_html_escaped(page, req.query("name").value_or("no name given"));
-        page += "</h1>";
-        res.html(page);
+        kiln::render(res, views::hello{.name = req.query("name").value_or("no name given")});
     });
     return app.run(argc, argv);
 }

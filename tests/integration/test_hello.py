@@ -1,5 +1,5 @@
-"""The hello example, end to end: its three routes answer exactly, HTML output is
-escaped, and its command line answers --help, unknown flags and bad values with
+"""The hello example, end to end: its three routes answer exactly, the /hello page
+(a kilnc template, examples/hello/views/hello.html) escapes the name, and its command line answers --help, unknown flags and bad values with
 the documented exit statuses."""
 
 import subprocess
@@ -32,18 +32,38 @@ class Hello(harness.ServerTestCase):
         self.assertEqual(r.header("Content-Type", "").split(";")[0].strip(), "application/json")
         self.assert_common_headers(r)
 
+    def heading(self, r):
+        """The page's one <h1> line, after checking the page around it."""
+        self.assertTrue(r.body.startswith(b"<!DOCTYPE html>\n<html>"), r.body)
+        self.assertTrue(r.body.endswith(b"</body></html>\n"), r.body)
+        lines = [line for line in r.body.split(b"\n") if line.startswith(b"<h1>")]
+        self.assertEqual(len(lines), 1, r.body)
+        return lines[0]
+
     def test_hello_with_name(self):
         r = self.get("/hello?name=John")
         self.assertEqual(r.status, 200)
-        self.assertEqual(r.body, b"<h1>hello John</h1>")
-        self.assertEqual(r.header("Content-Type", "").split(";")[0].strip(), "text/html")
+        self.assertEqual(self.heading(r), b"<h1>hello John</h1>")
+        self.assertIn(b"<title>hello</title>", r.body)
+        self.assertEqual(r.header("Content-Type", ""), "text/html; charset=utf-8")
+        self.assertEqual(r.header("Content-Length"), str(len(r.body)))
 
     def test_hello_escapes_html(self):
         r = self.get("/hello?name=%3Cscript%3Ealert(1)%3C/script%3E")
         self.assertEqual(r.status, 200)
         self.assertNotIn(b"<script>", r.body)
         self.assertIn(b"&lt;script&gt;", r.body)
-        self.assertEqual(r.body, b"<h1>hello &lt;script&gt;alert(1)&lt;/script&gt;</h1>")
+        self.assertEqual(self.heading(r), b"<h1>hello &lt;script&gt;alert(1)&lt;/script&gt;</h1>")
+
+    def test_hello_escapes_the_klone_name(self):
+        # The issue's case: <script>"&' as the name, every special character escaped.
+        r = self.get("/hello?name=%3Cscript%3E%22%26%27")
+        self.assertEqual(r.status, 200)
+        self.assertEqual(self.heading(r), b"<h1>hello &lt;script&gt;&quot;&amp;&#39;</h1>")
+
+    def test_hello_name_with_plus_and_utf8(self):
+        r = self.get("/hello?name=J%C3%BCrgen+M")
+        self.assertEqual(self.heading(r), "<h1>hello Jürgen M</h1>".encode())
 
     def test_hello_escapes_quotes_and_ampersand(self):
         r = self.get("/hello?name=a%26b%22c%27d")

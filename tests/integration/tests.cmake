@@ -36,3 +36,10 @@ if(TARGET kiln)
     set_tests_properties(integration_bench PROPERTIES RUN_SERIAL TRUE)
   endif()
 endif()
+# The blog example over HTTP (its own binary argument, --blog).
+if(TARGET blog)
+  add_test(NAME integration_blog
+           COMMAND ${_kiln_py} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_blog.py --blog $<TARGET_FILE:blog>)
+  set_tests_properties(integration_blog PROPERTIES TIMEOUT 180 LABELS integration ENVIRONMENT PYTHONDONTWRITEBYTECODE=1)
+endif()
+

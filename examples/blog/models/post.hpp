@@ -1,0 +1,46 @@
+// The blog's one model: a post, its table mapping (kiln::db::Model), its validation
+// and its URLs. Values only: no I/O here; controllers load and save through
+// kiln::db with a connection they own.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+#include <kiln/model.hpp>
+
+namespace blog {
+
+struct Post {
+    int64_t id = 0;  // 0 until inserted
+    std::string title;
+    std::string body;
+    int64_t created_at = 0;  // unix seconds, UTC
+    int64_t updated_at = 0;
+};
+
+inline constexpr size_t kTitleMaxChars = 200;
+
+// Field messages for the form; empty when the field is fine.
+struct PostErrors {
+    std::string title;
+    std::string body;
+    bool any() const { return !title.empty() || !body.empty(); }
+};
+
+// Title required and at most kTitleMaxChars characters (UTF-8 code points, as the
+// table's CHECK counts them); body required. Blank (only whitespace) is missing.
+PostErrors validate(const Post& post);
+
+inline std::string path_of(const Post& post) { return "/posts/" + std::to_string(post.id); }
+inline std::string edit_path_of(const Post& post) { return path_of(post) + "/edit"; }
+
+}  // namespace blog
+
+template <>
+struct kiln::db::Model<blog::Post> {
+    static constexpr auto table = "posts";
+    static constexpr auto fields = std::make_tuple(
+        field("id", &blog::Post::id), field("title", &blog::Post::title), field("body", &blog::Post::body),
+        field("created_at", &blog::Post::created_at), field("updated_at", &blog::Post::updated_at));
+};

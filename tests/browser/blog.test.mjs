@@ -1,0 +1,263 @@
+// The blog in a real browser: Debian's chromium, driven by playwright-core, uses
+// examples/blog the way a person would. It starts build/bin/blog on a free
+// 127.0.0.1 port with a temporary database, then: creates a post through the form,
+// edits it, sees each flash message, deletes it; checks that the stylesheet applies,
+// that a hostile title shows as text (no script runs), that validation keeps the
+// input, that a missing post gets the 404 page, and that a form posted without its
+// CSRF token gets 403. Saves OUT/blog.png (the edited post with its flash).
+//
+//   node blog.test.mjs --blog BINARY --out DIR [--chromium /usr/bin/chromium]
+// Every wait is bounded; the whole run is cut off after OVERALL_MS.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+
+import { chromium } from 'playwright-core';
+
+const OVERALL_MS = 240_000;
+const STEP_MS = 15_000;   // one navigation, click or assertion wait
+const START_MS = 15_000;  // until the blog accepts connections
+const HOST = '127.0.0.1';
+
+const { values: args } = parseArgs({
+  options: {
+    blog: { type: 'string' },
+    out: { type: 'string' },
+    chromium: { type: 'string', default: '/usr/bin/chromium' },
+  },
+});
+if (!args.blog || !args.out) {
+  console.error('usage: node blog.test.mjs --blog BINARY --out DIR [--chromium PATH]');
+  process.exit(2);
+}
+
+// ----------------------------------------------------------------- the server
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, HOST, () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function canConnect(port) {
+  return new Promise((resolve) => {
+    const c = net.connect({ host: HOST, port });
+    c.setTimeout(500);
+    c.once('connect', () => { c.destroy(); resolve(true); });
+    c.once('error', () => resolve(false));
+    c.once('timeout', () => { c.destroy(); resolve(false); });
+  });
+}
+
+class Blog {
+  constructor(binary, dbPath) {
+    this.binary = binary;
+    this.dbPath = dbPath;
+    this.output = '';
+    this.proc = null;
+  }
+
+  async start() {
+    for (let attempt = 0; attempt < 3; attempt++) {  // the port may be taken meanwhile
+      this.port = await freePort();
+      this.proc = spawn(this.binary, ['--port', String(this.port), '--workers', '0', '--threads', '2'], {
+        env: { ...process.env, BLOG_DB: this.dbPath },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      this.exited = new Promise((resolve) => this.proc.once('exit', (code, signal) => resolve({ code, signal })));
+      for (const stream of [this.proc.stdout, this.proc.stderr])
+        stream.on('data', (d) => { this.output = (this.output + d).slice(-20000); });
+      const deadline = Date.now() + START_MS;
+      while (Date.now() < deadline && this.proc.exitCode === null) {
+        if (await canConnect(this.port)) return `http://${HOST}:${this.port}`;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await this.stop();
+    }
+    throw new Error(`blog did not start:\n${this.output}`);
+  }
+
+  // SIGTERM to the process we started, SIGKILL after 5 s; resolves to its exit.
+  async stop() {
+    if (!this.proc) return null;
+    if (this.proc.exitCode === null && this.proc.signalCode === null) {
+      this.proc.kill('SIGTERM');
+      const timer = setTimeout(() => this.proc.kill('SIGKILL'), 5000);
+      const result = await this.exited;
+      clearTimeout(timer);
+      return result;
+    }
+    return this.exited;
+  }
+}
+
+// ----------------------------------------------------------------- the steps
+
+async function expectText(locator, text) {
+  await locator.waitFor({ timeout: STEP_MS });
+  assert.equal((await locator.textContent()).trim(), text);
+}
+
+// Submits the page's form by clicking `button`; returns the final response.
+async function submit(page, button) {
+  const [response] = await Promise.all([page.waitForNavigation({ timeout: STEP_MS }), page.click(button)]);
+  return response;
+}
+
+async function run(page, base, outDir) {
+  const step = (name) => console.log(`browser test: ${name}`);
+  const dialogs = [];
+  page.on('dialog', async (d) => { dialogs.push(d.message()); await d.dismiss(); });
+
+  step('home redirects to the (empty) post list, styled by app.css');
+  await page.goto(base + '/');
+  assert.equal(new URL(page.url()).pathname, '/posts');
+  await expectText(page.locator('h1'), 'Posts');
+  await page.getByText('No posts yet').waitFor({ timeout: STEP_MS });
+  const headerColour = await page.locator('header.site').evaluate((e) => getComputedStyle(e).backgroundColor);
+  assert.equal(headerColour, 'rgb(36, 41, 47)', 'the stylesheet is applied');
+
+  step('create a post through the form');
+  await page.click('text=New post');
+  assert.equal(new URL(page.url()).pathname, '/posts/new');
+  await page.fill('#post_title', 'Hello from Chromium');
+  await page.fill('#post_body', 'Written by a real browser.\nTwo lines.');
+  let response = await submit(page, 'button:has-text("Create post")');
+  assert.equal(response.status(), 200);
+  assert.match(new URL(page.url()).pathname, /^\/posts\/\d+$/);
+  const postPath = new URL(page.url()).pathname;
+  await expectText(page.locator('.notice'), 'Post created');
+  await expectText(page.locator('article h1'), 'Hello from Chromium');
+  await expectText(page.locator('article .body'), 'Written by a real browser.\nTwo lines.');
+
+  step('the post is on the list');
+  await page.click('text=Back to posts');
+  await page.locator(`a[href="${postPath}"]`, { hasText: 'Hello from Chromium' }).waitFor({ timeout: STEP_MS });
+
+  step('edit it and see the flash');
+  await page.click(`a[href="${postPath}"]`);
+  await page.click('text=Edit');
+  assert.equal(await page.inputValue('#post_title'), 'Hello from Chromium');
+  await page.fill('#post_title', 'Edited in Chromium');
+  response = await submit(page, 'button:has-text("Update post")');
+  assert.equal(response.status(), 200);
+  assert.equal(new URL(page.url()).pathname, postPath);
+  await expectText(page.locator('.notice'), 'Post updated');
+  await expectText(page.locator('article h1'), 'Edited in Chromium');
+  const shot = path.join(outDir, 'blog.png');
+  await page.screenshot({ path: shot, fullPage: true });
+  assert.ok(fs.statSync(shot).size > 1000, 'the screenshot has content');
+
+  step('reload: a flash is shown once');
+  await page.reload();
+  assert.equal(await page.locator('.notice').count(), 0);
+
+  step('delete it');
+  response = await submit(page, 'button:has-text("Delete")');
+  assert.equal(response.status(), 200);
+  assert.equal(new URL(page.url()).pathname, '/posts');
+  await expectText(page.locator('.notice'), 'Post deleted');
+  assert.equal(await page.locator(`a[href="${postPath}"]`).count(), 0);
+  response = await page.goto(base + postPath);
+  assert.equal(response.status(), 404, 'the deleted post is gone');
+  await expectText(page.locator('h1'), 'Not found');
+
+  step('a hostile title shows as text and runs nothing');
+  const hostile = '<script>alert(1)</script><img src=x onerror=alert(2)>';
+  await page.goto(base + '/posts/new');
+  await page.fill('#post_title', hostile);
+  await page.fill('#post_body', '<b>not bold</b>');
+  await submit(page, 'button:has-text("Create post")');
+  await expectText(page.locator('article h1'), hostile);
+  await expectText(page.locator('article .body'), '<b>not bold</b>');
+  assert.equal(await page.locator('article b').count(), 0);
+  assert.equal(await page.title(), `${hostile} · kiln blog`);
+  assert.deepEqual(dialogs, [], 'no script ran');
+
+  // -- error paths ----------------------------------------------------------------
+
+  step('a blank title is refused with the body kept (422)');
+  await page.goto(base + '/posts/new');
+  await page.fill('#post_body', 'Keep this text');
+  response = await submit(page, 'button:has-text("Create post")');
+  assert.equal(response.status(), 422);
+  await expectText(page.locator('.field.invalid .error'), "Title can't be blank");
+  assert.equal(await page.inputValue('#post_body'), 'Keep this text');
+
+  step('a form posted without its CSRF token gets 403');
+  await page.goto(base + '/posts/new');
+  await page.fill('#post_title', 'Forged post');
+  await page.fill('#post_body', 'no token');
+  await page.evaluate(() => document.querySelector('input[name="_csrf"]').remove());
+  response = await submit(page, 'button:has-text("Create post")');
+  assert.equal(response.status(), 403);
+  assert.match(await page.textContent('body'), /CSRF/);
+  const forged = await page.request.post(base + '/posts', { form: { title: 'Forged post', body: 'no token' } });
+  assert.equal(forged.status(), 403, 'a scripted post with the session cookie but no token');
+  await page.goto(base + '/posts');
+  assert.equal(await page.getByText('Forged post').count(), 0, 'nothing was created');
+
+  step('a missing post is the 404 page');
+  response = await page.goto(base + '/posts/999999');
+  assert.equal(response.status(), 404);
+  await expectText(page.locator('h1'), 'Not found');
+}
+
+// ----------------------------------------------------------------- main
+
+async function main() {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kiln-browser-'));
+  const blog = new Blog(path.resolve(args.blog), path.join(tmp, 'blog.sqlite'));
+  let browser = null;
+  let failed = false;
+  const cutoff = setTimeout(() => {
+    console.error(`browser test: FAILED: still running after ${OVERALL_MS / 1000} s`);
+    if (blog.proc) blog.proc.kill('SIGKILL');
+    process.exit(1);
+  }, OVERALL_MS);
+  try {
+    const base = await blog.start();
+    const root = typeof process.getuid === 'function' && process.getuid() === 0;
+    browser = await chromium.launch({
+      executablePath: args.chromium,
+      headless: true,
+      args: root ? ['--no-sandbox'] : [],  // chromium refuses to sandbox as root
+      timeout: 60_000,
+    });
+    const context = await browser.newContext({ viewport: { width: 1000, height: 700 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(STEP_MS);
+    page.setDefaultNavigationTimeout(STEP_MS);
+    await run(page, base, path.resolve(args.out));
+  } catch (e) {
+    failed = true;
+    console.error(`browser test: FAILED: ${e.stack || e}`);
+    console.error(`--- blog output ---\n${blog.output}`);
+  } finally {
+    if (browser) await browser.close().catch(() => {});
+    const exit = await blog.stop();
+    if (exit && exit.code !== 0 && !failed) {
+      failed = true;
+      console.error(`browser test: FAILED: blog exited with ${JSON.stringify(exit)} after SIGTERM\n${blog.output}`);
+    }
+    if (/Sanitizer|runtime error:/.test(blog.output) && !failed) {  // ASan/UBSan builds
+      failed = true;
+      console.error(`browser test: FAILED: sanitizer report from the blog\n${blog.output}`);
+    }
+    fs.rmSync(tmp, { recursive: true, force: true });
+    clearTimeout(cutoff);
+  }
+  if (!failed) console.log(`browser test: passed; screenshot in ${path.join(path.resolve(args.out), 'blog.png')}`);
+  process.exit(failed ? 1 : 0);
+}
+
+main();

@@ -1,0 +1,397 @@
+"""The blog example (examples/blog), end to end over HTTP: a client with a cookie jar
+creates, lists, shows, edits and deletes posts through the same forms a browser
+gets, scraping the CSRF token from them. Validation errors keep the user's input
+(422), a form without its token is refused (403), a missing post gets the 404 page,
+the index pages by 10 newest first, and hostile titles are stored verbatim and shown
+escaped. Each server runs on its own temporary database (BLOG_DB)."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from urllib.parse import urlencode
+
+import harness
+from harness import build_request
+
+TOKEN = re.compile(rb'name="_csrf" value="([0-9a-f]+)"')
+START_TIMEOUT = 15  # seconds, for the runs that are expected to fail at start
+
+
+def blog_binary():
+    return harness.BINARIES["blog"]
+
+
+class Client:
+    """A tiny browser: keeps the cookies the server sets, sends forms urlencoded,
+    one fresh connection per request (so requests spread over worker processes)."""
+
+    def __init__(self, port):
+        self.port = port
+        self.cookies = {}
+
+    def request(self, method, target, fields=None, headers=()):
+        hdrs = list(headers)
+        if self.cookies:
+            hdrs.append(("Cookie", "; ".join("%s=%s" % kv for kv in self.cookies.items())))
+        body = None
+        if fields is not None:
+            body = urlencode(fields).encode()
+            hdrs.append(("Content-Type", "application/x-www-form-urlencoded"))
+        with harness.RawConnection(self.port) as c:
+            c.send(build_request(method, target, hdrs, body))
+            r = c.read_response(method)
+        for v in r.header_all("set-cookie"):
+            name, _, value = v.split(";")[0].partition("=")
+            if "max-age=0" in v.lower():
+                self.cookies.pop(name, None)
+            else:
+                self.cookies[name] = value
+        return r
+
+    def get(self, target):
+        return self.request("GET", target)
+
+    def post(self, target, fields):
+        return self.request("POST", target, fields)
+
+    def token(self, target="/posts/new"):
+        """The CSRF token from the form at `target` (the session cookie comes with it)."""
+        r = self.get(target)
+        assert r.status == 200, r
+        m = TOKEN.search(r.body)
+        assert m, "no CSRF field in %s: %r" % (target, r.body[:400])
+        return m.group(1).decode()
+
+    def create(self, title, body="Some text."):
+        """Creates a post through the form; returns (response, path of the new post)."""
+        r = self.post("/posts", [("_csrf", self.token()), ("title", title), ("body", body)])
+        return r, r.header("Location")
+
+
+class BlogCase(unittest.TestCase):
+    """One blog server per class, on a fresh database in a temporary folder."""
+
+    workers = 0
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="kiln-blog-")
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, True)
+        cls.db_path = os.path.join(cls.tmp, "blog.sqlite")
+        os.environ["BLOG_DB"] = cls.db_path  # inherited by the server started next
+        try:
+            cls.server = harness.ServerProcess(blog_binary(), ["--workers", str(cls.workers)])
+            cls.addClassCleanup(harness.check_clean_stop, cls.server)
+            cls.server.start()
+        finally:
+            del os.environ["BLOG_DB"]
+        cls.port = cls.server.port
+
+    def setUp(self):
+        self.client = Client(self.port)
+
+    def tearDown(self):
+        if not self.server.alive():
+            self.fail("blog exited (status %s):\n%s" % (self.server.proc.returncode, self.server.output()))
+
+    def assert_page(self, r, status=200):
+        """An HTML page rendered through the layout, with `status`."""
+        self.assertEqual(r.status, status, r)
+        self.assertTrue(r.header("Content-Type", "").startswith("text/html"), r)
+        self.assertIn(b'<link rel="stylesheet" href="/app.css">', r.body)
+        self.assertIn(b"</html>", r.body)
+
+    def assert_not_found_page(self, r):
+        self.assert_page(r, 404)
+        self.assertIn(b"<h1>Not found</h1>", r.body)
+
+
+class Crud(BlogCase):
+    def test_root_redirects_to_the_posts(self):
+        r = self.client.get("/")
+        self.assertEqual(r.status, 303)
+        self.assertEqual(r.header("Location"), "/posts")
+
+    def test_create_show_edit_delete_with_flash_messages(self):
+        c = self.client
+        r, path = c.create("First post", "Hello from the blog.\nSecond line.")
+        self.assertEqual(r.status, 303, r)
+        self.assertRegex(path, r"^/posts/[1-9][0-9]*$")
+
+        r = c.get(path)
+        self.assert_page(r)
+        self.assertIn(b"<h1>First post</h1>", r.body)
+        self.assertIn(b"Hello from the blog.\nSecond line.", r.body)
+        self.assertIn(b'<p class="notice" role="status">Post created</p>', r.body)
+        self.assertNotIn(b"Post created", c.get(path).body, "a flash is shown once")
+
+        self.assertIn(b'<a href="%s">First post</a>' % path.encode(), c.get("/posts").body)
+
+        r = c.get(path + "/edit")
+        self.assert_page(r)
+        self.assertIn(b'value="First post"', r.body)
+        self.assertIn(b'<input type="hidden" name="_method" value="PATCH">', r.body)
+        token = TOKEN.search(r.body).group(1).decode()
+        r = c.post(path, [("_csrf", token), ("_method", "PATCH"), ("title", "  Edited title  "),
+                          ("body", "New body")])
+        self.assertEqual(r.status, 303, r)
+        self.assertEqual(r.header("Location"), path)
+        r = c.get(path)
+        self.assertIn(b"<h1>Edited title</h1>", r.body, "title stored trimmed")
+        self.assertIn(b"New body", r.body)
+        self.assertIn(b"Post updated", r.body)
+
+        r = c.post(path, [("_csrf", token), ("_method", "DELETE")])
+        self.assertEqual(r.status, 303, r)
+        self.assertEqual(r.header("Location"), "/posts")
+        r = c.get("/posts")
+        self.assertIn(b"Post deleted", r.body)
+        self.assertNotIn(b"Edited title", r.body)
+        self.assert_not_found_page(c.get(path))
+
+    def test_put_updates_like_patch(self):
+        c = self.client
+        _, path = c.create("Put me")
+        r = c.post(path, [("_csrf", c.token()), ("_method", "PUT"), ("title", "Was put"), ("body", "b")])
+        self.assertEqual(r.status, 303, r)
+        self.assertIn(b"<h1>Was put</h1>", c.get(path).body)
+
+    def test_show_has_a_delete_form_with_token(self):
+        c = self.client
+        _, path = c.create("Deletable")
+        body = c.get(path).body
+        self.assertIn(b'<form action="%s" method="post">' % path.encode(), body)
+        self.assertIn(b'<input type="hidden" name="_method" value="DELETE">', body)
+        self.assertRegex(body, TOKEN)
+
+    def test_hostile_text_is_stored_verbatim_and_shown_escaped(self):
+        c = self.client
+        title = "<script>alert(1)</script>"
+        body = "'); DROP TABLE posts; -- \"quoted\" & <b>bold</b>"
+        r, path = c.create(title, body)
+        self.assertEqual(r.status, 303, r)
+        page = c.get(path).body
+        self.assertNotIn(b"<script>", page)
+        self.assertNotIn(b"<b>bold", page)
+        self.assertIn(b"<h1>&lt;script&gt;alert(1)&lt;/script&gt;</h1>", page)
+        self.assertIn(b"<title>&lt;script&gt;alert(1)&lt;/script&gt;", page)
+        self.assertIn(b"&#39;); DROP TABLE posts; -- &quot;quoted&quot; &amp; &lt;b&gt;bold&lt;/b&gt;", page)
+        edit = c.get(path + "/edit").body
+        self.assertIn(b'value="&lt;script&gt;alert(1)&lt;/script&gt;"', edit)
+        self.assertNotIn(b"<script>", c.get("/posts").body)
+        # Stored exactly as typed, and the table survived.
+        import sqlite3
+        with sqlite3.connect(self.db_path) as db:
+            rows = db.execute("SELECT title, body FROM posts WHERE id = ?", (int(path.split("/")[-1]),)).fetchall()
+        self.assertEqual(rows, [(title, body)])
+
+    def test_unicode_title_of_200_characters_is_accepted(self):
+        r, _ = self.client.create("é" * 200)
+        self.assertEqual(r.status, 303, r)
+
+    def test_stylesheet_is_served(self):
+        r = self.client.get("/app.css")
+        self.assertEqual(r.status, 200)
+        self.assertTrue(r.header("Content-Type", "").startswith("text/css"), r)
+        self.assertIn(b".notice", r.body)
+
+    # -- error paths ---------------------------------------------------------------
+
+    def test_blank_title_is_422_with_the_input_kept(self):
+        c = self.client
+        r = c.post("/posts", [("_csrf", c.token()), ("title", "   "), ("body", "kept <body> text")])
+        self.assert_page(r, 422)
+        self.assertIn(b"Title can&#39;t be blank", r.body)
+        self.assertIn(b">kept &lt;body&gt; text</textarea>", r.body)
+        self.assertRegex(r.body, TOKEN)
+        self.assertNotIn(b"kept &lt;body&gt; text", c.get("/posts").body)
+
+    def test_too_long_title_is_422_with_the_input_kept(self):
+        c = self.client
+        title = "x" * 201
+        r = c.post("/posts", [("_csrf", c.token()), ("title", title), ("body", "b")])
+        self.assert_page(r, 422)
+        self.assertIn(b"Title is too long (at most 200 characters)", r.body)
+        self.assertIn(b'value="' + title.encode() + b'"', r.body)
+        r, _ = c.create("y" * 200)
+        self.assertEqual(r.status, 303, "200 characters are allowed")
+
+    def test_blank_body_is_422(self):
+        c = self.client
+        r = c.post("/posts", [("_csrf", c.token()), ("title", "No body"), ("body", "\r\n ")])
+        self.assert_page(r, 422)
+        self.assertIn(b"Body can&#39;t be blank", r.body)
+        self.assertIn(b'value="No body"', r.body)
+
+    def test_invalid_edit_is_422_and_leaves_the_post(self):
+        c = self.client
+        _, path = c.create("Keep me", "original")
+        r = c.post(path, [("_csrf", c.token()), ("_method", "PATCH"), ("title", ""), ("body", "changed")])
+        self.assert_page(r, 422)
+        self.assertIn(b">changed</textarea>", r.body)
+        self.assertIn(b'<form action="%s" method="post">' % path.encode(), r.body)
+        page = c.get(path).body
+        self.assertIn(b"<h1>Keep me</h1>", page)
+        self.assertIn(b"original", page)
+
+    def test_post_without_token_is_403_and_creates_nothing(self):
+        c = self.client
+        c.token()  # a session exists, but the form is sent without its token
+        r = c.post("/posts", [("title", "Forged"), ("body", "by another site")])
+        self.assertEqual(r.status, 403, r)
+        r = c.post("/posts", [("_csrf", "0" * 64), ("title", "Forged"), ("body", "wrong token")])
+        self.assertEqual(r.status, 403, r)
+        other = Client(self.port)
+        r = c.post("/posts", [("_csrf", other.token()), ("title", "Forged"), ("body", "other session")])
+        self.assertEqual(r.status, 403, r)
+        self.assertNotIn(b"Forged", c.get("/posts").body)
+
+    def test_delete_and_update_without_token_are_403(self):
+        c = self.client
+        _, path = c.create("Protected")
+        self.assertEqual(c.post(path, [("_method", "DELETE")]).status, 403)
+        self.assertEqual(c.request("DELETE", path).status, 403)
+        self.assertEqual(c.post(path, [("_method", "PATCH"), ("title", "x"), ("body", "y")]).status, 403)
+        self.assertIn(b"<h1>Protected</h1>", c.get(path).body)
+
+    def test_missing_post_is_the_404_page(self):
+        c = self.client
+        for target in ("/posts/999999", "/posts/999999/edit", "/posts/abc", "/posts/0", "/posts/-1",
+                       "/posts/1x", "/posts/99999999999999999999999"):
+            with self.subTest(target=target):
+                self.assert_not_found_page(c.get(target))
+        token = c.token()
+        self.assert_not_found_page(c.post("/posts/999999", [("_csrf", token), ("_method", "DELETE")]))
+        self.assert_not_found_page(c.post("/posts/999999", [("_csrf", token), ("_method", "PATCH"),
+                                                             ("title", "t"), ("body", "b")]))
+
+    def test_unknown_paths_get_the_404_page(self):
+        self.assert_not_found_page(self.client.get("/nothing/here"))
+        self.assert_not_found_page(self.client.get("/posts/1/comments"))
+
+    def test_unknown_method_override_is_400(self):
+        c = self.client
+        _, path = c.create("Override")
+        self.assertEqual(c.post(path, [("_csrf", c.token()), ("_method", "TRACE")]).status, 400)
+
+
+class Pagination(BlogCase):
+    def test_twelve_posts_make_two_pages_newest_first(self):
+        c = self.client
+        for i in range(1, 13):
+            r, _ = c.create("Post %02d" % i)
+            self.assertEqual(r.status, 303, r)
+
+        def titles(r):
+            return [t.decode() for t in re.findall(rb'<a href="/posts/\d+">(Post \d\d)</a>', r.body)]
+
+        first = c.get("/posts")
+        self.assert_page(first)
+        self.assertEqual(titles(first), ["Post %02d" % i for i in range(12, 2, -1)])
+        self.assertIn(b"Page 1 of 2", first.body)
+        self.assertIn(b'rel="next" href="/posts?page=2"', first.body)
+        self.assertNotIn(b'rel="prev"', first.body)
+
+        second = c.get("/posts?page=2")
+        self.assertEqual(titles(second), ["Post 02", "Post 01"])
+        self.assertIn(b"Page 2 of 2", second.body)
+        self.assertIn(b'rel="prev" href="/posts?page=1"', second.body)
+        self.assertNotIn(b'rel="next"', second.body)
+
+        # error paths: past the end is an empty page; nonsense means page 1
+        past = c.get("/posts?page=3")
+        self.assert_page(past)
+        self.assertEqual(titles(past), [])
+        self.assertIn(b"No posts yet", past.body)
+        for bad in ("abc", "0", "-2", "1e3", "99999999999999999999999"):
+            with self.subTest(page=bad):
+                r = c.get("/posts?page=" + bad)
+                self.assertEqual(r.status, 200)
+                self.assertEqual(titles(r)[0], "Post 12")
+
+
+class Workers(BlogCase):
+    workers = 2
+
+    def test_posts_and_flash_work_across_worker_processes(self):
+        c = self.client
+        r, path = c.create("Across workers")
+        self.assertEqual(r.status, 303, r)
+        # Fresh connections land on either worker: each must see the post and the
+        # session (the first one also consumes the flash, wherever it runs).
+        seen_flash = 0
+        for _ in range(10):
+            r = c.get(path)
+            self.assert_page(r)
+            self.assertIn(b"<h1>Across workers</h1>", r.body)
+            seen_flash += r.body.count(b"Post created")
+        self.assertEqual(seen_flash, 1)
+        self.assertEqual(len(self.server.children()), 2)
+
+
+class Startup(unittest.TestCase):
+    """Where the data goes by default, and starts that must fail loudly."""
+
+    def run_blog(self, cwd, env_extra, args=("--workers", "0", "--port", "0")):
+        env = dict(os.environ)
+        env.pop("BLOG_DB", None)
+        env.update(env_extra)
+        return subprocess.run([blog_binary(), *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=START_TIMEOUT)
+
+    def test_default_database_is_data_blog_sqlite_in_the_current_directory(self):
+        tmp = tempfile.mkdtemp(prefix="kiln-blog-cwd-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        server = harness.ServerProcess(blog_binary(), ["--workers", "0"])
+        old = os.getcwd()
+        os.chdir(tmp)  # the server inherits the working directory
+        try:
+            server.start()
+        finally:
+            os.chdir(old)
+        try:
+            c = Client(server.port)
+            r, _ = c.create("Saved by default")
+            self.assertEqual(r.status, 303, r)
+            import sqlite3
+            with sqlite3.connect(os.path.join(tmp, "data", "blog.sqlite")) as db:
+                self.assertEqual(db.execute("SELECT title FROM posts").fetchall(), [("Saved by default",)])
+                self.assertEqual(db.execute("SELECT version FROM kiln_migrations").fetchall(), [(1,)])
+        finally:
+            harness.check_clean_stop(server)
+
+    # -- error paths ---------------------------------------------------------------
+
+    def test_failing_migration_stops_the_start_naming_the_file(self):
+        tmp = tempfile.mkdtemp(prefix="kiln-blog-bad-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        os.makedirs(os.path.join(tmp, "root", "db", "migrations"))
+        with open(os.path.join(tmp, "root", "db", "migrations", "001_broken.sql"), "w") as f:
+            f.write("CREATE TABLE posts (;\n")
+        p = self.run_blog(tmp, {"BLOG_ROOT": os.path.join(tmp, "root"), "BLOG_DB": os.path.join(tmp, "b.sqlite")})
+        self.assertEqual(p.returncode, 1, p)
+        self.assertIn("001_broken.sql", p.stderr.decode())
+
+    def test_unopenable_database_stops_the_start(self):
+        tmp = tempfile.mkdtemp(prefix="kiln-blog-bad-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        blocker = os.path.join(tmp, "file")
+        open(blocker, "w").close()  # a file where the database's folder should be
+        p = self.run_blog(tmp, {"BLOG_DB": os.path.join(blocker, "blog.sqlite")})
+        self.assertEqual(p.returncode, 1, p)
+        self.assertIn("blog.sqlite", p.stderr.decode())
+
+
+if __name__ == "__main__":
+    # --blog PATH is this file's own argument; the rest goes to harness.main.
+    if "--blog" in sys.argv:
+        i = sys.argv.index("--blog")
+        harness.BINARIES["blog"] = sys.argv[i + 1]
+        del sys.argv[i:i + 2]
+    if not harness.BINARIES.get("blog"):
+        sys.exit("usage: test_blog.py --blog PATH [--server ...]")
+    harness.main()
