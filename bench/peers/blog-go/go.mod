@@ -1,0 +1,5 @@
+module kiln.bench/peers/blog-go
+
+go 1.22
+
+require github.com/mattn/go-sqlite3 v1.14.32
