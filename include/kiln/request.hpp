@@ -67,6 +67,9 @@ public:
     // This client's session, loaded on first use (see <kiln/session.hpp>). Throws
     // std::logic_error outside a handler run by an App.
     Session& session();
+    // The session the request's cookie names, or nullptr: never starts one (for
+    // reads such as a flash message, so a visitor without a session costs nothing).
+    Session* existing_session();
     // True when the request came over TLS.
     bool secure() const { return false; }
 

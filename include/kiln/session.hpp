@@ -79,7 +79,9 @@ public:
         std::string value;  // strings and blobs as is; integers as 8 little-endian bytes
     };
     struct Binding;
-    void begin(Binding* binding, std::string_view cookie_value);
+    // Loads the session the cookie names; if there is none, starts a new one, or
+    // (create == false) stays detached and returns false.
+    bool begin(Binding* binding, std::string_view cookie_value, bool create = true);
     // Saves what changed (if `save`) and detaches. Throws what the store throws.
     void end(bool save);
     bool active() const { return binding_ != nullptr; }

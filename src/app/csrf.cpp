@@ -47,7 +47,8 @@ Middleware csrf_protect() {
     return [](Request& req, Response& res, Next& next) {
         if (unsafe(req.method())) {
             std::string_view sent = sent_token(req);
-            auto expected = req.session().get(kTokenKey);
+            Session* s = req.existing_session();  // no session: no token was ever issued
+            auto expected = s ? s->get(kTokenKey) : std::nullopt;
             if (!expected || sent.size() != expected->size() ||
                 CRYPTO_memcmp(sent.data(), expected->data(), sent.size()) != 0) {
                 res.status(403).text("Forbidden: missing or invalid CSRF token\n");
@@ -64,13 +65,14 @@ void flash(Request& req, std::string_view kind, std::string_view message) {
 }
 
 std::string take_flash(Request& req, std::string_view kind) {
+    Session* s = req.existing_session();
+    if (!s) return {};
     std::string key(kFlashPrefix);
     key.append(kind);
-    Session& s = req.session();
-    auto v = s.get(key);
+    auto v = s->get(key);
     if (!v) return {};
     std::string out(*v);
-    s.erase(key);
+    s->erase(key);
     return out;
 }
 

@@ -66,6 +66,14 @@ Session& Request::session() {
     return session_;
 }
 
+Session* Request::existing_session() {
+    if (session_.active()) return &session_;
+    if (!session_binding_) return nullptr;
+    auto cookie_value = cookie(session_binding_->options->cookie);
+    if (!cookie_value || !session_.begin(session_binding_, *cookie_value, false)) return nullptr;
+    return &session_;
+}
+
 std::string_view Request::param(std::string_view name) const {
     for (size_t i = 0; i < param_count_; ++i)
         if (params_[i].name == name) return params_[i].value;

@@ -167,22 +167,25 @@ CookieOptions session_cookie(const Session::Binding& b) {
 }
 }  // namespace
 
-void Session::begin(Binding* binding, std::string_view cookie_value) {
-    binding_ = binding;
+bool Session::begin(Binding* binding, std::string_view cookie_value, bool create) {
     entries_.clear();
     size_ = 0;
     new_ = dirty_ = regenerated_ = destroyed_ = false;
     std::string data;
     if (parse_session_id(cookie_value, id_) && binding->store->load(id_, binding->now, data) &&
         deserialize(data, entries_)) {
+        binding_ = binding;
         std::memcpy(hex_, cookie_value.data(), sizeof hex_);
         size_ = data.size();
-        return;
+        return true;
     }
     entries_.clear();  // a record that does not parse is treated as no session at all
+    if (!create) return false;
+    binding_ = binding;
     new_ = true;
     fresh_id();
     binding->response->cookie(binding->options->cookie, id(), session_cookie(*binding));
+    return true;
 }
 
 void Session::regenerate() {

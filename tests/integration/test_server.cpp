@@ -184,6 +184,9 @@ int main(int argc, char** argv) {
     app.get("/guarded/form", [](kiln::Request& req, kiln::Response& res) {
         res.text(kiln::csrf_token(req) + " " + kiln::take_flash(req, "notice"));
     });
+    app.get("/session/peek", [](kiln::Request& req, kiln::Response& res) {
+        res.text("[" + kiln::take_flash(req, "notice") + "]");  // a read: starts no session
+    });
     app.post("/guarded/submit", [](kiln::Request& req, kiln::Response& res) {
         kiln::flash(req, "notice", "saved " + std::string(req.form().get("title").value_or("")));
         res.redirect("/guarded/form", 303);

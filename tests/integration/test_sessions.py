@@ -120,6 +120,13 @@ class SharedAcrossWorkers(SessionCase):
             self.assertEqual(n, "1")
             self.assertEqual(session_cookie(r), sid)
 
+    def test_reading_a_flash_starts_no_session(self):
+        r = fetch(self.port, "/session/peek")
+        self.assertEqual((r.status, r.body), (200, b"[]"))
+        self.assertEqual(r.header_all("set-cookie"), [])
+        r = fetch(self.port, "/session/peek", "kiln_sid=" + "0" * 32)  # unknown id: still none
+        self.assertEqual(r.header_all("set-cookie"), [])
+
     def test_ids_are_distinct(self):
         ids = {visit(self.port)[0] for _ in range(50)}
         self.assertEqual(len(ids), 50)
