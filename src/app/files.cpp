@@ -15,6 +15,7 @@
 #include <system_error>
 #include <utility>
 
+#include "app/app_impl.hpp"
 #include "app/file_cache.hpp"
 #include "app/file_http.hpp"
 #include "app/file_root.hpp"
@@ -373,7 +374,9 @@ App& App::files(std::string_view prefix, std::string_view dir, FileOptions opts)
     if (index.find('/') != index.npos || index.find('\0') != index.npos || index.starts_with("."))
         bad("index must be a plain file name");
     auto server = std::make_shared<FileServer>(p, std::string(dir), std::move(opts));
-    return get(p + "/*path", [server](Request& req, Response& res) { server->serve(req, res); });
+    get(p + "/*path", [server](Request& req, Response& res) { server->serve(req, res); });
+    impl_->route_infos.back().files_dir = std::string(dir);  // `--routes` shows what is served
+    return *this;
 }
 
 }  // namespace kiln

@@ -43,3 +43,11 @@ if(TARGET blog)
   set_tests_properties(integration_blog PROPERTIES TIMEOUT 180 LABELS integration ENVIRONMENT PYTHONDONTWRITEBYTECODE=1)
 endif()
 
+# kiln new/generate/routes/run --watch: builds one generated project (see the test's
+# docstring), so it gets more time than the others.
+if(TARGET kiln_cli AND TARGET kiln)
+  add_test(NAME integration_generators
+           COMMAND ${_kiln_py} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_generators.py --kiln $<TARGET_FILE:kiln_cli>)
+  set_tests_properties(integration_generators PROPERTIES TIMEOUT 900 LABELS integration
+                       ENVIRONMENT PYTHONDONTWRITEBYTECODE=1)
+endif()

@@ -57,3 +57,8 @@ if(TARGET kiln)
   kiln_test(kilnc_helpers_test unit/kilnc_helpers_test.cpp)
 endif()
 include(${CMAKE_CURRENT_LIST_DIR}/../views/tests.cmake)  # kilnc_render_test and kilnc's error tests
+
+# --- kiln's generators (tools/kiln/generate): names, fields, migrations, plans ---
+if(TARGET kiln_generate)
+  kiln_test(kiln_generate_test unit/kiln_generate_test.cpp DEPS kiln_generate)
+endif()

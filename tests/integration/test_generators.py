@@ -1,0 +1,348 @@
+"""kiln new / generate / routes / run --watch, end to end.
+
+One project is made and built once for the whole file (setUpModule): `kiln new blog`
+in a temp dir, `kiln generate scaffold post title:string body:text`, then `kiln
+routes`, which builds it. By default the project finds kiln through find_package
+from an install of this build tree into the temp dir (seconds, no recompiling kiln);
+with KILN_GENERATORS_FROM_SOURCE=1 it uses the add_subdirectory path instead (the
+kiln library compiles once more: minutes). Builds take /tmp/kiln-build.lock
+(KILNTOOL_BUILD_LOCK) and ccache. Then: the app serves / and /posts, creates a post
+with the CSRF token, and `kiln run --watch` reloads a changed template into new
+workers under the same supervisor. Error paths: bad names, existing directory,
+unknown field type, outside a project, files in the way.
+"""
+import http.client
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.parse
+
+import harness
+
+BUILD_TIMEOUT = 600      # seconds, the one project build (from source: the kiln library too)
+RELOAD_TIMEOUT = 240     # seconds, a rebuild plus a graceful reload
+STATE = {}
+
+
+def kiln():
+    path = harness.BINARIES.get("kiln")
+    if not path:
+        raise unittest.SkipTest("no --kiln binary given")
+    return os.path.abspath(path)
+
+
+def run_kiln(args, cwd, timeout=60, env=None):
+    return subprocess.run([kiln()] + args, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env=env or STATE.get("env"))
+
+
+def build_env(tmp):
+    env = dict(os.environ)
+    env["KILNTOOL_BUILD_LOCK"] = "/tmp/kiln-build.lock"
+    env["KILNTOOL_BUILD_JOBS"] = "2"
+    env["CCACHE_NOHASHDIR"] = "1"  # the same objects hit whatever the build folder's path
+    if os.environ.get("KILN_GENERATORS_FROM_SOURCE") != "1":
+        build_dir = os.path.dirname(os.path.dirname(os.path.abspath(kiln())))  # <build>/bin/kiln
+        prefix = os.path.join(tmp, "prefix")
+        subprocess.run(["cmake", "--install", build_dir, "--prefix", prefix], check=True,
+                       capture_output=True, timeout=120)
+        env["CMAKE_PREFIX_PATH"] = prefix
+    return env
+
+
+def setUpModule():
+    tmp = tempfile.mkdtemp(prefix="kiln_generators_")
+    STATE["tmp"] = tmp
+    STATE["env"] = build_env(tmp)
+    r = run_kiln(["new", "blog", "--dir", tmp], cwd=tmp)
+    STATE["new"] = r
+    root = os.path.join(tmp, "blog")
+    STATE["root"] = root
+    STATE["scaffold"] = run_kiln(["generate", "scaffold", "post", "title:string", "body:text"], cwd=root)
+    STATE["routes"] = run_kiln(["routes"], cwd=root, timeout=BUILD_TIMEOUT)
+
+
+def tearDownModule():
+    shutil.rmtree(STATE.get("tmp", ""), ignore_errors=True)
+
+
+def request(port, method, path, body=None, headers=None):
+    c = http.client.HTTPConnection(harness.HOST, port, timeout=10)
+    try:
+        c.request(method, path, body=body, headers=headers or {})
+        r = c.getresponse()
+        return r.status, dict((k.lower(), v) for k, v in r.getheaders()), r.read().decode()
+    finally:
+        c.close()
+
+
+def wait_until_serving(port, proc, timeout=20, output=None):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError("the app exited with status %s" % proc.returncode)
+        try:
+            return request(port, "GET", "/")
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError("the app did not answer within %d s\n%s" % (timeout, "".join(output or [])))
+
+
+def children_of(pid):
+    """PIDs whose parent is pid (the supervisor's workers), from /proc."""
+    out = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.add(int(entry))
+    return out
+
+
+class Generated(unittest.TestCase):
+    def setUp(self):
+        self.assertEqual(STATE["new"].returncode, 0, STATE["new"].stderr)
+        self.assertEqual(STATE["scaffold"].returncode, 0, STATE["scaffold"].stderr)
+        self.root = STATE["root"]
+
+    def test_new_writes_a_project(self):
+        for f in ("CMakeLists.txt", "Makefile", "main.cpp", "kiln.toml", ".gitignore", "views/layouts/app.html",
+                  "views/home/index.html", "public/app.css", "tests/test_app.py", "lib/database.cpp"):
+            self.assertTrue(os.path.isfile(os.path.join(self.root, f)), f)
+        self.assertTrue(os.path.isdir(os.path.join(self.root, "db", "migrations")))
+        with open(os.path.join(self.root, "CMakeLists.txt")) as f:
+            cmake = f.read()
+        self.assertTrue(cmake.startswith("# kiln-app: blog\n"))
+        self.assertIn("find_package(kiln QUIET)", cmake)
+        self.assertRegex(cmake, r'set\(KILN_SOURCE_DIR "/[^"]+"')
+        self.assertIn("create    main.cpp", STATE["new"].stdout)
+
+    def test_scaffold_prints_each_file_and_numbers_the_migration(self):
+        out = STATE["scaffold"].stdout
+        for f in ("db/migrations/001_create_posts.sql", "models/post.hpp", "controllers/posts_controller.hpp",
+                  "controllers/posts_controller.cpp", "routes/posts.cpp", "views/posts/index.html",
+                  "views/posts/show.html", "views/posts/new.html", "views/posts/edit.html", "views/posts/_form.html"):
+            self.assertIn("create    " + f, out)
+            self.assertTrue(os.path.isfile(os.path.join(self.root, f)), f)
+        self.assertIn("update    main.cpp", out)
+        with open(os.path.join(self.root, "main.cpp")) as f:
+            self.assertIn("register_routes_posts(app);\n    // kiln:routes", f.read())
+        with open(os.path.join(self.root, "models", "post.hpp")) as f:
+            self.assertIn("struct kiln::db::Model<Post>", f.read())
+
+    def test_routes_lists_the_scaffold(self):
+        r = STATE["routes"]
+        self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr[-3000:])
+        lines = [" ".join(l.split()) for l in r.stdout.splitlines()]
+        for route in ("GET /", "GET /posts", "GET /posts/new", "POST /posts", "GET /posts/:id",
+                      "GET /posts/:id/edit", "PUT /posts/:id", "PATCH /posts/:id", "DELETE /posts/:id"):
+            self.assertIn(route, lines)
+        # the static mount names the directory it serves
+        self.assertTrue(any(l.startswith("GET /*path (files: ") and l.endswith("public)") for l in lines), lines)
+        # the app itself prints the same table
+        app = subprocess.run([os.path.join(self.root, "build", "app", "blog"), "--routes"], cwd=self.root,
+                             capture_output=True, text=True, timeout=20)
+        self.assertEqual(app.returncode, 0)
+        self.assertIn("DELETE  /posts/:id", app.stdout)
+
+    def test_app_serves_and_creates_a_post_with_the_csrf_token(self):
+        self.assertEqual(STATE["routes"].returncode, 0, "the build failed")
+        port = harness.free_port()
+        env = dict(os.environ, DATABASE_PATH=os.path.join(STATE["tmp"], "crud.sqlite"))
+        proc = subprocess.Popen([os.path.join(self.root, "build", "app", "blog"), "--port", str(port),
+                                 "--workers", "0", "--threads", "1"], cwd=self.root, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            status, _, home = wait_until_serving(port, proc)
+            self.assertEqual(status, 200)
+            self.assertIn("Welcome to blog", home)
+            self.assertEqual(request(port, "GET", "/app.css")[0], 200)
+            status, _, index = request(port, "GET", "/posts")
+            self.assertEqual(status, 200)
+            self.assertIn("No Posts yet", index)
+
+            status, headers, form = request(port, "GET", "/posts/new")
+            self.assertEqual(status, 200)
+            token = re.search(r'name="_csrf" value="([^"]+)"', form).group(1)
+            cookie = headers["set-cookie"].split(";")[0]
+            hdrs = {"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"}
+
+            body = urllib.parse.urlencode({"_csrf": token, "title": "Hello <b>", "body": "First post"})
+            status, headers, _ = request(port, "POST", "/posts", body, hdrs)
+            self.assertEqual(status, 303)
+            self.assertEqual(headers["location"], "/posts/1")
+            status, _, page = request(port, "GET", "/posts/1", headers={"Cookie": cookie})
+            self.assertEqual(status, 200)
+            self.assertIn("Hello &lt;b&gt;", page)
+            self.assertIn("Post created.", page)
+            self.assertIn("Hello &lt;b&gt;", request(port, "GET", "/posts")[2])
+
+            # update through the form's _method=PATCH, then delete
+            body = urllib.parse.urlencode({"_csrf": token, "_method": "PATCH", "title": "Edited", "body": "b"})
+            self.assertEqual(request(port, "POST", "/posts/1", body, hdrs)[0], 303)
+            self.assertIn("Edited", request(port, "GET", "/posts/1")[2])
+
+            # error paths: validation keeps the input, no token is 403, a missing post is 404
+            body = urllib.parse.urlencode({"_csrf": token, "title": " ", "body": "kept text"})
+            status, _, page = request(port, "POST", "/posts", body, hdrs)
+            self.assertEqual(status, 422)
+            self.assertIn("Title can&#39;t be blank", page)
+            self.assertIn("kept text", page)
+            body = urllib.parse.urlencode({"title": "x", "body": "y"})
+            self.assertEqual(request(port, "POST", "/posts", body, hdrs)[0], 403)
+            self.assertEqual(request(port, "GET", "/posts/999")[0], 404)
+            self.assertEqual(request(port, "GET", "/posts/abc")[0], 404)
+
+            body = urllib.parse.urlencode({"_csrf": token, "_method": "DELETE"})
+            self.assertEqual(request(port, "POST", "/posts/1", body, hdrs)[0], 303)
+            self.assertEqual(request(port, "GET", "/posts/1")[0], 404)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self.assertNotIn("AddressSanitizer", proc.stderr.read().decode(errors="replace"))
+
+    def test_run_watch_reloads_a_changed_template_under_the_same_supervisor(self):
+        self.assertEqual(STATE["routes"].returncode, 0, "the build failed")
+        port = harness.free_port()
+        env = dict(STATE["env"], DATABASE_PATH=os.path.join(STATE["tmp"], "watch.sqlite"))
+        proc = subprocess.Popen([kiln(), "run", "--watch", "--", "--port", str(port), "--workers", "1",
+                                 "--threads", "1"], cwd=self.root, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        output = []
+        reader = threading.Thread(target=lambda: [output.append(l) for l in proc.stdout], daemon=True)
+        reader.start()
+        template = os.path.join(self.root, "views", "home", "index.html")
+        with open(template) as f:
+            original = f.read()
+        try:
+            deadline = time.time() + BUILD_TIMEOUT
+            while not any("serving blog (pid" in l for l in output) and time.time() < deadline:
+                self.assertIsNone(proc.poll(), "".join(output))
+                time.sleep(0.1)
+            supervisor = int(re.search(r"serving blog \(pid (\d+)\)", "".join(output)).group(1))
+            self.assertEqual(wait_until_serving(port, proc, output=output)[0], 200)
+            workers_before = children_of(supervisor)
+            self.assertTrue(workers_before)
+
+            # a template error: the build fails, the old server keeps serving
+            with open(template, "w") as f:
+                f.write(original + "<% unclosed\n")
+            deadline = time.time() + RELOAD_TIMEOUT
+            while not any("the build failed" in l for l in output) and time.time() < deadline:
+                time.sleep(0.2)
+            self.assertTrue(any("keeps running the previous build" in l for l in output), "".join(output))
+            self.assertIn("Welcome to blog", request(port, "GET", "/")[2])
+
+            # fixed and changed: new workers serve the new page, same supervisor
+            with open(template, "w") as f:
+                f.write(original + "<p>watch-marker-7f3a</p>\n")
+            deadline = time.time() + RELOAD_TIMEOUT
+            page = ""
+            while "watch-marker-7f3a" not in page and time.time() < deadline:
+                time.sleep(0.3)
+                try:
+                    page = request(port, "GET", "/")[2]
+                except OSError:
+                    page = ""  # zero downtime is the supervisor's promise; not asserted here
+            self.assertIn("watch-marker-7f3a", page, "".join(output))
+            self.assertTrue(os.path.exists("/proc/%d" % supervisor))
+            self.assertEqual(sum("serving blog (pid" in l for l in output), 1)
+            self.assertTrue(any("SIGHUP to pid %d" % supervisor in l for l in output))
+            deadline = time.time() + 30
+            while children_of(supervisor) & workers_before and time.time() < deadline:
+                time.sleep(0.2)
+            self.assertFalse(children_of(supervisor) & workers_before, "the old workers are still there")
+        finally:
+            with open(template, "w") as f:
+                f.write(original)
+            proc.send_signal(signal.SIGINT)  # kiln run stops the server by PID, then exits
+            try:
+                proc.wait(timeout=40)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self.assertEqual(proc.returncode, 0, "".join(output))
+        self.assertFalse(os.path.exists("/proc/%d" % supervisor), "the server outlived kiln run")
+
+
+class ErrorPaths(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="kiln_generators_err_")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_bad_project_names_are_refused(self):
+        for bad in ("9lives", "my-app", "class", "a b", ""):
+            r = run_kiln(["new", bad], cwd=self.tmp)
+            self.assertEqual(r.returncode, 2, bad)
+            self.assertIn("kiln new:", r.stderr)
+        self.assertIn("is not a valid project name", run_kiln(["new", "my-app"], cwd=self.tmp).stderr)
+        self.assertEqual(os.listdir(self.tmp), [])
+
+    def test_existing_non_empty_directory_is_refused(self):
+        os.makedirs(os.path.join(self.tmp, "shop"))
+        with open(os.path.join(self.tmp, "shop", "notes.txt"), "w") as f:
+            f.write("mine")
+        r = run_kiln(["new", "shop", "--dir", self.tmp], cwd=self.tmp)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("exists and is not empty", r.stderr)
+        self.assertEqual(os.listdir(os.path.join(self.tmp, "shop")), ["notes.txt"])
+
+    def test_unknown_field_type_and_outside_a_project(self):
+        self.assertEqual(run_kiln(["new", "shop", "--dir", self.tmp], cwd=self.tmp).returncode, 0)
+        root = os.path.join(self.tmp, "shop")
+        r = run_kiln(["generate", "scaffold", "post", "title:strng"], cwd=root)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("unknown type 'strng'", r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(root, "models")))
+        r = run_kiln(["generate", "scaffold", "post", "title:string"], cwd=self.tmp)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("not inside a kiln project", r.stderr)
+        r = run_kiln(["generate", "widget", "post"], cwd=root)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("unknown generator 'widget'", r.stderr)
+
+    def test_existing_files_need_force_and_migrations_are_numbered(self):
+        self.assertEqual(run_kiln(["new", "shop", "--dir", self.tmp], cwd=self.tmp).returncode, 0)
+        root = os.path.join(self.tmp, "shop")
+        self.assertEqual(run_kiln(["generate", "model", "tag", "name:string"], cwd=root).returncode, 0)
+        r = run_kiln(["generate", "scaffold", "product", "name:string", "price:float"], cwd=root)
+        self.assertIn("create    db/migrations/002_create_products.sql", r.stdout)
+        model = os.path.join(root, "models", "product.hpp")
+        with open(model, "a") as f:
+            f.write("// my edit\n")
+        r = run_kiln(["generate", "scaffold", "product", "name:string", "price:float"], cwd=root)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("exists: models/product.hpp", r.stderr)
+        with open(model) as f:
+            self.assertIn("// my edit", f.read())
+        r = run_kiln(["generate", "scaffold", "product", "name:string", "price:float", "--force"], cwd=root)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("force     models/product.hpp", r.stdout)
+        self.assertIn("identical db/migrations/002_create_products.sql", r.stdout)
+        with open(os.path.join(root, "main.cpp")) as f:
+            self.assertEqual(f.read().count("register_routes_products(app);"), 1)
+        r = run_kiln(["generate", "controller", "pages", "home", "new"], cwd=root)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("action 'new'", r.stderr)
+
+
+if __name__ == "__main__":
+    harness.main()
