@@ -109,6 +109,8 @@ private:
     bool http10_ = false;
     Framing stream_framing_ = Framing::Length;
     bool close_after_flush_ = false;
+    bool client_closes_ = false;  // the request being answered said Connection: close (or was 1.0)
+    bool plain_close_ = false;    // close without lingering (see finish_request)
     bool write_blocked_ = false;
     bool read_paused_ = false;
     bool peer_eof_ = false;       // read() returned 0

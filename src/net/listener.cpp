@@ -40,6 +40,8 @@ ListenResult listen_tcp(const std::string& host, uint16_t port, int backlog, boo
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+    // Accepted sockets inherit it: no setsockopt per connection.
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || listen(fd, backlog) != 0) {
         std::string err = "cannot listen on " + host + ":" + std::to_string(port) + ": " + std::strerror(errno);
         ::close(fd);
@@ -117,8 +119,6 @@ void Listener::accept_all() {
         socklen_t len = sizeof ss;
         int cfd = accept4(fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd >= 0) {
-            int one = 1;
-            if (ss.ss_family != AF_UNIX) setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
             on_accept_(cfd, PeerAddress::from(reinterpret_cast<sockaddr*>(&ss)));
             continue;
         }
