@@ -1,5 +1,7 @@
 #include "generate/names.hpp"
 
+#include "kilnc/names.hpp"
+
 #include <algorithm>
 #include <iterator>
 #include <utility>
@@ -7,18 +9,9 @@
 namespace kiln::gen {
 namespace {
 
-constexpr std::string_view kKeywords[] = {
-    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case",
-    "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval",
-    "constexpr", "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype",
-    "default", "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern",
-    "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new",
-    "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected", "public",
-    "register", "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
-    "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local", "throw", "true",
-    "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
-    "wchar_t", "while", "xor", "xor_eq", "final", "override", "import", "module",
-};
+// Beyond kilnc's keyword list: identifiers with special meaning in places, which a
+// generated class or member named so would make confusing to read.
+constexpr std::string_view kContextual[] = {"final", "override", "import", "module"};
 
 // Names the generated code uses for its own namespaces and locals.
 constexpr std::string_view kTaken[] = {
@@ -104,7 +97,8 @@ std::string bad_name(std::string_view typed) {
 }  // namespace
 
 bool is_cpp_keyword(std::string_view s) {
-    return std::find(std::begin(kKeywords), std::end(kKeywords), s) != std::end(kKeywords);
+    return kilnc::is_cpp_keyword(s) ||
+           std::find(std::begin(kContextual), std::end(kContextual), s) != std::end(kContextual);
 }
 
 bool is_identifier(std::string_view s) {
