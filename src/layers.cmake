@@ -53,6 +53,12 @@ find_package(nlohmann_json REQUIRED)  # Request::json() returns its DOM
 target_link_libraries(kiln PUBLIC kiln_proto Threads::Threads nlohmann_json::nlohmann_json
                       PRIVATE PkgConfig::TOMLPP OpenSSL::Crypto)
 
+# A sanitized static library needs the sanitizer runtime wherever it is linked, also
+# in projects built against the installed package (kiln new in `make asan`).
+if(KILN_SANITIZE)
+  target_link_options(kiln_proto INTERFACE -fsanitize=address,undefined)
+endif()
+
 add_library(kiln_internal INTERFACE)
 target_link_libraries(kiln_internal INTERFACE kiln)
 target_include_directories(kiln_internal INTERFACE ${PROJECT_SOURCE_DIR}/src)

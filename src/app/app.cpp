@@ -91,7 +91,7 @@ void Next::operator()() {
 namespace {
 // Runs fn, mapping what it throws to a response through fail(status, text); false if it threw.
 template <class Fail, class Fn>
-bool guarded(const Request& req, Response&, Fail& fail, Fn&& fn) {
+bool guarded(const Request& req, Fail& fail, Fn&& fn) {
     try {
         fn();
         return true;
@@ -128,15 +128,15 @@ void App::handle(Request& req, Response& res) const {
     Session::Binding binding{impl_->store, &impl_->session_options, &res, req.secure(), wall_seconds()};
     req.session_binding_ = impl_->store ? &binding : nullptr;
     req.secret_ = res.secret_ = &impl_->secret;
-    // A handler that fails keeps its session changes out of the store, as a failed
-    // transaction would: the session is saved only after a normal return.
     // HTML forms can only GET and POST: a POST form with _method=PUT, PATCH or DELETE
     // is routed as that method (here, once the body is in and the form readable).
     auto override_method = [&] {
         if (req.method() != Method::Post) return;
         auto type = req.header("content-type");
-        if (!type || !(type->starts_with("application/x-www-form-urlencoded") || type->starts_with("multipart/form-data")))
-            return;
+        auto is = [&](std::string_view media) {
+            return type->size() >= media.size() && http::iequals(type->substr(0, media.size()), media);
+        };
+        if (!type || !(is("application/x-www-form-urlencoded") || is("multipart/form-data"))) return;
         auto wanted = req.form().get(kMethodField);
         if (!wanted) return;
         Method m = *wanted == "PUT" ? Method::Put : *wanted == "PATCH" ? Method::Patch
@@ -145,12 +145,14 @@ void App::handle(Request& req, Response& res) const {
         req.method_ = m;
         if (req.body().size() > prepare(req)) throw HttpError(413, "request body larger than this route accepts");
     };
-    bool handled = guarded(req, res, fail, [&] {
+    // A handler that fails keeps its session changes out of the store, as a failed
+    // transaction would: the session is saved only after a normal return.
+    bool handled = guarded(req, fail, [&] {
         override_method();
         Next next(*this, req, res);
         next();
     });
-    if (req.session_.active()) guarded(req, res, fail, [&] { req.session_.end(handled); });
+    if (req.session_.active()) guarded(req, fail, [&] { req.session_.end(handled); });
     req.session_binding_ = nullptr;
     req.secret_ = res.secret_ = nullptr;
 }
