@@ -78,63 +78,13 @@ want() { [[ ,$SCENARIOS, == *,$1,* ]]; }
 
 declare -A pid_of port_of not_run version_of note_of
 
-# ---- process bookkeeping: each server is the leader of its own process group ----------
-stop_server() {  # name: TERM the group, wait up to 15 s, then KILL the group
-  local name=$1 pid=${pid_of[$1]:-}
-  [[ -n $pid ]] || return 0
-  kill -TERM -- "-$pid" 2>/dev/null || true
-  for _ in $(seq 150); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL -- "-$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-  unset "pid_of[$name]"
-}
+source "$root/bench/lib/procs.sh"  # stop_server, tree_stats, self_child_ticks, free_port
 cleanup() {
-  local s
-  for s in "${!pid_of[@]}"; do stop_server "$s"; done
+  stop_all_servers
   rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-# tree_stats PID: sets TREE_TICKS (utime+stime, plus cutime+cstime of reaped children, over
-# PID and all its descendants). Bash builtins only: no process is started.
-tree_stats() {
-  local root_pid=$1 f line rest pid changed p
-  local -A parent ticks
-  for f in /proc/[0-9]*/stat; do
-    read -r line 2>/dev/null <"$f" || continue
-    pid=${line%% *}
-    rest=${line##*) }
-    # shellcheck disable=SC2086
-    set -- $rest   # state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime
-    parent[$pid]=$2
-    ticks[$pid]=$((${12} + ${13} + ${14} + ${15}))
-  done
-  local -A tree=([$root_pid]=1)
-  changed=1
-  while ((changed)); do
-    changed=0
-    for p in "${!parent[@]}"; do
-      if [[ -z ${tree[$p]:-} && -n ${tree[${parent[$p]}]:-} ]]; then tree[$p]=1; changed=1; fi
-    done
-  done
-  TREE_TICKS=0
-  for p in "${!tree[@]}"; do TREE_TICKS=$((TREE_TICKS + ${ticks[$p]:-0})); done
-}
-
-# self_child_ticks: sets CHILD_TICKS to this shell's cutime+cstime (CPU of reaped children).
-self_child_ticks() {
-  local line rest
-  read -r line <"/proc/$BASHPID/stat"
-  rest=${line##*) }
-  # shellcheck disable=SC2086
-  set -- $rest
-  CHILD_TICKS=$((${14} + ${15}))
-}
-
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 peer_dir() { echo "$root/bench/peers/blog-$1"; }
 
