@@ -1,6 +1,7 @@
 # Layers above kiln_proto (included from src/CMakeLists.txt).
 add_library(kiln STATIC
   util/log.cpp
+  util/random.cpp
   net/buffer.cpp
   net/timer.cpp
   net/loop.cpp

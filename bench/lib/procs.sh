@@ -1,5 +1,5 @@
 # Shared by the bench scripts (study.sh, blog.sh): servers run as leaders of their own
-# process groups, recorded in the caller's associative array pid_of[name]; CPU time is
+# process groups, recorded in the caller's associative arrays pid_of[name], port_of[name] and not_run[name]; CPU time is
 # read from /proc with bash builtins only. Source it after `declare -A pid_of`.
 
 # ---- process bookkeeping: each server is the leader of its own process group ----------
@@ -12,6 +12,27 @@ stop_server() {  # name: TERM the group, wait up to 15 s, then KILL the group
   wait "$pid" 2>/dev/null || true
   unset "pid_of[$name]"
 }
+# await_server NAME PID PORT PATH LOG: records the server started as PID (a process-group
+# leader) and waits until GET PATH answers 200; on failure sets not_run[NAME] and stops it.
+await_server() {
+  local name=$1 pid=$2 port=$3 path=$4 log=$5
+  pid_of[$name]=$pid
+  port_of[$name]=$port
+  for _ in $(seq $((STARTUP_TIMEOUT * 5))); do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      not_run[$name]="exited at start: $(tail -1 "$log" | cut -c1-160)"
+      stop_server "$name"; return 1
+    fi
+    if [[ $(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$port$path" 2>/dev/null) == 200 ]]; then
+      return 0
+    fi
+    sleep 0.2
+  done
+  not_run[$name]="did not answer GET $path within ${STARTUP_TIMEOUT}s"
+  stop_server "$name"
+  return 1
+}
+
 stop_all_servers() {
   local s
   for s in "${!pid_of[@]}"; do stop_server "$s"; done

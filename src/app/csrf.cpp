@@ -1,30 +1,13 @@
 #include <kiln/csrf.hpp>
 
 #include <openssl/crypto.h>
-#include <sys/random.h>
 
-#include <cerrno>
-#include <stdexcept>
+#include "util/random.hpp"
 
 namespace kiln {
 namespace {
 constexpr std::string_view kTokenKey = "_csrf";
 constexpr std::string_view kFlashPrefix = "_flash.";
-
-std::string random_hex(size_t bytes) {
-    std::string raw(bytes, '\0');
-    size_t got = 0;
-    while (got < bytes) {
-        ssize_t n = getrandom(raw.data() + got, bytes - got, 0);
-        if (n > 0) got += static_cast<size_t>(n);
-        else if (errno != EINTR) throw std::runtime_error("getrandom failed");
-    }
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(2 * bytes);
-    for (unsigned char c : raw) out.append(1, kHex[c >> 4]).append(1, kHex[c & 15]);
-    return out;
-}
 
 bool unsafe(Method m) { return m == Method::Post || m == Method::Put || m == Method::Patch || m == Method::Delete; }
 
@@ -38,7 +21,7 @@ std::string_view sent_token(Request& req) {
 std::string csrf_token(Request& req) {
     Session& s = req.session();
     if (auto t = s.get(kTokenKey)) return std::string(*t);
-    std::string t = random_hex(32);
+    std::string t = util::random_hex(32);
     s.set(kTokenKey, t);
     return t;
 }

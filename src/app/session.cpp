@@ -1,12 +1,10 @@
 #include <kiln/session.hpp>
 
-#include <sys/random.h>
-
-#include <cerrno>
 #include <cstring>
 #include <stdexcept>
 
 #include "app/session_binding.hpp"
+#include "util/random.hpp"
 
 namespace kiln {
 namespace {
@@ -30,17 +28,6 @@ int hex_value(char c) {
     return -1;  // ids are written in lower case; anything else is not one of ours
 }
 
-void random_id(SessionId& id) {
-    size_t got = 0;
-    while (got < id.size()) {
-        ssize_t n = getrandom(id.data() + got, id.size() - got, 0);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            throw std::runtime_error(std::string("getrandom failed: ") + std::strerror(errno));
-        }
-        got += static_cast<size_t>(n);
-    }
-}
 }  // namespace
 
 bool parse_session_id(std::string_view text, SessionId& out) {
@@ -64,17 +51,23 @@ void Session::serialize(const std::vector<Entry>& entries, std::string& out) {
 }
 
 bool Session::deserialize(std::string_view data, std::vector<Entry>& out) {
-    out.clear();
+    // Entries already in `out` are overwritten in place: a loop's Request (and its
+    // Session) is reused, so a session's strings keep their capacity between requests.
+    size_t n = 0;
     while (!data.empty()) {
         if (data.size() < kEntryOverhead) return false;
         auto kind = static_cast<Kind>(data[0]);
         size_t klen = get_le(data.data() + 1, 2), vlen = get_le(data.data() + 3, 4);
         if (kind != Kind::String && kind != Kind::Int && kind != Kind::Blob) return false;
         if (data.size() - kEntryOverhead < klen + vlen || (kind == Kind::Int && vlen != 8)) return false;
-        out.push_back({std::string(data.substr(kEntryOverhead, klen)), kind,
-                       std::string(data.substr(kEntryOverhead + klen, vlen))});
+        if (n == out.size()) out.emplace_back();
+        Entry& e = out[n++];
+        e.key.assign(data.substr(kEntryOverhead, klen));
+        e.kind = kind;
+        e.value.assign(data.substr(kEntryOverhead + klen, vlen));
         data.remove_prefix(kEntryOverhead + klen + vlen);
     }
+    out.resize(n);
     return true;
 }
 
@@ -151,12 +144,8 @@ void Session::clear() {
 }
 
 void Session::fresh_id() {
-    random_id(id_);
-    static constexpr char kHex[] = "0123456789abcdef";
-    for (size_t i = 0; i < id_.size(); ++i) {
-        hex_[2 * i] = kHex[id_[i] >> 4];
-        hex_[2 * i + 1] = kHex[id_[i] & 15];
-    }
+    util::random_bytes(id_.data(), id_.size());
+    util::to_hex(id_.data(), id_.size(), hex_);
 }
 
 namespace {
@@ -168,15 +157,13 @@ CookieOptions session_cookie(const Session::Binding& b) {
 }  // namespace
 
 bool Session::begin(Binding* binding, std::string_view cookie_value, bool create) {
-    entries_.clear();
     size_ = 0;
     new_ = dirty_ = regenerated_ = destroyed_ = false;
-    std::string data;
-    if (parse_session_id(cookie_value, id_) && binding->store->load(id_, binding->now, data) &&
-        deserialize(data, entries_)) {
+    if (parse_session_id(cookie_value, id_) && binding->store->load(id_, binding->now, load_buf_) &&
+        deserialize(load_buf_, entries_)) {
         binding_ = binding;
         std::memcpy(hex_, cookie_value.data(), sizeof hex_);
-        size_ = data.size();
+        size_ = load_buf_.size();
         return true;
     }
     entries_.clear();  // a record that does not parse is treated as no session at all

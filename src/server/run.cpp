@@ -7,7 +7,6 @@
 // and each worker, started by exec, lands here again and serves its inherited fds.
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,6 +40,7 @@
 #include "server/supervisor.hpp"
 #include "server/thread_pool.hpp"
 #include "util/log.hpp"
+#include "util/random.hpp"
 
 namespace kiln {
 namespace {
@@ -260,20 +260,6 @@ int serve(const App& app, const ServerOptions& opts, const server::FdGroups& fds
     return g_recycled.load() ? server::kExitRecycled : 0;
 }
 
-std::string random_secret() {
-    unsigned char bytes[32];
-    size_t got = 0;
-    while (got < sizeof bytes) {
-        ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
-        if (n > 0) got += static_cast<size_t>(n);
-        else if (errno != EINTR) throw std::runtime_error("getrandom failed");
-    }
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned char b : bytes) out.append(1, kHex[b >> 4]).append(1, kHex[b & 15]);
-    return out;
-}
-
 }  // namespace
 
 namespace {
@@ -441,7 +427,7 @@ int App::run(const ServerOptions& options) {
     }
     if (impl_->secret.empty()) {
         // One random key for every worker (they read KILN_SECRET like any setting).
-        impl_->secret = random_secret();
+        impl_->secret = util::random_hex(32);
         setenv("KILN_SECRET", impl_->secret.c_str(), 1);
         util::log(util::LogLevel::Info, "no `secret` configured: using a random one; signed cookies will not "
                   "survive a restart");
