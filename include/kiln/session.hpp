@@ -97,6 +97,7 @@ private:
 
     Binding* binding_ = nullptr;
     std::vector<Entry> entries_;
+    std::string load_buf_;  // the store's bytes; kept, like entries_, for the next request
     SessionId id_{};
     SessionId old_id_{};  // after regenerate(): removed from the store at the end
     char hex_[32] = {};

@@ -206,3 +206,19 @@ TEST(SessionData, ParseIdAcceptsOnlyLowerHex32) {
     EXPECT_FALSE(kiln::parse_session_id("", id));
     EXPECT_FALSE(kiln::parse_session_id("00112233445566778899aabbccddeefg", id));
 }
+
+// Regression guard for the in-place reuse of a loop's Session: a record with fewer
+// entries than the previous request's session must not keep any of the old ones.
+TEST(SessionData, DeserializeOverwritesWhatWasThere) {
+    std::vector<kiln::Session::Entry> out{{"old1", kiln::Session::Kind::String, "a"},
+                                          {"old2", kiln::Session::Kind::String, "b"},
+                                          {"old3", kiln::Session::Kind::Blob, "c"}};
+    std::string bytes;
+    kiln::Session::serialize({{"new", kiln::Session::Kind::Int, std::string(8, '\x02')}}, bytes);
+    ASSERT_TRUE(kiln::Session::deserialize(bytes, out));
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].key, "new");
+    EXPECT_EQ(out[0].kind, kiln::Session::Kind::Int);
+    ASSERT_TRUE(kiln::Session::deserialize("", out));
+    EXPECT_TRUE(out.empty());
+}
