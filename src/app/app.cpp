@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/app_impl.hpp"
+#include "app/body.hpp"
 #include "app/router.hpp"
 #include "app/session_binding.hpp"
 #include "http/parser.hpp"
@@ -131,12 +132,7 @@ void App::handle(Request& req, Response& res) const {
     // HTML forms can only GET and POST: a POST form with _method=PUT, PATCH or DELETE
     // is routed as that method (here, once the body is in and the form readable).
     auto override_method = [&] {
-        if (req.method() != Method::Post) return;
-        auto type = req.header("content-type");
-        auto is = [&](std::string_view media) {
-            return type->size() >= media.size() && http::iequals(type->substr(0, media.size()), media);
-        };
-        if (!type || !(is("application/x-www-form-urlencoded") || is("multipart/form-data"))) return;
+        if (req.method() != Method::Post || !app::is_form_body(req)) return;
         auto wanted = req.form().get(kMethodField);
         if (!wanted) return;
         Method m = *wanted == "PUT" ? Method::Put : *wanted == "PATCH" ? Method::Patch

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/body.hpp"
 #include "http/form.hpp"
 #include "http/parser.hpp"
 
@@ -38,13 +39,23 @@ bool nesting_within(std::string_view text, size_t limit) {
 }
 }  // namespace
 
+namespace app {
+bool has_media_type(const Request& req, std::string_view type) {
+    auto h = req.header("content-type");
+    return h && http::iequals(media_type(*h), type);
+}
+
+bool is_form_body(const Request& req) {
+    return has_media_type(req, "application/x-www-form-urlencoded") || has_media_type(req, "multipart/form-data");
+}
+}  // namespace app
+
 void Request::set_form(Form&& form) { form_.emplace(std::move(form)); }
 
 const Form& Request::form() const {
     if (form_) return *form_;
     form_.emplace();
-    auto type = header("content-type");
-    if (type && http::iequals(media_type(*type), "application/x-www-form-urlencoded")) {
+    if (app::has_media_type(*this, "application/x-www-form-urlencoded")) {
         std::vector<http::FormField> fields;
         if (http::FormError e = http::parse_form(body(), fields); e != http::FormError::None)
             throw HttpError(http::status_for(e), "malformed form body: " + std::string(http::describe(e)));
