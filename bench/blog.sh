@@ -175,22 +175,7 @@ start_server() {
       ;;
     *) setsid bash "$(peer_dir "$key")/run.sh" "$port" "$db" >>"$log" 2>&1 </dev/null & ;;
   esac
-  pid=$!
-  pid_of[$key]=$pid
-  port_of[$key]=$port
-  for _ in $(seq $((STARTUP_TIMEOUT * 5))); do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      not_run[$key]="exited at start: $(tail -1 "$log" | cut -c1-160)"
-      stop_server "$key"; return 1
-    fi
-    if [[ $(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$port$path" 2>/dev/null) == 200 ]]; then
-      return 0
-    fi
-    sleep 0.2
-  done
-  not_run[$key]="did not answer GET $path within ${STARTUP_TIMEOUT}s"
-  stop_server "$key"
-  return 1
+  await_server "$key" $! "$port" "$path" "$log"
 }
 
 # check_index KEY SIZE: the first page lists exactly the expected posts, newest first,

@@ -101,22 +101,7 @@ start_server() {  # name: starts it in a new process group, waits until GET / an
   else
     setsid bash "$root/bench/peers/$name/run.sh" "$port" >"$log" 2>&1 </dev/null &
   fi
-  pid=$!
-  pid_of[$name]=$pid
-  port_of[$name]=$port
-  for _ in $(seq $((STARTUP_TIMEOUT * 5))); do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      not_run[$name]="exited at start: $(tail -1 "$log" | cut -c1-160)"
-      stop_server "$name"; return 1
-    fi
-    if [[ $(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$port/" 2>/dev/null) == 200 ]]; then
-      return 0
-    fi
-    sleep 0.2
-  done
-  not_run[$name]="did not answer GET / within ${STARTUP_TIMEOUT}s"
-  stop_server "$name"
-  return 1
+  await_server "$name" $! "$port" / "$log"
 }
 
 # ---- one client run --------------------------------------------------------------------
