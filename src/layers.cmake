@@ -40,6 +40,8 @@ add_library(kiln STATIC
   server/supervisor.cpp
   server/config.cpp
   server/access_log.cpp
+  server/log_file.cpp
+  server/secret_handoff.cpp
   server/stats.cpp
   server/privileges.cpp
   server/thread_pool.cpp

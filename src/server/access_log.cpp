@@ -1,11 +1,5 @@
 #include "server/access_log.hpp"
 
-#include <fcntl.h>
-#include <limits.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -62,52 +56,6 @@ void append_json_string(std::string& out, std::string_view s) {
     out += '"';
 }
 }  // namespace
-
-LogFile::~LogFile() {
-    if (owned_ && fd_ >= 0) ::close(fd_);
-}
-
-std::string LogFile::open(const std::string& dest, const char* what) {
-    what_ = what;
-    if (dest == "stdout" || dest == "stderr") {
-        fd_ = dest == "stdout" ? STDOUT_FILENO : STDERR_FILENO;
-    } else {
-        path_ = dest;
-        fd_ = ::open(dest.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-        if (fd_ < 0) return std::string("cannot open ") + what + " '" + dest + "': " + std::strerror(errno);
-        owned_ = true;
-    }
-    struct stat st;
-    pipe_ = fstat(fd_, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
-    return {};
-}
-
-std::string LogFile::reopen() {
-    if (path_.empty()) return {};
-    int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return std::string("cannot reopen ") + what_ + " '" + path_ + "': " + std::strerror(errno);
-    dup3(fd, fd_, O_CLOEXEC);  // atomic for every thread writing to fd_
-    ::close(fd);
-    return {};
-}
-
-void LogFile::write(const char* data, size_t len) const {
-    while (len > 0) {
-        size_t n = len;
-        if (pipe_ && n > PIPE_BUF) {  // cut at the last line end that fits
-            n = PIPE_BUF;
-            while (n > 0 && data[n - 1] != '\n') --n;
-            if (n == 0) n = PIPE_BUF;  // a single line longer than PIPE_BUF
-        }
-        ssize_t w = ::write(fd_, data, n);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return;  // a log that cannot be written must not stop serving
-        }
-        data += w;
-        len -= static_cast<size_t>(w);
-    }
-}
 
 AccessLog::AccessLog(net::Loop& loop, const LogFile& file, AccessLogFormat format)
     : loop_(loop), file_(file), format_(format) {

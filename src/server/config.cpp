@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "http/cookie.hpp"
+#include "server/secret_handoff.hpp"
 #include "server/session_segment.hpp"
 #include "server/stats.hpp"
 #include "util/log.hpp"
@@ -269,8 +270,8 @@ std::string load_config_env(ServerOptions* out) {
         size_t eq = var.find('=');
         std::string_view name = var.substr(0, eq), value = eq == var.npos ? "" : var.substr(eq + 1);
         if (name == kEnvWorkerFds || name == kEnvReadyFd || name == kEnvWorkerSlot || name == kEnvStatsFd ||
-            name == kEnvStatsCell || name == kEnvSessionFd)
-            continue;
+            name == kEnvStatsCell || name == kEnvSessionFd || name == kEnvSecretFd || name == kEnvSecret)
+            continue;  // the secret: below, through take_env_secrets, which removes it
         // KILN_TIMEOUTS_HEADER_MS -> timeouts.header_ms: try each key's spelling.
         const Key* key = nullptr;
         for (const Key& k : keys()) {
@@ -281,6 +282,10 @@ std::string load_config_env(ServerOptions* out) {
         if (!key) return "environment: " + std::string(name) + " is not a kiln setting";
         if (std::string err = key->apply(Value{nullptr, value}, *out); !err.empty())
             return "environment: " + std::string(name) + ": " + err;
+    }
+    if (const EnvSecrets& s = take_env_secrets(); !s.from_env.empty()) {
+        if (std::string err = find_key("secret")->apply(Value{nullptr, s.from_env}, *out); !err.empty())
+            return std::string("environment: ") + kEnvSecret + ": " + err;
     }
     return {};
 }

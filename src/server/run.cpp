@@ -5,6 +5,7 @@
 // sigtimedwait, so no work happens in a signal handler.
 // With workers (the default) this process becomes the supervisor (supervisor.hpp)
 // and each worker, started by exec, lands here again and serves its inherited fds.
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -34,6 +35,7 @@
 #include "server/config.hpp"
 #include "server/loop_recorder.hpp"
 #include "server/privileges.hpp"
+#include "server/secret_handoff.hpp"
 #include "app/app_impl.hpp"
 #include "server/session_segment.hpp"
 #include "server/stats.hpp"
@@ -98,9 +100,9 @@ server::LogFile& error_log() {
     return file;
 }
 
-std::string open_error_log(const ServerOptions& o) {
+std::string open_error_log(const ServerOptions& o, server::LogOwner owner) {
     if (o.error_log == "stderr") return {};
-    if (std::string e = error_log().open(o.error_log, "error log"); !e.empty()) return e;
+    if (std::string e = error_log().open(o.error_log, "error log", owner); !e.empty()) return e;
     util::set_log_fd(error_log().fd());
     return {};
 }
@@ -120,6 +122,10 @@ server::FdGroups inherited_fds(int* ready_fd) {
     server::FdGroups groups = server::parse_fd_groups(list);
     const char* ready = std::getenv(server::kEnvReadyFd);
     *ready_fd = ready ? std::atoi(ready) : -1;
+    // Ours alone: a process a handler starts must not inherit a listening socket.
+    for (const auto& g : groups)
+        for (int fd : g) fcntl(fd, F_SETFD, FD_CLOEXEC);
+    if (*ready_fd >= 0) fcntl(*ready_fd, F_SETFD, FD_CLOEXEC);
     unsetenv(server::kEnvWorkerFds);  // not for the app's own child processes
     unsetenv(server::kEnvReadyFd);
     return groups;
@@ -294,20 +300,21 @@ int App::run(const ServerOptions& options) {
     util::LogLevel level = util::LogLevel::Info;
     util::parse_log_level(options.log_level, &level);
     util::set_log_level(level);
-    if (std::string e = open_error_log(options); !e.empty()) {
-        std::fprintf(stderr, "kiln: %s\n", e.c_str());
-        return 2;
-    }
     std::signal(SIGPIPE, SIG_IGN);
     impl_->session_options = {options.session_cookie};
     impl_->secret = options.secret;
     server::SessionSegment sessions;  // the default session store's memory
     int ready_fd = -1;
     if (server::FdGroups fds = inherited_fds(&ready_fd); !fds.empty()) {
+        if (std::string e = open_error_log(options, {}); !e.empty()) {
+            std::fprintf(stderr, "kiln: %s\n", e.c_str());
+            return 2;
+        }
         if (!impl_->user_store) {
             if (!sessions.adopt_from_env()) util::log(util::LogLevel::Error, "no session store from the supervisor");
             impl_->store = sessions.store();
         }
+        if (impl_->secret.empty()) impl_->secret = server::take_env_secrets().generated;
         return serve(*this, options, fds, ready_fd, true);
     }
 
@@ -341,20 +348,17 @@ int App::run(const ServerOptions& options) {
             return 2;
         }
     }
-    if (opts.access_log != "off") {  // fail now, not in every worker
-        server::LogFile probe;
-        if (std::string e = probe.open(opts.access_log, "access log"); !e.empty()) {
-            std::fprintf(stderr, "kiln: %s\n", e.c_str());
-            return 2;
-        }
-    }
-    // Log files created as root go to the user the workers run as (they reopen them).
-    for (const std::string& f : {opts.access_log, opts.error_log}) {
-        if (opts.user.empty() || f == "off" || f == "stdout" || f == "stderr") continue;
-        if (chown(f.c_str(), identity.uid, identity.gid) != 0) {
-            std::fprintf(stderr, "kiln: chown %s: %s\n", f.c_str(), std::strerror(errno));
-            return 2;
-        }
+    // Log files created as root go to the user the workers run as (they reopen
+    // them): handed over by descriptor, never by path, so no link can redirect it.
+    server::LogOwner owner{identity.uid, identity.gid};
+    server::LogFile access_probe;  // fail now, not in every worker
+    std::string log_error = open_error_log(opts, owner);
+    if (log_error.empty() && opts.access_log != "off") log_error = access_probe.open(opts.access_log, "access log", owner);
+    if (log_error.empty() && !opts.user.empty()) log_error = error_log().hand_to(owner);
+    if (log_error.empty() && !opts.user.empty()) log_error = access_probe.hand_to(owner);
+    if (!log_error.empty()) {
+        std::fprintf(stderr, "kiln: %s\n", log_error.c_str());
+        return 2;
     }
     if (!impl_->user_store) {  // before binding: a bad session.* setting fails fast
         if (std::string e = sessions.create(opts); !e.empty()) {
@@ -425,10 +429,9 @@ int App::run(const ServerOptions& options) {
             return 2;
         }
     }
-    if (impl_->secret.empty()) {
-        // One random key for every worker (they read KILN_SECRET like any setting).
-        impl_->secret = util::random_hex(32);
-        setenv("KILN_SECRET", impl_->secret.c_str(), 1);
+    server::EnvSecrets handoff{server::take_env_secrets().from_env, {}};
+    if (impl_->secret.empty()) {  // one random key for every worker, handed down with the others
+        impl_->secret = handoff.generated = util::random_hex(32);
         util::log(util::LogLevel::Info, "no `secret` configured: using a random one; signed cookies will not "
                   "survive a restart");
     }
@@ -438,9 +441,17 @@ int App::run(const ServerOptions& options) {
         server::close_fd_groups(fds);
     } else {
         server::Supervisor supervisor(opts, std::move(fds));
+        int secret_fd = server::make_secret_memfd(handoff, &err);
+        if (secret_fd < 0) {
+            std::fprintf(stderr, "kiln: %s\n", err.c_str());
+            remove_unix_files();
+            return 2;
+        }
+        supervisor.inherit(secret_fd, server::kEnvSecretFd);
         if (sessions.fd() >= 0) supervisor.inherit(sessions.fd(), server::kEnvSessionFd);
         supervisor.set_reopen_logs([] { reopen_logs(nullptr); });
         status = supervisor.run();
+        ::close(secret_fd);
     }
     remove_unix_files();
     return status;

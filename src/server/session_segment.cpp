@@ -1,5 +1,6 @@
 #include "server/session_segment.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -43,6 +44,7 @@ bool SessionSegment::adopt_from_env() {
     if (!text) return false;
     fd_ = std::atoi(text);
     unsetenv(kEnvSessionFd);
+    fcntl(fd_, F_SETFD, FD_CLOEXEC);  // every session, read-write: not for a handler's children
     off_t size = lseek(fd_, 0, SEEK_END);
     if (size <= 0 || !map(static_cast<size_t>(size))) return false;
     table_ = app::SharedSessionTable::attach(base_, size_);

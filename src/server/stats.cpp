@@ -1,5 +1,6 @@
 #include "server/stats.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -73,6 +74,7 @@ SharedStats SharedStats::attach_from_env() {
     s.own_cell_ = std::atoi(cell);
     unsetenv(kEnvStatsFd);
     unsetenv(kEnvStatsCell);
+    fcntl(s.fd_, F_SETFD, FD_CLOEXEC);  // not for a handler's children
     off_t size = lseek(s.fd_, 0, SEEK_END);
     if (size < static_cast<off_t>(sizeof(Header))) return SharedStats();
     s.size_ = static_cast<size_t>(size);

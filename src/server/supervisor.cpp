@@ -15,7 +15,11 @@
 #include <fstream>
 #include <iterator>
 
+#include "server/secret_handoff.hpp"
+#include "server/session_segment.hpp"
 #include "util/log.hpp"
+
+extern char** environ;
 
 namespace kiln::server {
 namespace {
@@ -57,6 +61,21 @@ std::string own_exe() {
     constexpr std::string_view kDeleted = " (deleted)";
     if (path.ends_with(kDeleted)) path.resize(path.size() - kDeleted.size());
     return path;
+}
+
+// Our environment for a worker, without the handshake variables of an earlier
+// generation (a worker's are set anew) or a secret (handed over by memfd).
+std::vector<std::string> worker_environment() {
+    std::vector<std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+        std::string_view var(*e);
+        std::string_view name = var.substr(0, var.find('='));
+        if (name == kEnvWorkerFds || name == kEnvReadyFd || name == kEnvWorkerSlot || name == kEnvStatsFd ||
+            name == kEnvStatsCell || name == kEnvSecret || name == kEnvSecretFd || name == kEnvSessionFd)
+            continue;
+        env.emplace_back(var);
+    }
+    return env;
 }
 
 std::string describe_exit(int status) {
@@ -138,7 +157,22 @@ pid_t Supervisor::spawn(unsigned slot) {
     if (cell < 0 && stats_.valid())
         log(LogLevel::Warn, "no free statistics cell for slot %u (reloads faster than old workers drain): "
             "this worker has no metrics and no watchdog", slot);
-    std::string cell_text = std::to_string(cell), stats_fd = std::to_string(stats_.fd());
+    // Everything the child needs is built here: between fork() and exec() it may only
+    // make async-signal-safe calls (no allocation, no setenv).
+    std::vector<std::string> env = worker_environment();
+    if (cell >= 0) {
+        env.push_back(std::string(kEnvStatsFd) + "=" + std::to_string(stats_.fd()));
+        env.push_back(std::string(kEnvStatsCell) + "=" + std::to_string(cell));
+    }
+    for (const Inherited& i : inherited_) env.push_back(i.env + "=" + i.value);
+    env.push_back(std::string(kEnvWorkerFds) + "=" + format_fd_groups(mine));
+    env.push_back(std::string(kEnvReadyFd) + "=" + std::to_string(ready[1]));
+    env.push_back(std::string(kEnvWorkerSlot) + "=" + std::to_string(slot));
+    std::vector<char*> envp, args;
+    for (std::string& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    for (std::string& a : argv_) args.push_back(a.data());
+    args.push_back(nullptr);
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
@@ -158,22 +192,9 @@ pid_t Supervisor::spawn(unsigned slot) {
         for (const auto& g : mine)
             for (int fd : g) fcntl(fd, F_SETFD, 0);
         fcntl(ready[1], F_SETFD, 0);
-        if (cell >= 0) {
-            fcntl(stats_.fd(), F_SETFD, 0);
-            setenv(kEnvStatsFd, stats_fd.c_str(), 1);
-            setenv(kEnvStatsCell, cell_text.c_str(), 1);
-        }
-        for (const Inherited& i : inherited_) {
-            fcntl(i.fd, F_SETFD, 0);
-            setenv(i.env.c_str(), i.value.c_str(), 1);
-        }
-        setenv(kEnvWorkerFds, fd_list.c_str(), 1);
-        setenv(kEnvReadyFd, std::to_string(ready[1]).c_str(), 1);
-        setenv(kEnvWorkerSlot, std::to_string(slot).c_str(), 1);
-        std::vector<char*> args;
-        for (std::string& a : argv_) args.push_back(a.data());
-        args.push_back(nullptr);
-        execv(exe_.c_str(), args.data());
+        if (cell >= 0) fcntl(stats_.fd(), F_SETFD, 0);
+        for (const Inherited& i : inherited_) fcntl(i.fd, F_SETFD, 0);
+        execve(exe_.c_str(), args.data(), envp.data());
         const char msg[] = "kiln worker: exec failed\n";
         ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof msg - 1);
         (void)ignored;

@@ -165,5 +165,82 @@ class ErrorLog(unittest.TestCase):
             self.assertNotIn("handler threw", err, "errors go to the file, not stderr")
 
 
+class LogFilesAsRoot(unittest.TestCase):
+    """Security finding 4: started as root with --user, kiln opened log paths
+    following symlinks and chown()ed the path, so the app user could plant
+    access.log -> /etc/shadow and be handed the target. Needs root, as the attack
+    does; CI runs as root."""
+
+    def setUp(self):
+        if os.geteuid() != 0:
+            self.fail("this test needs root (kiln started as root with --user nobody); run `make test` as root")
+        import pwd
+        self.nobody = pwd.getpwnam("nobody")
+        self.dir = tempfile.mkdtemp(prefix="kiln-logs-")
+        self.addCleanup(lambda: subprocess.run(["rm", "-rf", self.dir]))
+        # A root-owned file only root may read: what the attacker wants handed over.
+        self.target = os.path.join(tempfile.mkdtemp(prefix="kiln-target-"), "secret")
+        self.addCleanup(lambda: subprocess.run(["rm", "-rf", os.path.dirname(self.target)]))
+        with open(self.target, "w") as f:
+            f.write("root only\n")
+        os.chmod(self.target, 0o600)
+
+    def start(self, *flags):
+        return subprocess.run([harness.BINARIES["server"], "--port", str(harness.free_port()), "--workers", "1",
+                               "--threads", "1", "--user", "nobody", *flags],
+                              capture_output=True, text=True, timeout=10)
+
+    def assert_target_untouched(self):
+        st = os.stat(self.target)
+        self.assertEqual((st.st_uid, st.st_mode & 0o777), (0, 0o600))
+        with open(self.target) as f:
+            self.assertEqual(f.read(), "root only\n")
+
+    def test_a_symlink_planted_by_the_app_user_is_refused(self):
+        os.chown(self.dir, self.nobody.pw_uid, self.nobody.pw_gid)  # the workers must reopen logs here
+        for flag in ("--access-log", "--error-log"):
+            link = os.path.join(self.dir, flag[2:] + ".log")
+            os.symlink(self.target, link)
+            p = self.start(flag, link)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("symbolic link", p.stderr)
+            self.assert_target_untouched()
+
+    def test_a_hard_link_is_refused(self):
+        link = os.path.join(self.dir, "access.log")
+        os.link(self.target, link)
+        p = self.start("--access-log", link)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("hard links", p.stderr)
+        self.assert_target_untouched()
+
+    def test_a_directory_others_can_write_is_refused(self):
+        for mode, owner, who in ((0o777, 0, "everyone"), (0o755, 12345, "its owner (uid 12345)")):
+            os.chmod(self.dir, mode)
+            os.chown(self.dir, owner, 0)
+            path = os.path.join(self.dir, "access.log")
+            p = self.start("--access-log", path)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("its directory %s is writable by %s" % (self.dir, who), p.stderr)
+            self.assertFalse(os.path.exists(path))
+
+    def test_log_files_are_created_for_the_app_user_who_can_reopen_them(self):
+        os.chown(self.dir, self.nobody.pw_uid, self.nobody.pw_gid)
+        path = os.path.join(self.dir, "access.log")
+        srv = Server("--user", "nobody", "--access-log", path)
+        try:
+            send(srv.port, b"GET /users/1 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+            wait_lines(path, 1)
+            self.assertEqual(os.stat(path).st_uid, self.nobody.pw_uid)
+            os.rename(path, path + ".1")  # logrotate, then SIGUSR1: the workers (nobody) make the new file
+            srv.proc.send_signal(signal.SIGUSR1)
+            time.sleep(0.3)
+            send(srv.port, b"GET /users/2 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+            self.assertIn("/users/2", wait_lines(path, 1)[0])
+        finally:
+            code, err = srv.stop()
+        self.assertEqual(code, 0, err)
+
+
 if __name__ == "__main__":
     harness.main()

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <stdexcept>
@@ -118,6 +119,17 @@ int main(int argc, char** argv) {
     // the worker that serves the request (SIGABRT, as a crashing handler would).
     app.get("/pid", [](kiln::Request&, kiln::Response& res) { res.text(std::to_string(getpid())); });
     app.get("/crash", [](kiln::Request&, kiln::Response&) { std::abort(); });
+    // What a process a handler starts inherits: its open files and its environment.
+    app.get("/child-process", [](kiln::Request&, kiln::Response& res) {
+        FILE* p = popen("for f in /proc/self/fd/*; do echo \"fd $f $(readlink $f)\"; done; "
+                        "tr '\\0' '\\n' < /proc/self/environ", "r");
+        if (!p) throw std::runtime_error("popen failed");
+        std::string out;
+        char buf[4096];
+        for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+        pclose(p);
+        res.text(out);
+    });
 
     // Grows by 1 MiB per request (touched, so it counts in RSS): prefork recycling must
     // bound it. Kept reachable so LeakSanitizer (make asan) does not report the deliberate growth.

@@ -1,0 +1,31 @@
+// How the signing secret reaches worker processes: never through the environment,
+// which every process a handler starts (system(), popen) would inherit and which
+// /proc/PID/environ shows, but through a sealed memfd the supervisor writes once
+// (KILN_SECRET_FD). It carries two values: the secret KILN_SECRET gave the
+// supervisor (applied at the environment's place in the config precedence, so a
+// --flag still overrides it) and the random one the supervisor made when nothing
+// configured any (used only if the worker's own config names none either).
+// KILN_SECRET itself is removed from the environment the first time it is read.
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace kiln::server {
+
+inline constexpr const char* kEnvSecretFd = "KILN_SECRET_FD";
+inline constexpr const char* kEnvSecret = "KILN_SECRET";
+
+struct EnvSecrets {
+    std::string from_env;   // KILN_SECRET, or the supervisor's copy of it
+    std::string generated;  // the supervisor's random key, when nothing set one
+};
+
+// This process's secrets from its environment: read (and removed from it: the
+// variable, the memfd closed) on the first call, the same values after that.
+const EnvSecrets& take_env_secrets();
+
+// Supervisor: a sealed, close-on-exec memfd holding both values, for
+// Supervisor::inherit(fd, kEnvSecretFd). Returns -1 and sets *err on failure.
+int make_secret_memfd(const EnvSecrets& secrets, std::string* err);
+
+}  // namespace kiln::server
