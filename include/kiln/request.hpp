@@ -70,8 +70,9 @@ public:
     // The session the request's cookie names, or nullptr: never starts one (for
     // reads such as a flash message, so a visitor without a session costs nothing).
     Session* existing_session();
-    // True when the request came over TLS.
-    bool secure() const { return false; }
+    // True when the client connected over HTTPS: to us over TLS, or to a trusted
+    // proxy (config `proxy.trusted`) that says so with X-Forwarded-Proto: https.
+    bool secure() const;
 
     // Framework use: the form an upload parser collected while the body arrived.
     void set_form(Form&& form);
@@ -95,6 +96,7 @@ private:
     Session::Binding* session_binding_ = nullptr;  // set by App::handle
     Session session_;
     uint32_t allowed_methods_ = 0;  // bit per Method: for 405 and OPTIONS
+    bool via_trusted_proxy_ = false;  // set by the connection
     mutable std::optional<Form> form_;
     mutable std::shared_ptr<nlohmann::json> json_;
     mutable bool query_parsed_ = false;

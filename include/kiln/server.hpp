@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <kiln/session.hpp>
+
 namespace kiln {
 
 struct ServerOptions {
@@ -48,10 +50,14 @@ struct ServerOptions {
     std::string user;                    // run as this user after binding (needs root)
     std::string group;                   // and group (default: the user's primary group)
     std::string metrics_path;            // e.g. "/metrics": Prometheus text; empty: off
+    // Proxies ("10.0.0.0/8", "::1") whose X-Forwarded-Proto says whether the client
+    // used HTTPS (Request::secure); empty: no one's.
+    std::vector<std::string> trusted_proxies;
     std::string health_path;             // e.g. "/health": 200 while serving; empty: off
     bool log_errors = true;
     // Sessions (the default store: shared memory, fixed size, made at start).
-    std::string session_cookie = "kiln_sid";
+    std::string session_cookie = "kiln_sid";   // __Host-/__Secure- names imply session_secure Always
+    SessionOptions::Secure session_secure = SessionOptions::Secure::Auto;
     int64_t session_idle_timeout_s = 30 * 60;
     int64_t session_max_age_s = 24 * 60 * 60;
     size_t session_memory = 64 << 20;   // bytes for the whole store (pages used on demand)

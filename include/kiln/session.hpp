@@ -3,14 +3,19 @@
 //
 // `req.session()` loads the session named by the request's cookie, or starts a new
 // one (an unknown, malformed or expired cookie starts a new one; it is never an
-// error). A new session's cookie is set on the response at once; its data is saved
-// when the handler returns, and only if it changed. Ids are 128 bits from the
-// kernel's CSPRNG, sent as 32 hex digits. Values are typed: strings, integers and
-// small blobs; a session's serialized size is bounded (`session.max_bytes`).
+// error). A new session costs nothing until it holds data (or its id is read): only
+// then is it stored and its cookie set, so visitors who never log in or submit a
+// form take no room. Data is saved when the handler returns, and only if it
+// changed; a request never brings back a session another request destroyed. Ids
+// are 128 bits from the kernel's CSPRNG, sent as 32 hex digits. Values are typed:
+// strings, integers and small blobs; a session's serialized size is bounded
+// (`session.max_bytes`).
 //
 // The default store is a hash table in shared memory created by the supervisor:
 // every worker process of a node sees the same sessions, and they survive a worker
-// crash and a graceful reload. A Session belongs to the thread running the handler.
+// crash and a graceful reload. When it is full, the least recently used session
+// is evicted (one nobody came back for first). A Session belongs to the thread
+// running the handler.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -29,28 +34,48 @@ using SessionId = std::array<uint8_t, 16>;
 // (hybrid model) and, for a node-wide store, from several processes.
 class SessionStore {
 public:
+    enum class SaveMode : uint8_t {
+        Create,  // a new session: store it, making room if needed
+        Update,  // a loaded one: write it only if it still exists
+    };
     virtual ~SessionStore() = default;
     // Copies the session's serialized data into `data` and refreshes its idle
     // deadline; false if the id is unknown or the session expired (idle or absolute).
     virtual bool load(const SessionId& id, int64_t now, std::string& data) = 0;
-    // Creates or replaces the session. Throws HttpError(503) when the store is full
-    // (after sweeping expired sessions), having logged what to change.
-    virtual void save(const SessionId& id, int64_t now, std::string_view data) = 0;
+    // Writes the session. Update returns false, writing nothing, when the id is gone
+    // (destroyed or expired since the load): a logged-out session stays logged out.
+    // Throws std::length_error past max_bytes().
+    virtual bool save(const SessionId& id, int64_t now, std::string_view data, SaveMode mode) = 0;
+    // Moves a loaded session to a new id with `data`, as one step: the old id stops
+    // working as the new one starts, and nothing is lost if the store is full.
+    // False (nothing written) when `from` is gone.
+    virtual bool rename(const SessionId& from, const SessionId& to, int64_t now, std::string_view data) = 0;
     virtual void remove(const SessionId& id) = 0;
     // The largest serialized session the store takes.
     virtual size_t max_bytes() const = 0;
+    // Live sessions dropped to make room, since the store was made (for /metrics).
+    virtual uint64_t evictions() const { return 0; }
 };
 
-// How sessions reach the client (config `session.cookie`); expiry is the store's.
+// How sessions reach the client (config `session.cookie`, `session.secure`);
+// expiry is the store's.
 struct SessionOptions {
+    enum class Secure : uint8_t {
+        Auto,    // Secure when the request is (TLS, or a trusted proxy says https)
+        Always,  // always (a __Host- or __Secure- cookie name implies it)
+        Never,
+    };
     std::string cookie = "kiln_sid";
+    Secure secure = Secure::Auto;
 };
 
 class Session {
 public:
     enum class Kind : uint8_t { String = 1, Int = 2, Blob = 3 };
 
-    std::string_view id() const { return {hex_, 32}; }
+    // The id. Reading it keeps even an empty new session (stored, cookie set): an id
+    // shown to the client or used as a key must mean the same on the next request.
+    std::string_view id() const;
     bool is_new() const { return new_; }
 
     // A string or blob value; nullopt if absent or an integer.
@@ -68,6 +93,7 @@ public:
     void clear();
 
     // New id, same data: call at login so an id seen before it is worth nothing.
+    // The CSRF token is renewed too (a token seen before the login is worth nothing).
     void regenerate();
     // Ends the session: removed from the store, its cookie expired.
     void destroy();
@@ -94,6 +120,7 @@ private:
     const Entry* find(std::string_view key) const;
     void put(std::string_view key, Kind kind, std::string_view value);
     void fresh_id();
+    void keep() const;  // a new session will be stored: its cookie goes out now
 
     Binding* binding_ = nullptr;
     std::vector<Entry> entries_;
@@ -102,6 +129,7 @@ private:
     SessionId old_id_{};  // after regenerate(): removed from the store at the end
     char hex_[32] = {};
     bool new_ = false;
+    mutable bool kept_ = false;  // a new session's cookie is set (it holds data, or its id was read)
     bool dirty_ = false;
     bool regenerated_ = false;
     bool destroyed_ = false;

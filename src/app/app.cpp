@@ -126,7 +126,10 @@ void App::handle(Request& req, Response& res) const {
         res.clear();
         res.status(status).text(std::string(client_text) + "\n");
     };
-    Session::Binding binding{impl_->store, &impl_->session_options, &res, req.secure(), wall_seconds()};
+    using Secure = SessionOptions::Secure;
+    Secure mode = impl_->session_options.secure;
+    bool secure_cookie = mode == Secure::Always || (mode == Secure::Auto && req.secure());
+    Session::Binding binding{impl_->store, &impl_->session_options, &res, secure_cookie, wall_seconds()};
     req.session_binding_ = impl_->store ? &binding : nullptr;
     req.secret_ = res.secret_ = &impl_->secret;
     // HTML forms can only GET and POST: a POST form with _method=PUT, PATCH or DELETE

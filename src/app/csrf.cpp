@@ -2,11 +2,12 @@
 
 #include <openssl/crypto.h>
 
+#include "app/csrf_key.hpp"
 #include "util/random.hpp"
 
 namespace kiln {
 namespace {
-constexpr std::string_view kTokenKey = "_csrf";
+constexpr std::string_view kTokenKey = app::kCsrfSessionKey;
 constexpr std::string_view kFlashPrefix = "_flash.";
 
 bool unsafe(Method m) { return m == Method::Post || m == Method::Put || m == Method::Patch || m == Method::Delete; }

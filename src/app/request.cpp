@@ -29,6 +29,16 @@ std::string_view Request::host() const { return head_ ? head_->host : std::strin
 int Request::version_minor() const { return head_ ? head_->version_minor : 1; }
 bool Request::keep_alive() const { return head_ && head_->keep_alive; }
 
+bool Request::secure() const {
+    if (!via_trusted_proxy_) return false;  // X-Forwarded-Proto from anyone else is a claim, not a fact
+    auto proto = header("x-forwarded-proto");
+    if (!proto) return false;
+    std::string_view first = proto->substr(0, proto->find(','));  // a chain of proxies: the first hop's
+    while (!first.empty() && (first.back() == ' ' || first.back() == '\t')) first.remove_suffix(1);
+    while (!first.empty() && (first.front() == ' ' || first.front() == '\t')) first.remove_prefix(1);
+    return http::iequals(first, "https");
+}
+
 std::span<const Header> Request::headers() const {
     if (!head_) return {};
     return {head_->headers, head_->header_count};

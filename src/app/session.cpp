@@ -3,6 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "app/csrf_key.hpp"
 #include "app/session_binding.hpp"
 #include "util/random.hpp"
 
@@ -112,6 +113,7 @@ void Session::put(std::string_view key, Kind kind, std::string_view value) {
     }
     size_ = next;
     dirty_ = true;
+    keep();
 }
 
 void Session::set(std::string_view key, std::string_view value) { put(key, Kind::String, value); }
@@ -156,9 +158,20 @@ CookieOptions session_cookie(const Session::Binding& b) {
 }
 }  // namespace
 
+std::string_view Session::id() const {
+    keep();
+    return {hex_, 32};
+}
+
+void Session::keep() const {
+    if (!new_ || kept_ || !binding_) return;
+    kept_ = true;
+    binding_->response->cookie(binding_->options->cookie, std::string_view(hex_, 32), session_cookie(*binding_));
+}
+
 bool Session::begin(Binding* binding, std::string_view cookie_value, bool create) {
     size_ = 0;
-    new_ = dirty_ = regenerated_ = destroyed_ = false;
+    new_ = kept_ = dirty_ = regenerated_ = destroyed_ = false;
     if (parse_session_id(cookie_value, id_) && binding->store->load(id_, binding->now, load_buf_) &&
         deserialize(load_buf_, entries_)) {
         binding_ = binding;
@@ -169,9 +182,8 @@ bool Session::begin(Binding* binding, std::string_view cookie_value, bool create
     entries_.clear();  // a record that does not parse is treated as no session at all
     if (!create) return false;
     binding_ = binding;
-    new_ = true;
+    new_ = true;  // stored, and its cookie set, only once it holds data (keep())
     fresh_id();
-    binding->response->cookie(binding->options->cookie, id(), session_cookie(*binding));
     return true;
 }
 
@@ -180,8 +192,13 @@ void Session::regenerate() {
     if (!new_ && !regenerated_) old_id_ = id_;
     regenerated_ = !new_ || regenerated_;
     fresh_id();
+    erase(app::kCsrfSessionKey);
     dirty_ = true;
-    binding_->response->cookie(binding_->options->cookie, id(), session_cookie(*binding_));
+    // The cookie names the new id: at once for a stored session; for a new one only
+    // if it was to be kept already (its earlier cookie named the old id).
+    bool send = !new_ || kept_;
+    kept_ = !new_ || kept_;
+    if (send) binding_->response->cookie(binding_->options->cookie, std::string_view(hex_, 32), session_cookie(*binding_));
 }
 
 void Session::destroy() {
@@ -197,16 +214,23 @@ void Session::end(bool save) {
     Binding* b = binding_;
     binding_ = nullptr;
     if (!save) return;
-    if (regenerated_ || destroyed_) b->store->remove(regenerated_ ? old_id_ : id_);
     if (destroyed_) {
-        if (regenerated_) b->store->remove(id_);
+        if (!new_) b->store->remove(regenerated_ ? old_id_ : id_);
         return;
     }
-    if (new_ || dirty_) {
+    if (new_) {
+        if (!kept_) return;  // nothing in it and its id never seen: it never existed
         std::string data;
         serialize(entries_, data);
-        b->store->save(id_, b->now, data);
+        b->store->save(id_, b->now, data, SessionStore::SaveMode::Create);
+        return;
     }
+    if (!dirty_) return;  // the load already refreshed its idle deadline
+    std::string data;
+    serialize(entries_, data);
+    if (regenerated_) b->store->rename(old_id_, id_, b->now, data);
+    else if (entries_.empty()) b->store->remove(id_);  // nothing left to keep: free its room
+    else b->store->save(id_, b->now, data, SessionStore::SaveMode::Update);
 }
 
 }  // namespace kiln

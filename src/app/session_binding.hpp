@@ -12,7 +12,7 @@ struct Session::Binding {
     SessionStore* store = nullptr;
     const SessionOptions* options = nullptr;
     Response* response = nullptr;
-    bool secure = false;  // the request came over TLS: the cookie gets Secure
+    bool secure = false;  // the cookie gets Secure (session.secure, and whether the request is)
     int64_t now = 0;      // wall-clock seconds
 };
 

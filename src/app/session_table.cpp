@@ -9,20 +9,24 @@
 #include <cstring>
 #include <ctime>
 #include <new>
-
-#include <kiln/app.hpp>
+#include <vector>
 
 #include "util/log.hpp"
 
 namespace kiln::app {
 namespace {
-constexpr uint64_t kMagic = 0x6b696c6e53455353;  // "kilnSESS"
+constexpr uint64_t kMagic = 0x6b696c6e53455332;  // "kilnSES2": the layout with the two LRU lists
 constexpr uint32_t kNone = UINT32_MAX;  // "no slot" in the API; links store index + 1, 0 for none
 constexpr uint32_t kMaxStripes = 64;
 constexpr uint32_t kMinSlotsPerStripe = 4;
 constexpr uint32_t kSweepPerInsert = 8;
 
 enum SlotState : uint8_t { kFree = 0, kLive = 1, kWriting = 2 };
+// The two recency lists of a stripe. A session starts on probation and is
+// promoted the first time a later request loads it; room is made from the
+// probation list first, so sessions nobody came back for (a flood of cookie-less
+// visitors) are evicted before any returning user's.
+enum Segment : uint8_t { kProbation = 0, kProtected = 1 };
 
 size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
@@ -52,15 +56,20 @@ struct alignas(64) SharedSessionTable::Stripe {
     uint32_t live;
     uint32_t cursor;  // next slot the incremental sweep looks at
     uint32_t fresh;   // slots [fresh, slots_per_stripe) were never used: untouched memory
+    uint32_t lru_head[2];  // per Segment: most recently used
+    uint32_t lru_tail[2];  // per Segment: least recently used, evicted first
+    std::atomic<uint64_t> evictions;  // live sessions dropped to make room (read without the lock)
     // Followed by slots_per_stripe bucket heads, then the slots. Links (bucket
-    // heads, `next`, free_head) hold a slot index + 1, so zero-filled memory is an
-    // empty stripe and a new table touches only its stripe heads.
+    // heads, `next`, free_head, the LRU links) hold a slot index + 1, so
+    // zero-filled memory is an empty stripe and a new table touches only its heads.
 };
 
 struct SharedSessionTable::Slot {
     SessionId id;
     uint32_t next;  // bucket chain when live, free list when free
+    uint32_t lru_prev, lru_next;  // the slot's Segment list, when live
     uint8_t state;
+    uint8_t segment;
     uint32_t len;
     int64_t created;
     int64_t last_used;
@@ -177,6 +186,8 @@ void SharedSessionTable::repair(Stripe& s) {
     if (s.fresh > h->slots_per_stripe) s.fresh = h->slots_per_stripe;
     s.free_head = 0;
     s.live = 0;
+    s.lru_head[0] = s.lru_head[1] = s.lru_tail[0] = s.lru_tail[1] = 0;
+    std::vector<uint32_t> live;
     for (uint32_t i = s.fresh; i-- > 0;) {
         Slot& sl = slot(s, i);
         if (sl.state == kLive) {
@@ -184,12 +195,36 @@ void SharedSessionTable::repair(Stripe& s) {
             sl.next = heads[b];
             heads[b] = i + 1;
             ++s.live;
+            live.push_back(i);
         } else {
             sl.state = kFree;  // a slot caught mid-write is lost, not half-read later
             sl.next = s.free_head;
             s.free_head = i + 1;
         }
     }
+    // The recency lists again, from each slot's own last use: oldest pushed first.
+    std::sort(live.begin(), live.end(), [&](uint32_t a, uint32_t b) { return slot(s, a).last_used < slot(s, b).last_used; });
+    for (uint32_t i : live) lru_push(s, i, slot(s, i).segment == kProtected ? kProtected : kProbation);
+}
+
+void SharedSessionTable::lru_remove(Stripe& s, uint32_t index) {
+    Slot& sl = slot(s, index);
+    uint8_t seg = sl.segment;
+    if (sl.lru_prev) slot(s, sl.lru_prev - 1).lru_next = sl.lru_next;
+    else s.lru_head[seg] = sl.lru_next;
+    if (sl.lru_next) slot(s, sl.lru_next - 1).lru_prev = sl.lru_prev;
+    else s.lru_tail[seg] = sl.lru_prev;
+    sl.lru_prev = sl.lru_next = 0;
+}
+
+void SharedSessionTable::lru_push(Stripe& s, uint32_t index, uint8_t segment) {
+    Slot& sl = slot(s, index);
+    sl.segment = segment;
+    sl.lru_prev = 0;
+    sl.lru_next = s.lru_head[segment];
+    if (sl.lru_next) slot(s, sl.lru_next - 1).lru_prev = index + 1;
+    else s.lru_tail[segment] = index + 1;
+    s.lru_head[segment] = index + 1;
 }
 
 uint32_t SharedSessionTable::find(Stripe& s, uint32_t bucket, const SessionId& id, uint32_t* prev) const {
@@ -202,6 +237,7 @@ uint32_t SharedSessionTable::find(Stripe& s, uint32_t bucket, const SessionId& i
 }
 
 void SharedSessionTable::unlink(Stripe& s, uint32_t bucket, uint32_t index, uint32_t prev) {
+    lru_remove(s, index);
     Slot& sl = slot(s, index);
     if (prev == kNone) buckets(s)[bucket] = sl.next;
     else slot(s, prev).next = sl.next;
@@ -233,14 +269,66 @@ void SharedSessionTable::sweep(Stripe& s, uint32_t count, int64_t now) {
 uint32_t SharedSessionTable::take_slot(Stripe& s, int64_t now) {
     const auto* h = reinterpret_cast<const Header*>(base_);
     sweep(s, kSweepPerInsert, now);
-    if (s.free_head == 0 && s.fresh == h->slots_per_stripe) sweep(s, s.fresh, now);
-    if (s.free_head != 0) {
-        uint32_t i = s.free_head - 1;
-        s.free_head = slot(s, i).next;
-        return i;
+    if (s.free_head == 0 && s.fresh < h->slots_per_stripe) return s.fresh++;
+    if (s.free_head == 0) evict(s, now);
+    uint32_t i = s.free_head - 1;
+    s.free_head = slot(s, i).next;
+    return i;
+}
+
+void SharedSessionTable::evict(Stripe& s, int64_t now) {
+    const auto* h = reinterpret_cast<const Header*>(base_);
+    uint32_t link = s.lru_tail[kProbation] ? s.lru_tail[kProbation] : s.lru_tail[kProtected];
+    if (link == 0) {  // no free slot and none live: the stripe's bookkeeping is broken
+        util::log(util::LogLevel::Error, "session store: a full stripe has no session to evict");
+        std::abort();
     }
-    if (s.fresh < h->slots_per_stripe) return s.fresh++;
-    return kNone;
+    uint32_t victim = link - 1;
+    Slot& sl = slot(s, victim);
+    bool was_live = !expired(sl, now);
+    uint32_t b = word(sl.id, 4) % h->slots_per_stripe, prev;
+    find(s, b, sl.id, &prev);
+    unlink(s, b, victim, prev);
+    if (was_live) note_eviction(s);
+}
+
+void SharedSessionTable::note_eviction(Stripe& s) {
+    s.evictions.fetch_add(1, std::memory_order_relaxed);
+    auto* h = reinterpret_cast<Header*>(base_);
+    int64_t now = static_cast<int64_t>(time(nullptr));
+    int64_t last = h->full_logged_at.load(std::memory_order_relaxed);
+    if (now - last >= 60 && h->full_logged_at.compare_exchange_strong(last, now))
+        util::log(util::LogLevel::Warn,
+                  "session store full: evicting the least recently used sessions (those never returned to first); "
+                  "%zu sessions of up to %u bytes fit in session.memory = %llu bytes: raise it, or lower "
+                  "session.idle_timeout_s",
+                  capacity(SessionTableParams{h->memory_bytes, h->max_bytes, 0, 0}), h->max_bytes,
+                  static_cast<unsigned long long>(h->memory_bytes));
+}
+
+void SharedSessionTable::write(Slot& sl, std::string_view data, int64_t now) {
+    // A death from here to kLive drops this session, nothing else. The fences keep
+    // the compiler from moving the copy outside the marks (x86 keeps store order).
+    sl.state = kWriting;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    std::memcpy(sl.data(), data.data(), data.size());
+    sl.len = static_cast<uint32_t>(data.size());
+    sl.last_used = now;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    sl.state = kLive;
+}
+
+uint32_t SharedSessionTable::insert(Stripe& s, uint32_t bucket, const SessionId& id, int64_t created, int64_t now,
+                                    uint8_t segment) {
+    uint32_t i = take_slot(s, now);
+    Slot& sl = slot(s, i);
+    sl.id = id;
+    sl.created = created;
+    sl.next = buckets(s)[bucket];
+    buckets(s)[bucket] = i + 1;
+    ++s.live;
+    lru_push(s, i, segment);
+    return i;
 }
 
 bool SharedSessionTable::load(const SessionId& id, int64_t now, std::string& data) {
@@ -256,43 +344,60 @@ bool SharedSessionTable::load(const SessionId& id, int64_t now, std::string& dat
     if (ok) {
         Slot& sl = slot(s, i);
         sl.last_used = now;
+        lru_remove(s, i);
+        lru_push(s, i, kProtected);  // someone came back for it
         data.assign(sl.data(), sl.len);
     }
     pthread_mutex_unlock(&s.mu);
     return ok;
 }
 
-void SharedSessionTable::save(const SessionId& id, int64_t now, std::string_view data) {
+void SharedSessionTable::check_size(std::string_view data) const {
     if (data.size() > max_bytes())
         throw std::length_error("session data of " + std::to_string(data.size()) + " bytes exceeds session.max_bytes");
+}
+
+bool SharedSessionTable::save(const SessionId& id, int64_t now, std::string_view data, SaveMode mode) {
+    check_size(data);
     uint32_t b, prev;
     Stripe& s = stripe_for(id, &b);
     lock(s);
     uint32_t i = find(s, b, id, &prev);
-    if (i == kNone) {
-        i = take_slot(s, now);
-        if (i == kNone) {
-            pthread_mutex_unlock(&s.mu);
-            full();
-        }
-        Slot& sl = slot(s, i);
-        sl.id = id;
-        sl.created = now;
-        sl.next = buckets(s)[b];
-        buckets(s)[b] = i + 1;
-        ++s.live;
+    if (i == kNone && mode == SaveMode::Update) {  // destroyed (or expired) since it was loaded
+        pthread_mutex_unlock(&s.mu);
+        return false;
     }
-    Slot& sl = slot(s, i);
-    // A death from here to kLive drops this session, nothing else. The fences keep
-    // the compiler from moving the copy outside the marks (x86 keeps store order).
-    sl.state = kWriting;
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    std::memcpy(sl.data(), data.data(), data.size());
-    sl.len = static_cast<uint32_t>(data.size());
-    sl.last_used = now;
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    sl.state = kLive;
+    if (i == kNone) {
+        i = insert(s, b, id, now, now, kProbation);
+    } else {
+        lru_remove(s, i);
+        lru_push(s, i, slot(s, i).segment);
+    }
+    write(slot(s, i), data, now);
     pthread_mutex_unlock(&s.mu);
+    return true;
+}
+
+bool SharedSessionTable::rename(const SessionId& from, const SessionId& to, int64_t now, std::string_view data) {
+    check_size(data);
+    uint32_t fb, tb, prev;
+    Stripe& fs = stripe_for(from, &fb);
+    Stripe& ts = stripe_for(to, &tb);
+    // Two stripes are always locked in address order, so two renames cannot deadlock.
+    Stripe& first = &fs < &ts ? fs : ts;
+    Stripe& second = &fs < &ts ? ts : fs;
+    lock(first);
+    if (&second != &first) lock(second);
+    uint32_t i = find(fs, fb, from, &prev);
+    bool ok = i != kNone && !expired(slot(fs, i), now);
+    if (i != kNone) {
+        int64_t created = slot(fs, i).created;  // the absolute lifetime carries over
+        unlink(fs, fb, i, prev);  // first: in the same stripe its slot is the one reused
+        if (ok) write(slot(ts, insert(ts, tb, to, created, now, kProtected)), data, now);
+    }
+    if (&second != &first) pthread_mutex_unlock(&second.mu);
+    pthread_mutex_unlock(&first.mu);
+    return ok;
 }
 
 void SharedSessionTable::remove(const SessionId& id) {
@@ -304,17 +409,12 @@ void SharedSessionTable::remove(const SessionId& id) {
     pthread_mutex_unlock(&s.mu);
 }
 
-void SharedSessionTable::full() {
-    auto* h = reinterpret_cast<Header*>(base_);
-    int64_t now = static_cast<int64_t>(time(nullptr));
-    int64_t last = h->full_logged_at.load(std::memory_order_relaxed);
-    if (now - last >= 10 && h->full_logged_at.compare_exchange_strong(last, now))
-        util::log(util::LogLevel::Error,
-                  "session store full: %zu sessions of up to %u bytes fit in session.memory = %llu bytes and none "
-                  "has expired; raise session.memory or lower session.idle_timeout_s",
-                  capacity(SessionTableParams{h->memory_bytes, h->max_bytes, 0, 0}), h->max_bytes,
-                  static_cast<unsigned long long>(h->memory_bytes));
-    throw HttpError(503, "Service Unavailable: no room for a new session");
+uint64_t SharedSessionTable::evictions() const {
+    const auto* h = reinterpret_cast<const Header*>(base_);
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < h->stripes; ++i)
+        n += reinterpret_cast<const Stripe*>(base_ + header_size() + i * h->stripe_size)->evictions.load(std::memory_order_relaxed);
+    return n;
 }
 
 size_t SharedSessionTable::live() {

@@ -8,12 +8,17 @@
 // picks its stripe and bucket from its own random bytes: look-up is O(1), and
 // contention is spread over the stripes.
 //
+// Room: memory is fixed at creation. A full stripe evicts its least recently used
+// session, from a segmented LRU: new sessions start on probation and are promoted
+// when a later request loads them, and probation is evicted first, so a flood of
+// visitors who never come back cannot push out a returning user. Evictions are
+// counted (/metrics). Expired sessions are freed when met and a few slots further
+// at every insert: no sweep ever stops the world.
+//
 // Crash safety: a process killed while holding a stripe's lock leaves the mutex
-// "owner dead"; the next locker rebuilds that stripe's chains and free list from
-// the slots' own state bytes (a slot caught mid-write is dropped), then marks the
-// mutex consistent. Expired sessions are freed when met, a few slots further at
-// every insert, and a whole stripe when it is full: no sweep ever stops the world.
-// Memory is fixed at creation; a full stripe makes save() fail with HttpError(503).
+// "owner dead"; the next locker rebuilds that stripe's chains, free list and LRU
+// lists from the slots' own state (a slot caught mid-write is dropped), then marks
+// the mutex consistent.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -42,9 +47,11 @@ public:
     static std::unique_ptr<SharedSessionTable> attach(void* region, size_t size);
 
     bool load(const SessionId& id, int64_t now, std::string& data) override;
-    void save(const SessionId& id, int64_t now, std::string_view data) override;
+    bool save(const SessionId& id, int64_t now, std::string_view data, SaveMode mode) override;
+    bool rename(const SessionId& from, const SessionId& to, int64_t now, std::string_view data) override;
     void remove(const SessionId& id) override;
     size_t max_bytes() const override;
+    uint64_t evictions() const override;
 
     size_t live();  // sessions held (expired ones not yet freed included)
     // Test hook: the stripe lock for `id`, taken and never released (a process that
@@ -62,11 +69,17 @@ private:
     Slot& slot(const Stripe& s, uint32_t index) const;
     uint32_t find(Stripe& s, uint32_t bucket, const SessionId& id, uint32_t* prev) const;
     void unlink(Stripe& s, uint32_t bucket, uint32_t index, uint32_t prev);
+    void lru_remove(Stripe& s, uint32_t index);
+    void lru_push(Stripe& s, uint32_t index, uint8_t segment);  // as the most recent of its list
     bool expired(const Slot& sl, int64_t now) const;
     void sweep(Stripe& s, uint32_t count, int64_t now);
-    uint32_t take_slot(Stripe& s, int64_t now);  // UINT32_MAX when the stripe is full
+    uint32_t take_slot(Stripe& s, int64_t now);  // evicts when the stripe is full
+    void evict(Stripe& s, int64_t now);
+    void note_eviction(Stripe& s);
+    uint32_t insert(Stripe& s, uint32_t bucket, const SessionId& id, int64_t created, int64_t now, uint8_t segment);
+    void write(Slot& sl, std::string_view data, int64_t now);
+    void check_size(std::string_view data) const;
     void repair(Stripe& s);
-    [[noreturn]] void full();
 
     char* base_;
     size_t size_;

@@ -28,6 +28,7 @@ constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
 Connection::Connection(Server& server, int fd, const net::PeerAddress& peer)
     : srv_(server), fd_(fd), peer_(peer) {
+    for (const net::AddressRange& r : srv_.cfg_.trusted_proxies) trusted_proxy_ = trusted_proxy_ || r.contains(peer);
     timer_.owner = this;
     timer_.fire = [](net::Timer* t) { static_cast<Connection*>(t->owner)->on_timeout(); };
     srv_.link(this);
@@ -204,6 +205,7 @@ PathStatus Connection::prepare_request(const RequestHead& h, Request& req) {
     req.reset();
     req.head_ = &h;
     req.method_ = h.method;
+    req.via_trusted_proxy_ = trusted_proxy_;
     if (h.path.empty() || h.path == "*" || !path_needs_normalizing(h.path)) {
         req.path_ = h.path;
     } else {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <kiln/request.hpp>
 #include <kiln/response.hpp>
@@ -56,6 +57,8 @@ struct EngineConfig {
     size_t max_connections = 0;                 // 0: no cap (prefork: 1)
     uint64_t max_requests = 0;                  // 0: no budget (prefork recycling)
     std::string server_name = "kiln";
+    // Peers whose X-Forwarded-Proto is believed (Request::secure); empty: nobody's.
+    std::vector<net::AddressRange> trusted_proxies;
 };
 
 class Server {

@@ -15,8 +15,8 @@ namespace kiln::server {
 
 class AppService final : public http::Service {
 public:
-    AppService(const App& app, const ServerOptions& o, const SharedStats& stats)
-        : app_(app), metrics_(o.metrics_path), health_(o.health_path), stats_(stats) {}
+    AppService(const App& app, const ServerOptions& o, const SharedStats& stats, const SessionStore* sessions)
+        : app_(app), metrics_(o.metrics_path), health_(o.health_path), stats_(stats), sessions_(sessions) {}
     size_t prepare(Request& req) override { return app_.prepare(req); }
     std::unique_ptr<http::BodySink> body_sink(Request& req) override {
         auto type = req.header("content-type");
@@ -26,7 +26,12 @@ public:
         bool get = req.method() == Method::Get || req.method() == Method::Head;
         if (get && !metrics_.empty() && req.path() == metrics_) {
             res.header("Cache-Control", "no-store");
-            res.send(stats_.prometheus(), "text/plain; version=0.0.4; charset=utf-8");
+            std::string text = stats_.prometheus();
+            if (sessions_)
+                text += "# HELP kiln_session_evictions_total Live sessions evicted to make room in a full store.\n"
+                        "# TYPE kiln_session_evictions_total counter\nkiln_session_evictions_total " +
+                        std::to_string(sessions_->evictions()) + "\n";
+            res.send(text, "text/plain; version=0.0.4; charset=utf-8");
             return;
         }
         if (get && !health_.empty() && req.path() == health_) {
@@ -40,6 +45,7 @@ private:
     const App& app_;
     std::string metrics_, health_;
     const SharedStats& stats_;
+    const SessionStore* sessions_;  // null: the app brought no store and kiln made none
 };
 
 }  // namespace kiln::server

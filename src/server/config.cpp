@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "http/cookie.hpp"
+#include "http/parser.hpp"
+#include "net/peer.hpp"
 #include "server/secret_handoff.hpp"
 #include "server/session_segment.hpp"
 #include "server/stats.hpp"
@@ -75,6 +77,28 @@ std::string get_path(const Value& v, std::string* out) {
     return {};
 }
 
+// An array of strings from the file, or a comma-separated list from the
+// environment or a flag.
+std::string get_list(const Value& v, std::vector<std::string>* out) {
+    out->clear();
+    if (v.node && v.node->is_array()) {
+        for (const toml::node& e : *v.node->as_array()) {
+            if (!e.is_string()) return "expected an array of strings";
+            out->push_back(**e.as_string());
+        }
+        return {};
+    }
+    std::string text;
+    if (std::string e = get_string(v, &text); !e.empty()) return e;
+    for (size_t i = 0; i <= text.size();) {
+        size_t comma = v.node ? std::string::npos : text.find(',', i);
+        out->push_back(text.substr(i, comma == std::string::npos ? std::string::npos : comma - i));
+        if (comma == std::string::npos) break;
+        i = comma + 1;
+    }
+    return {};
+}
+
 template <class T>
 Key integer(std::string_view name, T ServerOptions::*field, T min, T max) {
     return {name, [=](const Value& v, ServerOptions& o) { return get_integer(v, min, max, &(o.*field)); }};
@@ -88,21 +112,7 @@ const std::vector<Key>& keys() {
          [](const Value& v, ServerOptions& o) {
              // A string (one address) or an array of them; KILN_LISTEN: comma-separated.
              std::vector<std::string> all;
-             if (v.node && v.node->is_array()) {
-                 for (const toml::node& e : *v.node->as_array()) {
-                     if (!e.is_string()) return std::string("expected an array of strings");
-                     all.push_back(**e.as_string());
-                 }
-             } else {
-                 std::string text;
-                 if (std::string e = get_string(v, &text); !e.empty()) return e;
-                 for (size_t i = 0; i <= text.size();) {
-                     size_t comma = v.node ? std::string::npos : text.find(',', i);
-                     all.push_back(text.substr(i, comma == std::string::npos ? std::string::npos : comma - i));
-                     if (comma == std::string::npos) break;
-                     i = comma + 1;
-                 }
-             }
+             if (std::string e = get_list(v, &all); !e.empty()) return e;
              if (all.empty()) return std::string("needs at least one address");
              o.also_listen.clear();
              for (size_t i = 0; i < all.size(); ++i) {
@@ -133,11 +143,38 @@ const std::vector<Key>& keys() {
         integer("limits.max_header_count", &ServerOptions::max_header_count, size_t{1}, size_t{100}),
         {"session.cookie",
          [](const Value& v, ServerOptions& o) {
-             std::string name;
+             std::string name, line;
              if (std::string e = get_nonempty(v, &name); !e.empty()) return e;
-             if (http::build_set_cookie(name, "x", {}, o.session_cookie) != http::CookieError::None)
+             // As it will be sent: Secure, Path=/, no Domain (what __Host- demands).
+             http::CookieAttributes a;
+             a.secure = true;
+             a.path = "/";
+             if (http::build_set_cookie(name, "x", a, line) != http::CookieError::None)
                  return "not a valid cookie name: '" + name + "'";
              o.session_cookie = name;
+             return std::string();
+         }},
+        {"session.secure",
+         [](const Value& v, ServerOptions& o) {
+             std::string mode;
+             if (std::string e = get_string(v, &mode); !e.empty()) return e;
+             using S = SessionOptions::Secure;
+             if (mode == "auto") o.session_secure = S::Auto;
+             else if (mode == "always") o.session_secure = S::Always;
+             else if (mode == "never") o.session_secure = S::Never;
+             else return "expected \"auto\", \"always\" or \"never\", got '" + mode + "'";
+             return std::string();
+         }},
+        {"proxy.trusted",
+         [](const Value& v, ServerOptions& o) {
+             std::vector<std::string> all;
+             if (std::string e = get_list(v, &all); !e.empty()) return e;
+             for (const std::string& a : all) {
+                 net::AddressRange r;
+                 if (!net::AddressRange::parse(a, &r))
+                     return "'" + a + "' is not an address or block such as \"10.0.0.0/8\" or \"::1\"";
+             }
+             o.trusted_proxies = std::move(all);
              return std::string();
          }},
         integer("session.idle_timeout_s", &ServerOptions::session_idle_timeout_s, int64_t{1}, int64_t{1} << 32),
@@ -243,6 +280,18 @@ std::string parse_listen(std::string_view text, std::string* host, uint16_t* por
     if (ec != std::errc() || end != p.data() + p.size() || n > 65535) return "'" + std::string(p) + "' is not a port";
     *host = hs;
     *port = static_cast<uint16_t>(n);
+    return {};
+}
+
+bool cookie_needs_secure(std::string_view name) {
+    auto prefixed = [&](std::string_view p) { return name.size() >= p.size() && http::iequals(name.substr(0, p.size()), p); };
+    return prefixed("__Host-") || prefixed("__Secure-");
+}
+
+std::string check_options(const ServerOptions& o) {
+    if (cookie_needs_secure(o.session_cookie) && o.session_secure == SessionOptions::Secure::Never)
+        return "session.cookie '" + o.session_cookie + "' needs session.secure = \"always\" (or \"auto\", which " +
+               "this name turns into \"always\"): browsers accept a __Host- or __Secure- cookie only with Secure";
     return {};
 }
 

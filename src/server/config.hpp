@@ -13,6 +13,9 @@
 //   [pool]     threads, queue (hybrid)
 //   [timeouts] ... watchdog_ms, request_ms (prefork)
 //   [metrics]  path (e.g. "/metrics")   [health] path (e.g. "/health")
+//   [session]  cookie ("kiln_sid"; "__Host-sid" implies secure), secure ("auto", "always", "never"),
+//              idle_timeout_s, max_age_s, memory, max_bytes
+//   [proxy]    trusted (["10.0.0.0/8"]: their X-Forwarded-Proto: https makes Request::secure())
 //   [log]      access ("off", "stdout", "stderr" or a path), access_format ("combined", "json"),
 //              error ("stderr", "stdout" or a path), level ("error", "warn", "info")
 #pragma once
@@ -33,6 +36,11 @@ std::string apply_setting(std::string_view key, std::string_view text, ServerOpt
 // Applies KILN_<KEY> variables from the environment. Returns "" or an error naming
 // the variable. Variables of the supervisor/worker handshake are not keys.
 std::string load_config_env(ServerOptions* out);
+
+// Rules between keys, checked once every layer is applied. Returns "" or why not.
+std::string check_options(const ServerOptions& o);
+// A __Host- or __Secure- cookie name: browsers take it only with Secure.
+bool cookie_needs_secure(std::string_view name);
 
 // "host:port", "[v6]:port" into host and port, or "unix:/path" into host = path,
 // port = 0. Returns "" or why not.

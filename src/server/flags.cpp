@@ -45,6 +45,8 @@ std::string_view setting_for(std::string_view flag) {
         {"--metrics-path", "metrics.path"},
         {"--health-path", "health.path"},
         {"--user", "user"},
+        {"--session-secure", "session.secure"},
+        {"--trusted-proxies", "proxy.trusted"},
         {"--group", "group"},
     };
     for (const auto& [f, key] : kFlags)
@@ -83,6 +85,9 @@ void usage(const char* prog) {
         "  --max-requests N          prefork: recycle a worker after N requests (default 10000)\n"
         "  --request-timeout MS      prefork: kill a handler running longer (default 30000)\n"
         "  --user NAME, --group NAME run as this user/group once the sockets are bound (as root)\n"
+        "  --session-secure MODE     session cookie Secure: auto (default: when the request is\n"
+        "                            HTTPS), always or never\n"
+        "  --trusted-proxies LIST    proxies (10.0.0.0/8,::1) whose X-Forwarded-Proto is believed\n"
         "  --error-log DEST          stderr (default), stdout or a file (reopened on SIGUSR1)\n"
         "  --log-level LEVEL         error, warn or info (default)\n"
         "  --quiet                   no error log at all\n"
@@ -177,6 +182,11 @@ bool parse_server_flags(int argc, char** argv, ServerOptions* o, int* exit_statu
             return fail("unknown flag '" + std::string(argv[i]) + "'");
         }
         if (!ok) return false;
+    }
+    if (std::string e = server::check_options(*o); !e.empty()) {
+        std::fprintf(stderr, "%s: %s\n", prog, e.c_str());
+        *exit_status = 2;
+        return false;
     }
     if (check) {
         std::printf("%s: configuration ok (%s)\n  listen %s:%u, workers %d, threads %u, mpm %s\n"

@@ -67,6 +67,10 @@ http::EngineConfig engine_config(const ServerOptions& o) {
     c.keepalive_timeout_ms = o.keepalive_timeout_ms;
     c.write_timeout_ms = o.write_timeout_ms;
     c.server_name = o.server_name;
+    for (const std::string& text : o.trusted_proxies) {
+        net::AddressRange r;
+        if (net::AddressRange::parse(text, &r)) c.trusted_proxies.push_back(r);  // validated by the config
+    }
     if (o.mpm == "prefork") {
         c.max_connections = 1;
         c.max_requests = o.max_requests_per_worker;
@@ -135,7 +139,8 @@ server::FdGroups inherited_fds(int* ready_fd) {
 // then drains. In a worker only
 // SIGTERM (from the supervisor) stops; Ctrl-C in a terminal reaches the whole
 // process group, and the supervisor turns it into that SIGTERM.
-int serve(const App& app, const ServerOptions& opts, const server::FdGroups& fds, int ready_fd, bool worker) {
+int serve(const App& app, const SessionStore* sessions, const ServerOptions& opts, const server::FdGroups& fds,
+          int ready_fd, bool worker) {
     sigset_t stop_signals;
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGTERM);
@@ -169,7 +174,7 @@ int serve(const App& app, const ServerOptions& opts, const server::FdGroups& fds
     server::ThreadPool* executor = pool.get();
 
     const http::EngineConfig config = engine_config(opts);
-    server::AppService service(app, opts, stats);
+    server::AppService service(app, opts, stats, sessions);
     std::vector<std::unique_ptr<Worker>> workers;
     std::latch started(static_cast<std::ptrdiff_t>(fds.size()));
     for (size_t i = 0; i < fds.size(); ++i) {
@@ -301,7 +306,13 @@ int App::run(const ServerOptions& options) {
     util::parse_log_level(options.log_level, &level);
     util::set_log_level(level);
     std::signal(SIGPIPE, SIG_IGN);
-    impl_->session_options = {options.session_cookie};
+    if (std::string e = server::check_options(options); !e.empty()) {
+        std::fprintf(stderr, "kiln: %s\n", e.c_str());
+        return 2;
+    }
+    bool force_secure = server::cookie_needs_secure(options.session_cookie);
+    impl_->session_options = {options.session_cookie,
+                              force_secure ? SessionOptions::Secure::Always : options.session_secure};
     impl_->secret = options.secret;
     server::SessionSegment sessions;  // the default session store's memory
     int ready_fd = -1;
@@ -315,7 +326,7 @@ int App::run(const ServerOptions& options) {
             impl_->store = sessions.store();
         }
         if (impl_->secret.empty()) impl_->secret = server::take_env_secrets().generated;
-        return serve(*this, options, fds, ready_fd, true);
+        return serve(*this, impl_->store, options, fds, ready_fd, true);
     }
 
     unsigned cores = std::max(1u, std::thread::hardware_concurrency());
@@ -437,7 +448,7 @@ int App::run(const ServerOptions& options) {
     }
     int status;
     if (processes == 0) {
-        status = serve(*this, opts, fds, -1, false);
+        status = serve(*this, impl_->store, opts, fds, -1, false);
         server::close_fd_groups(fds);
     } else {
         server::Supervisor supervisor(opts, std::move(fds));

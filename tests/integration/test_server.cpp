@@ -212,6 +212,16 @@ int main(int argc, char** argv) {
         res.text(std::string(s.id()) + " " + std::to_string(n) + " " + std::to_string(getpid()) + " " +
                  std::string(s.get("note").value_or("-")));
     });
+    app.get("/session/read", [](kiln::Request& req, kiln::Response& res) {
+        res.text(std::string(req.session().get("note").value_or("-")));  // reads only: stores nothing
+    });
+    app.get("/session/slow-visit", [](kiln::Request& req, kiln::Response& res) {
+        kiln::Session& s = req.session();  // loaded now, saved after the sleep
+        std::this_thread::sleep_for(std::chrono::milliseconds(bounded_number(req, "ms", kMaxSleepMs)));
+        s.set_int("visits", s.get_int("visits").value_or(0) + 1);
+        res.text("slow");
+    });
+    app.get("/secure", [](kiln::Request& req, kiln::Response& res) { res.text(req.secure() ? "https" : "http"); });
     app.get("/session/login", [](kiln::Request& req, kiln::Response& res) {
         req.session().regenerate();
         res.text(std::string(req.session().id()));

@@ -205,16 +205,112 @@ class Lifecycle(SessionCase):
 
 
 class StoreFull(SessionCase):
-    # The smallest store: one stripe of a few slots; new sessions beyond it get 503.
-    config = "[session]\nmemory = 131072\nmax_bytes = 16384\n"
+    # Security finding 2: 56 slots (the review's KILN_SESSION_MEMORY=65536). Every new
+    # session was stored, even empty, nothing was evicted and a full store answered
+    # 503, so anyone could lock out new visitors and make a log-in lose its session.
+    config = '[session]\nmemory = 65536\n[metrics]\npath = "/metrics"\n'
 
-    def test_full_store_answers_503_and_names_the_setting(self):
-        statuses = [fetch(self.port, "/session/visit").status for _ in range(12)]
-        self.assertIn(200, statuses)
-        self.assertIn(503, statuses)
-        self.assertTrue(self.server.wait_for_output(r"session store full.*session\.memory", timeout=3),
+    def evictions(self):
+        text = fetch(self.port, "/metrics").body.decode()
+        return int(re.search(r"^kiln_session_evictions_total (\d+)$", text, re.M).group(1))
+
+    def test_requests_that_store_nothing_cost_no_slot_and_get_no_cookie(self):
+        for _ in range(200):
+            r = fetch(self.port, "/session/read")
+            self.assertEqual((r.status, r.body), (200, b"-"))
+            self.assertIsNone(session_cookie(r))
+        self.assertEqual(self.evictions(), 0)
+
+    def test_a_flood_of_new_visitors_costs_a_returning_user_nothing(self):
+        sid, _n, _pid, _note, _r = visit(self.port, note="cart")
+        self.assertEqual(visit(self.port, sid)[1], 2)  # came back: a returning user
+        statuses = [fetch(self.port, "/session/visit").status for _ in range(300)]  # 5x the store, all stored
+        self.assertEqual(set(statuses), {200})
+        self.assertGreater(self.evictions(), 0)
+        self.assertTrue(self.server.wait_for_output(r"session store full: evicting.*session\.memory", timeout=3),
                         self.server.output())
-        self.assertEqual(fetch(self.port, "/plaintext").status, 200)
+        same, n, _pid, note, _r = visit(self.port, sid)
+        self.assertEqual((same, n, note), (sid, 3, "cart"))
+        # Logging in while the store is full moves the session; nothing is lost.
+        new = fetch(self.port, "/session/login", "kiln_sid=" + sid).body.decode()
+        for _ in range(300):
+            fetch(self.port, "/session/visit")
+        self.assertEqual(visit(self.port, new)[1:4:2], (4, "cart"))
+        self.assertNotEqual(visit(self.port, sid)[0], sid, "the pre-login id still works")
+
+
+class LoggedOutStaysLoggedOut(SessionCase):
+    # Security finding 8: a request that loaded the session before another request's
+    # destroy() and saved after it brought the logged-out session back. Handlers on a
+    # pool (hybrid), so the two overlap whichever loop each connection lands on.
+    config = 'server.mpm = "hybrid"\n'
+
+    def test_a_save_after_a_concurrent_destroy_does_not_resurrect_the_session(self):
+        import threading
+        sid, _n, _pid, _note, _r = visit(self.port, note="secret")
+        slow = []
+        t = threading.Thread(target=lambda: slow.append(fetch(self.port, "/session/slow-visit?ms=600", "kiln_sid=" + sid)))
+        t.start()
+        time.sleep(0.2)
+        self.assertEqual(fetch(self.port, "/session/logout", "kiln_sid=" + sid).status, 200)
+        t.join(timeout=10)
+        self.assertEqual(slow[0].status, 200)
+        again, n, _pid, note, _r = visit(self.port, sid)
+        self.assertNotEqual(again, sid)
+        self.assertEqual((n, note), (1, "-"))
+
+
+def cookie_attrs(r, name="kiln_sid"):
+    """The lower-cased attributes of the Set-Cookie for `name`, or None."""
+    for v in r.header_all("set-cookie"):
+        if v.startswith(name + "="):
+            return [a.strip().lower() for a in v.split(";")[1:]]
+    return None
+
+
+def get_forwarded(port, target, proto):
+    with harness.RawConnection(port) as c:
+        c.send(build_request("GET", target, [("X-Forwarded-Proto", proto)] if proto else []))
+        return c.read_response()
+
+
+# Security finding 3: the session cookie could never be Secure, and __Host- names
+# were refused.
+class SecureCookie(SessionCase):
+    def test_plain_http_gets_no_secure_and_a_forwarded_claim_from_anyone_is_ignored(self):
+        self.assertNotIn("secure", cookie_attrs(fetch(self.port, "/session/visit")))
+        self.assertNotIn("secure", cookie_attrs(get_forwarded(self.port, "/session/visit", "https")))
+        self.assertEqual(get_forwarded(self.port, "/secure", "https").body, b"http")
+
+
+class SecureCookieBehindTrustedProxy(SessionCase):
+    config = '[proxy]\ntrusted = ["127.0.0.0/8"]\n'
+
+    def test_https_at_the_proxy_makes_the_cookie_secure(self):
+        self.assertEqual(get_forwarded(self.port, "/secure", "https").body, b"https")
+        self.assertEqual(get_forwarded(self.port, "/secure", "HTTPS, http").body, b"https")  # the first hop's word
+        self.assertEqual(get_forwarded(self.port, "/secure", "http").body, b"http")
+        self.assertIn("secure", cookie_attrs(get_forwarded(self.port, "/session/visit", "https")))
+        self.assertNotIn("secure", cookie_attrs(get_forwarded(self.port, "/session/visit", None)))
+
+
+class SecureCookieAlways(SessionCase):
+    config = '[session]\nsecure = "always"\ncookie = "__Host-sid"\n'
+
+    def test_host_prefixed_name_is_accepted_and_always_secure(self):
+        attrs = cookie_attrs(fetch(self.port, "/session/visit"), "__Host-sid")
+        self.assertIn("secure", attrs)
+        self.assertIn("path=/", attrs)
+        self.assertFalse([a for a in attrs if a.startswith("domain")])
+
+    def test_a_prefixed_name_with_secure_never_is_refused_at_start(self):
+        import subprocess
+        for name in ("__Host-sid", "__Secure-sid"):
+            env = dict(os.environ, KILN_SESSION_COOKIE=name, KILN_SESSION_SECURE="never")
+            p = subprocess.run([harness.BINARIES["server"], "--port", str(harness.free_port())], env=env,
+                               capture_output=True, text=True, timeout=10)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("session.cookie '%s' needs session.secure = \"always\"" % name, p.stderr)
 
 
 class SignedCookies(SessionCase):
@@ -264,6 +360,18 @@ class CsrfAndFlash(SessionCase):
         # The flash shows once (the last one set), then is gone; the token stays.
         self.assertEqual(fetch(self.port, "/guarded/form", cookie).body.decode(), token + " saved second")
         self.assertEqual(fetch(self.port, "/guarded/form", cookie).body.decode(), token + " ")
+
+    def test_logging_in_renews_the_token(self):
+        # Security finding 7: the token survived regenerate(), so one seen before a
+        # log-in (or planted with a fixed session) kept working after it.
+        r = fetch(self.port, "/guarded/form")
+        sid, token = session_cookie(r), r.body.decode().split(" ")[0]
+        new = fetch(self.port, "/session/login", "kiln_sid=" + sid).body.decode()
+        fresh = fetch(self.port, "/guarded/form", "kiln_sid=" + new).body.decode().split(" ")[0]
+        self.assertRegex(fresh, r"^[0-9a-f]{64}$")
+        self.assertNotEqual(fresh, token)
+        self.assertEqual(self.post("/guarded/submit", b"title=x&_csrf=" + token.encode(), "kiln_sid=" + new).status, 403)
+        self.assertEqual(self.post("/guarded/submit", b"title=x&_csrf=" + fresh.encode(), "kiln_sid=" + new).status, 303)
 
 
 if __name__ == "__main__":

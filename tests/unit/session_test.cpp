@@ -13,6 +13,8 @@
 #include "app/session_table.hpp"
 
 using kiln::SessionId;
+constexpr auto kCreate = kiln::SessionStore::SaveMode::Create;
+constexpr auto kUpdate = kiln::SessionStore::SaveMode::Update;
 using kiln::app::SessionTableParams;
 using kiln::app::SharedSessionTable;
 
@@ -51,11 +53,11 @@ TEST(SessionTable, SaveLoadRemove) {
     Table t(small());
     std::string data;
     EXPECT_FALSE(t.table->load(id_of(1), 0, data));
-    t.table->save(id_of(1), 0, "hello");
-    t.table->save(id_of(2), 0, "world");
+    t.table->save(id_of(1), 0, "hello", kCreate);
+    t.table->save(id_of(2), 0, "world", kCreate);
     ASSERT_TRUE(t.table->load(id_of(1), 1, data));
     EXPECT_EQ(data, "hello");
-    t.table->save(id_of(1), 2, "replaced");
+    t.table->save(id_of(1), 2, "replaced", kCreate);
     ASSERT_TRUE(t.table->load(id_of(1), 3, data));
     EXPECT_EQ(data, "replaced");
     t.table->remove(id_of(1));
@@ -69,7 +71,7 @@ TEST(SessionTable, ManySessionsAllFound) {
     Table t(small(4 << 20));
     size_t cap = SharedSessionTable::capacity(small(4 << 20));
     ASSERT_GT(cap, 5000u);
-    for (uint32_t i = 0; i < 5000; ++i) t.table->save(id_of(i), 0, std::to_string(i));
+    for (uint32_t i = 0; i < 5000; ++i) t.table->save(id_of(i), 0, std::to_string(i), kCreate);
     std::string data;
     for (uint32_t i = 0; i < 5000; ++i) {
         ASSERT_TRUE(t.table->load(id_of(i), 1, data)) << i;
@@ -80,7 +82,7 @@ TEST(SessionTable, ManySessionsAllFound) {
 TEST(SessionTable, IdleExpiryIsRefreshedByUse) {
     Table t(small());  // idle 100 s, absolute 1000 s
     std::string data;
-    t.table->save(id_of(1), 0, "x");
+    t.table->save(id_of(1), 0, "x", kCreate);
     EXPECT_TRUE(t.table->load(id_of(1), 99, data));   // used: idle deadline moves to 199
     EXPECT_TRUE(t.table->load(id_of(1), 198, data));
     EXPECT_FALSE(t.table->load(id_of(1), 298, data));  // 100 s idle
@@ -90,33 +92,105 @@ TEST(SessionTable, IdleExpiryIsRefreshedByUse) {
 TEST(SessionTable, AbsoluteExpiryWhateverTheUse) {
     Table t(small());
     std::string data;
-    t.table->save(id_of(1), 0, "x");
+    t.table->save(id_of(1), 0, "x", kCreate);
     for (int64_t now = 50; now < 1000; now += 50) ASSERT_TRUE(t.table->load(id_of(1), now, data)) << now;
     EXPECT_FALSE(t.table->load(id_of(1), 1000, data));
 }
 
-TEST(SessionTable, FullStoreSweepsExpiredBeforeRefusing) {
+TEST(SessionTable, FullStoreEvictsTheLeastRecentlyUsedInsteadOfRefusing) {
     SessionTableParams p{64 << 10, 1024, 100, 1000};
     Table t(p);
     size_t cap = SharedSessionTable::capacity(p);
     ASSERT_GE(cap, 4u);
-    uint32_t stored = 0;
-    int refused = 0;
-    for (uint32_t i = 0; i < cap * 4; ++i) {
-        try {
-            t.table->save(id_of(i), 0, "x");
-            ++stored;
-        } catch (const kiln::HttpError& e) {
-            EXPECT_EQ(e.status(), 503);
-            ++refused;
-        }
-    }
-    EXPECT_LE(stored, cap);
-    EXPECT_GT(refused, 0);
-    // Later, everything has expired: new sessions fit again without any sweep call.
-    for (uint32_t i = 0; i < cap; ++i) t.table->save(id_of(100000 + i), 500, "y");
+    for (uint32_t i = 0; i < cap * 4; ++i) ASSERT_TRUE(t.table->save(id_of(i), 0, "x", kCreate)) << i;
+    EXPECT_LE(t.table->live(), cap);
+    EXPECT_GE(t.table->evictions(), cap * 3);
+    std::string data;
+    EXPECT_TRUE(t.table->load(id_of(cap * 4 - 1), 1, data));  // the newest are the ones kept
+    EXPECT_FALSE(t.table->load(id_of(0), 1, data));
+}
+
+TEST(SessionTable, ExpiredSessionsMakeRoomWithoutCountingAsEvictions) {
+    SessionTableParams p{64 << 10, 1024, 100, 1000};
+    Table t(p);
+    size_t cap = SharedSessionTable::capacity(p);
+    for (uint32_t i = 0; i < cap; ++i) t.table->save(id_of(i), 0, "x", kCreate);
+    uint64_t before = t.table->evictions();
+    for (uint32_t i = 0; i < cap; ++i) t.table->save(id_of(100000 + i), 500, "y", kCreate);  // all idle > 100 s
+    EXPECT_EQ(t.table->evictions(), before);
     std::string data;
     EXPECT_TRUE(t.table->load(id_of(100000), 501, data));
+}
+
+TEST(SessionTable, AFloodOfNewSessionsNeverEvictsAReturningOne) {
+    SessionTableParams p{64 << 10, 1024, 100000, 100000};
+    Table t(p);
+    size_t cap = SharedSessionTable::capacity(p);
+    std::string data;
+    // Returning users: stored, then loaded by a later request (promoted).
+    for (uint32_t u = 0; u < 8; ++u) {
+        t.table->save(id_of(u), 0, "user" + std::to_string(u), kCreate);
+        ASSERT_TRUE(t.table->load(id_of(u), 1, data));
+    }
+    // Then many times the store's capacity of visitors who never come back,
+    // newer than every user's last request.
+    for (uint32_t i = 0; i < cap * 10; ++i) t.table->save(id_of(1000 + i), 2, "bot", kCreate);
+    for (uint32_t u = 0; u < 8; ++u) {
+        ASSERT_TRUE(t.table->load(id_of(u), 3, data)) << u;
+        EXPECT_EQ(data, "user" + std::to_string(u));
+    }
+}
+
+TEST(SessionTable, UpdateNeverBringsBackARemovedSession) {
+    Table t(small());
+    std::string data;
+    t.table->save(id_of(1), 0, "logged in", kCreate);
+    ASSERT_TRUE(t.table->load(id_of(1), 1, data));  // request A loads it
+    t.table->remove(id_of(1));                      // request B logs out
+    EXPECT_FALSE(t.table->save(id_of(1), 2, "A's late write", kUpdate));
+    EXPECT_FALSE(t.table->load(id_of(1), 3, data));
+    EXPECT_TRUE(t.table->save(id_of(2), 0, "new", kCreate));
+    EXPECT_TRUE(t.table->save(id_of(2), 1, "updated", kUpdate));
+    ASSERT_TRUE(t.table->load(id_of(2), 2, data));
+    EXPECT_EQ(data, "updated");
+}
+
+TEST(SessionTable, RenameMovesTheDataAndRetiresTheOldId) {
+    Table t(small());
+    std::string data;
+    t.table->save(id_of(1), 0, "before login", kCreate);
+    ASSERT_TRUE(t.table->rename(id_of(1), id_of(2), 5, "after login"));
+    EXPECT_FALSE(t.table->load(id_of(1), 6, data));
+    ASSERT_TRUE(t.table->load(id_of(2), 6, data));
+    EXPECT_EQ(data, "after login");
+    EXPECT_EQ(t.table->live(), 1u);
+    // The absolute lifetime counts from the first id's creation (1000 s).
+    EXPECT_FALSE(t.table->load(id_of(2), 1000, data));
+}
+
+TEST(SessionTable, RenameInAFullStoreLosesNothing) {
+    SessionTableParams p{64 << 10, 1024, 100000, 100000};
+    Table t(p);
+    size_t cap = SharedSessionTable::capacity(p);
+    std::string data;
+    t.table->save(id_of(0), 0, "user", kCreate);
+    ASSERT_TRUE(t.table->load(id_of(0), 1, data));
+    for (uint32_t i = 1; i < cap * 2; ++i) t.table->save(id_of(i), 2, "bot", kCreate);
+    // Log-in: a new id in whatever stripe, the old one gone, the data kept.
+    for (uint32_t n = 0; n < 50; ++n) {
+        SessionId from = id_of(n == 0 ? 0 : 900000 + n - 1), to = id_of(900000 + n);
+        ASSERT_TRUE(t.table->rename(from, to, 3 + n, "user")) << n;
+        ASSERT_TRUE(t.table->load(to, 3 + n, data)) << n;
+        EXPECT_FALSE(t.table->load(from, 3 + n, data)) << n;
+    }
+}
+
+TEST(SessionTable, RenameOfARemovedSessionWritesNothing) {
+    Table t(small());
+    std::string data;
+    EXPECT_FALSE(t.table->rename(id_of(1), id_of(2), 0, "x"));
+    EXPECT_FALSE(t.table->load(id_of(2), 1, data));
+    EXPECT_EQ(t.table->live(), 0u);
 }
 
 TEST(SessionTable, WorksAcrossProcesses) {
@@ -124,10 +198,10 @@ TEST(SessionTable, WorksAcrossProcesses) {
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-        for (uint32_t i = 0; i < 1000; ++i) t.table->save(id_of(i), 0, "child" + std::to_string(i));
+        for (uint32_t i = 0; i < 1000; ++i) t.table->save(id_of(i), 0, "child" + std::to_string(i), kCreate);
         _exit(0);
     }
-    for (uint32_t i = 1000; i < 2000; ++i) t.table->save(id_of(i), 0, "parent" + std::to_string(i));
+    for (uint32_t i = 1000; i < 2000; ++i) t.table->save(id_of(i), 0, "parent" + std::to_string(i), kCreate);
     int status = 0;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -142,7 +216,7 @@ TEST(SessionTable, WorksAcrossProcesses) {
 
 TEST(SessionTable, LockHolderDyingIsRepairedAndLosesNothingElse) {
     Table t(small());
-    for (uint32_t i = 0; i < 200; ++i) t.table->save(id_of(i), 0, "v" + std::to_string(i));
+    for (uint32_t i = 0; i < 200; ++i) t.table->save(id_of(i), 0, "v" + std::to_string(i), kCreate);
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
@@ -156,15 +230,36 @@ TEST(SessionTable, LockHolderDyingIsRepairedAndLosesNothingElse) {
         ASSERT_TRUE(t.table->load(id_of(i), 1, data)) << i;  // would hang without robust locks
         EXPECT_EQ(data, "v" + std::to_string(i));
     }
-    t.table->save(id_of(7), 2, "after");
+    t.table->save(id_of(7), 2, "after", kCreate);
     ASSERT_TRUE(t.table->load(id_of(7), 3, data));
     EXPECT_EQ(data, "after");
 }
 
+TEST(SessionTable, RepairKeepsReturningSessionsAheadOfNewOnes) {
+    SessionTableParams p{64 << 10, 1024, 100000, 100000};
+    Table t(p);
+    size_t cap = SharedSessionTable::capacity(p);
+    std::string data;
+    t.table->save(id_of(1), 0, "user", kCreate);
+    ASSERT_TRUE(t.table->load(id_of(1), 1, data));
+    for (uint32_t i = 0; i < cap / 2; ++i) t.table->save(id_of(1000 + i), 2, "bot", kCreate);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        t.table->lock_and_abandon(id_of(1));  // the recency lists are rebuilt from the slots
+        _exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    for (uint32_t i = 0; i < cap * 10; ++i) t.table->save(id_of(5000 + i), 3, "bot", kCreate);
+    ASSERT_TRUE(t.table->load(id_of(1), 4, data));
+    EXPECT_EQ(data, "user");
+}
+
 TEST(SessionTable, OversizedDataIsRefused) {
     Table t(small());
-    EXPECT_THROW(t.table->save(id_of(1), 0, std::string(257, 'x')), std::length_error);
-    t.table->save(id_of(1), 0, std::string(256, 'x'));
+    EXPECT_THROW(t.table->save(id_of(1), 0, std::string(257, 'x'), kCreate), std::length_error);
+    t.table->save(id_of(1), 0, std::string(256, 'x'), kCreate);
 }
 
 TEST(SessionTable, TooSmallRegionHasNoCapacity) {
