@@ -1,6 +1,9 @@
 #include <kiln/app.hpp>
 #include <kiln/view.hpp>  // kMethodField
 
+#include <cxxabi.h>
+
+#include <cstdlib>
 #include <ctime>
 #include <exception>
 #include <string>
@@ -90,6 +93,15 @@ void Next::operator()() {
 }
 
 namespace {
+// "std::runtime_error", not "St13runtime_error".
+std::string type_name(const std::type_info& t) {
+    int status = 0;
+    char* readable = abi::__cxa_demangle(t.name(), nullptr, nullptr, &status);
+    std::string out = status == 0 && readable ? readable : t.name();
+    std::free(readable);
+    return out;
+}
+
 // Runs fn, mapping what it throws to a response through fail(status, text); false if it threw.
 template <class Fail, class Fn>
 bool guarded(const Request& req, Fail& fail, Fn&& fn) {
@@ -101,7 +113,7 @@ bool guarded(const Request& req, Fail& fail, Fn&& fn) {
     } catch (const std::exception& e) {
         util::log(util::LogLevel::Error, "%.*s %.*s: handler threw %s: %s", static_cast<int>(req.method_name().size()),
                   req.method_name().data(), static_cast<int>(req.target().size()), req.target().data(),
-                  typeid(e).name(), e.what());
+                  type_name(typeid(e)).c_str(), e.what());
         fail(500, "Internal Server Error");
     } catch (...) {
         util::log(util::LogLevel::Error, "%.*s %.*s: handler threw a non-exception",

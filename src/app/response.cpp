@@ -72,6 +72,7 @@ void Response::drop_file() {
 }
 
 void Response::send(std::string_view body, std::string_view content_type) {
+    check_header("Content-Type", content_type);  // the one check every header value passes
     drop_file();
     content_type_.assign(content_type);
     body_.assign(body);
@@ -82,6 +83,12 @@ void Response::file(int fd, uint64_t offset, uint64_t length, std::string_view c
     if (streaming_) {
         ::close(fd);
         throw std::logic_error("Response::file after a streamed write");
+    }
+    try {
+        check_header("Content-Type", content_type);
+    } catch (...) {
+        ::close(fd);  // ours from the call on, as it would have been once queued
+        throw;
     }
     drop_file();
     body_.clear();

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <ctime>
@@ -37,11 +38,27 @@ void log(LogLevel level, const char* fmt, ...) {
     int n = std::snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02dZ [%s] [%d] ", t.tm_year + 1900,
                           t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec,
                           kNames[static_cast<int>(level)], static_cast<int>(getpid()));
+    char msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    int m = std::vsnprintf(line + n, sizeof line - n - 1, fmt, ap);
+    int m = std::vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    size_t len = static_cast<size_t>(n) + (m < 0 ? 0 : std::min<size_t>(m, sizeof line - n - 2));
+    size_t msg_len = m < 0 ? 0 : std::min<size_t>(static_cast<size_t>(m), sizeof msg - 1);
+    // One event, one line: control bytes in the message (an exception's text, a
+    // request target) become \xHH, so no one can forge or split a log line.
+    size_t len = static_cast<size_t>(n);
+    for (size_t i = 0; i < msg_len && len + 5 < sizeof line; ++i) {
+        auto c = static_cast<unsigned char>(msg[i]);
+        if (c >= 0x20 && c != 0x7f) {
+            line[len++] = static_cast<char>(c);
+            continue;
+        }
+        static constexpr char kHex[] = "0123456789ABCDEF";
+        line[len++] = '\\';
+        line[len++] = 'x';
+        line[len++] = kHex[c >> 4];
+        line[len++] = kHex[c & 15];
+    }
     line[len++] = '\n';
     ssize_t ignored = ::write(g_fd.load(std::memory_order_relaxed), line, len);
     (void)ignored;

@@ -164,6 +164,26 @@ class ErrorLog(unittest.TestCase):
                 self.assertNotIn("[info]", f.read())
             self.assertNotIn("handler threw", err, "errors go to the file, not stderr")
 
+    def test_exception_text_cannot_forge_or_split_a_line(self):
+        # Security review note: exception text reached the error log unescaped.
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "error.log")
+            srv = Server("--error-log", path, "--log-level", "warn")
+            try:
+                send(srv.port, b"GET /throw-lines HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+                lines = wait_lines(path, 1)
+                time.sleep(0.2)
+                with open(path, "rb") as f:
+                    data = f.read()
+            finally:
+                code, err = srv.stop()
+            self.assertEqual(code, 0, err)
+            self.assertEqual(data.count(b"\n"), 1, data)
+            self.assertNotIn(b"\r", data)
+            self.assertNotIn(b"\x1b", data)
+            self.assertIn("handler threw std::runtime_error: first\\x0A2026-01-01T00:00:00Z [error] [1] forged"
+                          "\\x0D\\x1B[31m", lines[0])
+
 
 class LogFilesAsRoot(unittest.TestCase):
     """Security finding 4: started as root with --user, kiln opened log paths

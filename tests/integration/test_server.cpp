@@ -69,6 +69,9 @@ int main(int argc, char** argv) {
              kiln::RouteOptions{.max_body = 1024});
 
     app.get("/throw", [](kiln::Request&, kiln::Response&) { throw std::runtime_error("boom"); });
+    app.get("/throw-lines", [](kiln::Request&, kiln::Response&) {
+        throw std::runtime_error("first\n2026-01-01T00:00:00Z [error] [1] forged\r\x1b[31m");
+    });
     app.get("/http-error", [](kiln::Request&, kiln::Response&) { throw kiln::HttpError(418, "teapot"); });
 
     app.get("/stream", [](kiln::Request&, kiln::Response& res) {

@@ -1,6 +1,7 @@
 // http::serialize_head and net::OutputQueue: the bytes a response puts on the wire.
 #include "http/serializer.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -112,6 +113,20 @@ TEST(ResponseErrors, HeaderInjectionIsRefused) {
     EXPECT_THROW(res.header("X A", "1"), std::invalid_argument);
     EXPECT_THROW(res.header("Content-Length", "5"), std::invalid_argument);
     EXPECT_THROW(res.status(42), std::invalid_argument);
+}
+
+// Security finding 9: send() and file() took a content type with CR/LF unchecked.
+TEST(ResponseErrors, ContentTypeInjectionIsRefusedByEveryWayIn) {
+    Response res;
+    res.reset(nullptr);
+    EXPECT_THROW(res.send("x", "text/html\r\nSet-Cookie: evil=1"), std::invalid_argument);
+    EXPECT_THROW(res.send("x", std::string_view("text/html\0x", 11)), std::invalid_argument);
+    int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    EXPECT_THROW(res.file(fd, 0, 0, "text/plain\nX-Evil: 1"), std::invalid_argument);
+    EXPECT_EQ(::fcntl(fd, F_GETFD), -1) << "the refused file's descriptor is closed, not leaked";
+    EXPECT_FALSE(res.header("X-Evil"));
+    EXPECT_NE(res.header("Content-Type").value_or(""), "text/plain\nX-Evil: 1");
 }
 
 }  // namespace
