@@ -61,7 +61,8 @@ public:
     // Value of the first cookie `name` in the Cookie header (not decoded).
     std::optional<std::string_view> cookie(std::string_view name) const;
     // A cookie set with Response::signed_cookie: its value if the signature checks
-    // out with the app's secret, nullopt if absent, unsigned or tampered with.
+    // out with the app's secret and has not expired, nullopt if absent, unsigned,
+    // tampered with or past the expiry it was signed with.
     std::optional<std::string_view> signed_cookie(std::string_view name) const;
 
     // This client's session, loaded on first use (see <kiln/session.hpp>). Throws

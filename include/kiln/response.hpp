@@ -46,8 +46,10 @@ public:
     Response& cookie(std::string_view name, std::string_view value, const CookieOptions& opts = {});
     // Asks the client to delete the cookie (give the path and domain it was set with).
     Response& clear_cookie(std::string_view name, const CookieOptions& opts = {});
-    // A cookie the client can read but not forge: value "." HMAC-SHA256(secret,
-    // name "=" value) in base64url. Read it back with Request::signed_cookie.
+    // A cookie the client can read but not forge: value "." expiry "." HMAC-SHA256
+    // (secret, name "=" value "." expiry) in base64url. The expiry is the cookie's
+    // own (max_age or expires; else 400 days) and is enforced by the server too, so
+    // a copy kept past it is refused. Read it back with Request::signed_cookie.
     Response& signed_cookie(std::string_view name, std::string_view value, const CookieOptions& opts = {});
 
     // Appends a header even if one of that name exists.

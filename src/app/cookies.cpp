@@ -2,6 +2,8 @@
 #include <kiln/request.hpp>
 #include <kiln/response.hpp>
 
+#include <algorithm>
+#include <ctime>
 #include <stdexcept>
 
 #include "app/signing.hpp"
@@ -47,7 +49,11 @@ Response& Response::clear_cookie(std::string_view name, const CookieOptions& opt
 
 Response& Response::signed_cookie(std::string_view name, std::string_view value, const CookieOptions& opts) {
     if (!secret_) throw std::logic_error("Response::signed_cookie outside a handler run by an App");
-    return cookie(name, app::sign(*secret_, name, value), opts);
+    int64_t now = static_cast<int64_t>(time(nullptr));
+    int64_t expires_at = opts.max_age ? now + std::max<int64_t>(*opts.max_age, 0)
+                         : opts.expires ? static_cast<int64_t>(*opts.expires)
+                                        : now + app::kSignedDefaultLifetime;
+    return cookie(name, app::sign(*secret_, name, value, expires_at), opts);
 }
 
 std::optional<std::string_view> Request::cookie(std::string_view name) const {
@@ -60,7 +66,7 @@ std::optional<std::string_view> Request::signed_cookie(std::string_view name) co
     if (!secret_) throw std::logic_error("Request::signed_cookie outside a handler run by an App");
     auto v = cookie(name);
     if (!v) return std::nullopt;
-    return app::verify(*secret_, name, *v);
+    return app::verify(*secret_, name, *v, static_cast<int64_t>(time(nullptr)));
 }
 
 }  // namespace kiln

@@ -4,6 +4,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include <charconv>
 #include <stdexcept>
 
 namespace kiln::app {
@@ -39,19 +40,29 @@ std::string mac_text(std::string_view secret, std::string_view context, std::str
 }
 }  // namespace
 
-std::string sign(std::string_view secret, std::string_view context, std::string_view value) {
+std::string sign(std::string_view secret, std::string_view context, std::string_view value, int64_t expires_at) {
     std::string out(value);
-    out.append(1, '.').append(mac_text(secret, context, value));
+    out.append(1, '.').append(std::to_string(expires_at));
+    std::string mac = mac_text(secret, context, out);
+    out.append(1, '.').append(mac);
     return out;
 }
 
-std::optional<std::string_view> verify(std::string_view secret, std::string_view context, std::string_view signed_value) {
+std::optional<std::string_view> verify(std::string_view secret, std::string_view context, std::string_view signed_value,
+                                       int64_t now) {
     if (signed_value.size() < kMacChars + 1 || signed_value[signed_value.size() - kMacChars - 1] != '.')
         return std::nullopt;
-    std::string_view value = signed_value.substr(0, signed_value.size() - kMacChars - 1);
-    std::string expected = mac_text(secret, context, value);
-    if (CRYPTO_memcmp(expected.data(), signed_value.data() + value.size() + 1, kMacChars) != 0) return std::nullopt;
-    return value;
+    std::string_view signed_part = signed_value.substr(0, signed_value.size() - kMacChars - 1);
+    std::string expected = mac_text(secret, context, signed_part);
+    if (CRYPTO_memcmp(expected.data(), signed_value.data() + signed_part.size() + 1, kMacChars) != 0) return std::nullopt;
+    // Signed, so well-formed unless the secret signed garbage: still checked.
+    size_t dot = signed_part.rfind('.');
+    if (dot == std::string_view::npos) return std::nullopt;
+    std::string_view expiry = signed_part.substr(dot + 1);
+    int64_t expires_at = 0;
+    auto [end, ec] = std::from_chars(expiry.data(), expiry.data() + expiry.size(), expires_at);
+    if (ec != std::errc() || end != expiry.data() + expiry.size() || now >= expires_at) return std::nullopt;
+    return signed_part.substr(0, dot);
 }
 
 }  // namespace kiln::app

@@ -220,7 +220,9 @@ PathStatus Connection::prepare_request(const RequestHead& h, Request& req) {
 bool Connection::start_request() {
     PathStatus ps = prepare_request(srv_.head_, srv_.request_);
     if (ps != PathStatus::Ok) {
-        respond_error(400, ps == PathStatus::NulByte ? "NUL byte in path" : "malformed percent-encoding in path");
+        respond_error(400, ps == PathStatus::NulByte        ? "NUL byte in path"
+                           : ps == PathStatus::EncodedSlash ? "encoded slash (%2F) in path"
+                                                            : "malformed percent-encoding in path");
         return false;
     }
     head_current_ = true;

@@ -35,7 +35,7 @@ PathStatus normalize_path(std::string_view raw, std::string& out) {
     out.clear();
     out.reserve(raw.size() + 1);
     out.push_back('/');
-    // Walk decoded bytes; a segment is finished at each '/' (literal or encoded).
+    // Walk decoded bytes; a segment is finished at each '/'.
     size_t seg_start = 1;  // index in out where the current segment begins
     auto finish_segment = [&](bool at_end) {
         std::string_view seg(out.data() + seg_start, out.size() - seg_start);
@@ -63,6 +63,7 @@ PathStatus normalize_path(std::string_view raw, std::string& out) {
             if (lo < 0) return PathStatus::BadEscape;
             c = static_cast<char>(hi * 16 + lo);
             if (c == '\0') return PathStatus::NulByte;
+            if (c == '/') return PathStatus::EncodedSlash;
             i += 2;
         }
         if (c == '/') finish_segment(false);

@@ -7,15 +7,17 @@
 
 namespace kiln::http {
 
-enum class PathStatus { Ok, BadEscape, NulByte };
+enum class PathStatus { Ok, BadEscape, NulByte, EncodedSlash };
 
 // True if `raw` must go through normalize_path (it has '%', a dot segment or "//");
 // otherwise the raw path is already normal and can be used as is, without a copy.
 bool path_needs_normalizing(std::string_view raw);
 
-// Decodes %XX escapes (an encoded '/' becomes a separator, so "%2e%2e%2f" cannot
-// escape either), merges repeated slashes and resolves "." and "..", never above
-// the root. Writes the result to `out`. A trailing slash is kept.
+// Decodes %XX escapes, merges repeated slashes and resolves "." and ".." (also
+// encoded), never above the root. Writes the result to `out`. A trailing slash is
+// kept. An encoded slash (%2F) is EncodedSlash, refused as Apache and Tomcat refuse
+// it by default: "/a%2Fb" is one segment to a proxy matching raw paths and two to
+// us, and that difference is how a proxy's rule is walked around.
 PathStatus normalize_path(std::string_view raw, std::string& out);
 
 // Decodes one URL component (query names/values); '+' is a space when plus_is_space.
