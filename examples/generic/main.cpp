@@ -45,9 +45,9 @@ int main(int argc, char** argv) {
         body.append(page_head).append(id).append(page_tail);
     });
     app.post("/upload", [](kiln::Request& req, kiln::Response& res) {
-        req.session();  // as in the study's apps: the upload belongs to the visitor's session
+        (void)req.session().id();  // as in the study's apps: the upload belongs to the visitor's session
         res.text("Data accepted");
-    }, {.max_body = 1 << 20});
+    }, {.max_body = 1 << 20, .max_files = 1});
     app.files("/", root + "/public");
     return app.run(argc, argv);
 }

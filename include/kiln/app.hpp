@@ -42,6 +42,9 @@ using Middleware = std::function<void(Request&, Response&, Next&)>;
 
 struct RouteOptions {
     size_t max_body = 8 * 1024 * 1024;  // larger bodies get 413 before they are read
+    // File parts a multipart/form-data body may carry (more: 413). 0: the route takes
+    // no files, and nothing sent to it is ever written to disk; fields still work.
+    size_t max_files = 0;
 };
 
 // Throw from a handler to answer with this status; what() is shown to the client.
@@ -77,8 +80,8 @@ public:
     App& del(std::string_view pattern, Handler h, RouteOptions o = {}) { return route(Method::Delete, pattern, std::move(h), o); }
 
     // Serves the files under `dir` at `prefix` (GET and HEAD): see FileOptions.
-    // Paths never leave `dir`: dot segments, encoded slashes, NUL and symlinks that
-    // lead outside all get 404.
+    // Paths never leave `dir`: dot segments and symlinks that lead outside get 404
+    // (an encoded slash or NUL in a path is a 400 before routing).
     App& files(std::string_view prefix, std::string_view dir, FileOptions opts = {});
 
     // The store behind req.session(). Default: the node-wide shared-memory table the
@@ -100,6 +103,12 @@ public:
     // body limit), then run middleware and the handler, mapping exceptions to 5xx/4xx.
     size_t prepare(Request& req) const;
     void handle(Request& req, Response& res) const;
+    // Used by the server layer while a multipart body arrives: the files the routed
+    // request may carry, and the check its fields so far must pass before the first
+    // is written (csrf_protect(), when installed with use(): the X-CSRF-Token header
+    // or a _csrf field ahead of the files). An empty function: no check.
+    size_t max_files(const Request& req) const;
+    std::function<bool(const Form&)> upload_gate(const Request& req) const;
 
     struct Impl;
 private:

@@ -32,6 +32,7 @@ struct ServerOptions {
     size_t max_request_line = 8 * 1024;
     size_t max_header_bytes = 64 * 1024;
     size_t max_header_count = 100;
+    uint64_t upload_spool_bytes = uint64_t{1} << 30;  // upload temp files on disk per worker process; past it 507
     std::string server_name = "kiln";
     // Concurrency model: "event" (handlers run on the event loops, must not block),
     // "hybrid" (loops do the I/O, handlers run on a bounded thread pool: blocking

@@ -12,6 +12,7 @@
 
 #include "app/app_impl.hpp"
 #include "app/body.hpp"
+#include "app/csrf_internal.hpp"
 #include "app/router.hpp"
 #include "app/session_binding.hpp"
 #include "http/parser.hpp"
@@ -56,6 +57,7 @@ App& App::session_store(std::shared_ptr<SessionStore> store) {
 }
 
 App& App::use(Middleware m) {
+    if (m.target<app::CsrfCheck>()) impl_->csrf = true;
     impl_->middleware.push_back(std::move(m));
     return *this;
 }
@@ -68,6 +70,10 @@ size_t App::prepare(Request& req) const {
     req.allowed_methods_ = m.allowed;
     req.param_count_ = m.param_count;
     return m.target ? static_cast<const Route*>(m.target)->options.max_body : impl_->default_max_body;
+}
+
+size_t App::max_files(const Request& req) const {
+    return req.route_ ? static_cast<const Route*>(req.route_)->options.max_files : 0;
 }
 
 void Next::operator()() {

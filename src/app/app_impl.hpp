@@ -28,6 +28,7 @@ struct App::Impl {
     SessionStore* store = nullptr;             // user_store, or the server's default
     SessionOptions session_options;
     std::string secret;  // signed cookies
+    bool csrf = false;   // csrf_protect() is installed (use()): uploads are checked before spooling
 };
 
 }  // namespace kiln

@@ -9,6 +9,8 @@
 #include <system_error>
 #include <utility>
 
+#include "app/upload_sink.hpp"
+
 namespace kiln {
 
 UploadedFile::UploadedFile(UploadedFile&& o) noexcept
@@ -17,7 +19,10 @@ UploadedFile::UploadedFile(UploadedFile&& o) noexcept
 
 UploadedFile& UploadedFile::operator=(UploadedFile&& o) noexcept {
     if (this == &o) return *this;
-    if (fd_ >= 0) ::close(fd_);
+    if (fd_ >= 0) {
+        ::close(fd_);
+        app::release_spool(size);
+    }
     field = std::move(o.field);
     filename = std::move(o.filename);
     content_type = std::move(o.content_type);
@@ -28,7 +33,9 @@ UploadedFile& UploadedFile::operator=(UploadedFile&& o) noexcept {
 }
 
 UploadedFile::~UploadedFile() {
-    if (fd_ >= 0) ::close(fd_);
+    if (fd_ < 0) return;
+    ::close(fd_);
+    app::release_spool(size);  // its bytes no longer count against limits.upload_spool_bytes
 }
 
 std::string UploadedFile::contents() const {

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "app/csrf_key.hpp"
+#include "app/csrf_internal.hpp"
 #include "app/session_binding.hpp"
 #include "util/random.hpp"
 

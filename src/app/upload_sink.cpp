@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -13,12 +14,19 @@
 
 namespace kiln::app {
 
-UploadSink::UploadSink(std::string_view boundary) : parser_(boundary) {}
+namespace {
+std::atomic<uint64_t> g_spooled{0};  // bytes in upload temp files of this process
+}  // namespace
 
-std::unique_ptr<UploadSink> UploadSink::for_content_type(std::string_view content_type) {
+uint64_t spooled_bytes() { return g_spooled.load(std::memory_order_relaxed); }
+void release_spool(uint64_t bytes) { g_spooled.fetch_sub(bytes, std::memory_order_relaxed); }
+
+UploadSink::UploadSink(std::string_view boundary, UploadRules rules) : parser_(boundary), rules_(std::move(rules)) {}
+
+std::unique_ptr<UploadSink> UploadSink::for_content_type(std::string_view content_type, UploadRules rules) {
     auto boundary = http::multipart_boundary(content_type);
     if (!boundary) return nullptr;
-    return std::make_unique<UploadSink>(*boundary);
+    return std::make_unique<UploadSink>(*boundary, std::move(rules));
 }
 
 bool UploadSink::fail(int status, std::string reason) {
@@ -42,6 +50,14 @@ bool UploadSink::finish() {
 bool UploadSink::on_part(const http::PartHead& head) {
     in_file_ = head.filename.has_value();
     if (in_file_) {
+        // Checked before a byte of the file is kept: the route must take files, this
+        // many, and the request must pass its gate on what came before (the token).
+        if (rules_.max_files == 0) return fail(413, "this route accepts no file uploads");
+        if (form_.files_.size() >= rules_.max_files)
+            return fail(413, "more than " + std::to_string(rules_.max_files) + " files in one request");
+        if (form_.files_.empty() && rules_.gate && !rules_.gate(form_))
+            return fail(403, "Forbidden: missing or invalid CSRF token (send it in the X-CSRF-Token header "
+                             "or in a _csrf field before the files)");
         UploadedFile& f = form_.files_.emplace_back();
         f.field.assign(head.name);
         f.filename.assign(*head.filename);
@@ -85,11 +101,24 @@ bool UploadSink::on_data(std::string_view data) {
         f.memory_.append(data);
         return spill(f);
     }
+    return write_to_disk(f, data);
+}
+
+bool UploadSink::write_to_disk(UploadedFile& f, std::string_view data) {
+    // Reserved before it is written: every sink of the process shares the limit,
+    // and a file on disk always counts exactly its size (released with it).
+    if (g_spooled.fetch_add(data.size(), std::memory_order_relaxed) + data.size() > rules_.spool_limit) {
+        g_spooled.fetch_sub(data.size(), std::memory_order_relaxed);
+        util::log(util::LogLevel::Warn, "upload refused: uploads in progress hold limits.upload_spool_bytes = %llu "
+                  "bytes on disk in this worker", static_cast<unsigned long long>(rules_.spool_limit));
+        return fail(507, "too many uploads in progress; try again later");
+    }
     // Page-cache writes: the loop thread pays a memcpy, not a disk wait.
     while (!data.empty()) {
         ssize_t n = ::write(f.fd_, data.data(), data.size());
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) {
+            g_spooled.fetch_sub(data.size(), std::memory_order_relaxed);  // what was not written
             util::log(util::LogLevel::Error, "upload: writing a temporary file: %s", std::strerror(errno));
             return fail(errno == ENOSPC || errno == EDQUOT ? 507 : 500, "cannot store the upload");
         }

@@ -3,7 +3,14 @@
 // file part is kept in memory up to kUploadMemoryThreshold and past that moved to
 // an unnamed temporary file in $TMPDIR (or /tmp), so memory stays bounded whatever
 // the upload's size. deliver() hands the Form to the request. One per request.
+//
+// Nothing reaches the disk unless the route takes files (UploadRules::max_files)
+// and the request passes its gate (the CSRF check) by its first file part; the
+// bytes every sink of the process holds on disk are bounded together
+// (limits.upload_spool_bytes: 507 past it).
 #pragma once
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -17,11 +24,23 @@ namespace kiln::app {
 inline constexpr size_t kUploadMemoryThreshold = 64 * 1024;
 inline constexpr size_t kMaxFormFieldBytes = 1024 * 1024;  // all non-file fields together -> 413
 
+struct UploadRules {
+    size_t max_files = 0;                 // file parts allowed; 0: none (413)
+    uint64_t spool_limit = 1ull << 30;    // bytes on disk for every sink of this process
+    // Called with the fields so far when the first file part starts; false: 403.
+    std::function<bool(const Form&)> gate;
+};
+
+// Bytes of uploads on disk in this process right now (every live UploadedFile's).
+uint64_t spooled_bytes();
+// Called when a spooled file is gone (UploadedFile's destructor).
+void release_spool(uint64_t bytes);
+
 class UploadSink final : public http::BodySink, private http::MultipartSink {
 public:
-    explicit UploadSink(std::string_view boundary);
+    UploadSink(std::string_view boundary, UploadRules rules);
     // A sink for this Content-Type, or nullptr if it is not multipart/form-data.
-    static std::unique_ptr<UploadSink> for_content_type(std::string_view content_type);
+    static std::unique_ptr<UploadSink> for_content_type(std::string_view content_type, UploadRules rules);
 
     bool write(std::string_view data) override;
     bool finish() override;
@@ -35,8 +54,10 @@ private:
     bool on_part_end() override;
     bool fail(int status, std::string reason);
     bool spill(UploadedFile& f);
+    bool write_to_disk(UploadedFile& f, std::string_view data);
 
     http::MultipartParser parser_;
+    UploadRules rules_;
     Form form_;
     bool in_file_ = false;
     size_t field_bytes_ = 0;

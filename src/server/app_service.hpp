@@ -16,11 +16,14 @@ namespace kiln::server {
 class AppService final : public http::Service {
 public:
     AppService(const App& app, const ServerOptions& o, const SharedStats& stats, const SessionStore* sessions)
-        : app_(app), metrics_(o.metrics_path), health_(o.health_path), stats_(stats), sessions_(sessions) {}
+        : app_(app), metrics_(o.metrics_path), health_(o.health_path), stats_(stats), sessions_(sessions),
+          spool_limit_(o.upload_spool_bytes) {}
     size_t prepare(Request& req) override { return app_.prepare(req); }
     std::unique_ptr<http::BodySink> body_sink(Request& req) override {
         auto type = req.header("content-type");
-        return type ? app::UploadSink::for_content_type(*type) : nullptr;
+        if (!type) return nullptr;
+        // Routed already: the route says how many files it takes; unknown routes none.
+        return app::UploadSink::for_content_type(*type, {app_.max_files(req), spool_limit_, app_.upload_gate(req)});
     }
     void handle(Request& req, Response& res) override {
         bool get = req.method() == Method::Get || req.method() == Method::Head;
@@ -46,6 +49,7 @@ private:
     std::string metrics_, health_;
     const SharedStats& stats_;
     const SessionStore* sessions_;  // null: the app brought no store and kiln made none
+    uint64_t spool_limit_;
 };
 
 }  // namespace kiln::server

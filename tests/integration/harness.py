@@ -57,12 +57,13 @@ def free_port():
 class ServerProcess:
     """One server binary started with --port P --threads 2 plus extra flags."""
 
-    def __init__(self, binary, extra_args=(), threads=2):
+    def __init__(self, binary, extra_args=(), threads=2, env=None):
         if not binary:
             raise RuntimeError("no server binary given (--server / --hello)")
         self.binary = binary
         self.extra_args = list(extra_args)
         self.threads = threads
+        self.env = dict(os.environ, **env) if env else None  # extra variables for the server
         self.proc = None
         self.port = None
         self.log = None
@@ -76,7 +77,7 @@ class ServerProcess:
             self.log = tempfile.TemporaryFile()
             args = [self.binary, "--port", str(self.port), "--threads", str(self.threads)]
             args += self.extra_args
-            self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL,
+            self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, env=self.env,
                                          stdout=self.log, stderr=subprocess.STDOUT)
             try:
                 self._wait_accepting()
@@ -536,10 +537,11 @@ class ServerTestCase(unittest.TestCase):
 
     binary_key = "server"
     server_args = ()
+    server_env = {}  # extra environment variables for the server
 
     @classmethod
     def setUpClass(cls):
-        cls.server = ServerProcess(BINARIES[cls.binary_key], cls.server_args)
+        cls.server = ServerProcess(BINARIES[cls.binary_key], cls.server_args, env=cls.server_env)
         # Registered before start: stop() is safe on a process that never started.
         cls.addClassCleanup(cls._stop_and_check)
         cls.server.start()

@@ -45,6 +45,10 @@ void print_path(kiln::Request& req, kiln::Response& res) { res.text(req.path());
 int main(int argc, char** argv) {
     kiln::App app;
 
+    // The whole app under CSRF protection (test_uploads.py: an upload's token is
+    // checked before any file is written), instead of /guarded only (below).
+    if (std::getenv("KILNTEST_CSRF_EVERYWHERE")) app.use(kiln::csrf_protect());
+
     // Runs around every request: /private answers 401 without reaching a handler;
     // everything else gets a marker header once the chain has run (a streamed
     // response has already sent its head, so it cannot carry the marker).
@@ -186,14 +190,14 @@ int main(int argc, char** argv) {
         }
         if (auto dest = req.query("save"); dest && !req.form().files().empty()) req.form().files()[0].save_as(std::string(*dest));
         res.text(out);
-    }, {.max_body = size_t{1} << 30});
+    }, {.max_body = size_t{1} << 30, .max_files = 8});
     app.post("/json", [](kiln::Request& req, kiln::Response& res) {
         const auto& j = req.json();
         res.json(j.dump());
     });
     // CSRF and flash (test_sessions.py): only under /guarded, so other POST tests need no token.
     app.use([csrf = kiln::csrf_protect()](kiln::Request& req, kiln::Response& res, kiln::Next& next) {
-        if (req.path().starts_with("/guarded")) csrf(req, res, next);
+        if (req.path().starts_with("/guarded") && !std::getenv("KILNTEST_CSRF_EVERYWHERE")) csrf(req, res, next);
         else next();
     });
     app.get("/guarded/form", [](kiln::Request& req, kiln::Response& res) {

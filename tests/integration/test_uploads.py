@@ -4,8 +4,10 @@ error paths: a boundary split across reads, a missing final boundary, too many
 parts, malformed encodings. A 100 MiB upload must leave the server's memory within
 16 MiB of what it was idle."""
 
+import atexit
 import hashlib
 import os
+import shutil
 import tempfile
 import time
 import unittest
@@ -165,6 +167,147 @@ class Uploads(harness.ServerTestCase):
     def test_body_over_the_route_limit_is_413(self):
         r = self.post("/small", b"x" * 100000, "multipart/form-data; boundary=" + BOUNDARY)
         self.assertEqual(r.status, 413)
+
+
+# ------------------------------------------------------------------------------------
+# Security finding 6: multipart bodies were spooled to temp files on every route,
+# before routing and CSRF: 40 x 70 KiB parts sent to GET / (or to no route at all)
+# held 40 temp-file descriptors until the connection closed.
+
+SPOOL = tempfile.mkdtemp(prefix="kiln-spool-")  # the servers' TMPDIR: their temp files show here
+atexit.register(shutil.rmtree, SPOOL, True)
+
+
+def spooled_files(server):
+    """Descriptors the server's processes hold on upload temp files (in SPOOL)."""
+    n = 0
+    for pid in [server.proc.pid] + server.children():
+        try:
+            fds = os.listdir("/proc/%d/fd" % pid)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink("/proc/%d/fd/%s" % (pid, fd)).startswith(SPOOL + "/"):
+                    n += 1
+            except OSError:
+                pass
+    return n
+
+
+def upload_head(method, target, length, headers=()):
+    lines = ["%s %s HTTP/1.1" % (method, target), "Host: x",
+             "Content-Type: multipart/form-data; boundary=" + BOUNDARY, "Content-Length: %d" % length]
+    lines += ["%s: %s" % h for h in headers]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def files(count, size, first=()):
+    return list(first) + [("f%d" % i, b"x" * size, "f%d.bin" % i, None) for i in range(count)]
+
+
+class UploadsOnlyWhereTheRouteTakesThem(harness.ServerTestCase):
+    server_args = ("--workers", "0")
+    server_env = {"TMPDIR": SPOOL}
+
+    def unfinished(self, method, target, parts, headers=()):
+        """Sends a multipart body short of its end; returns the open connection."""
+        body = multipart(parts, close=False)
+        c = self.connect()
+        c.send(upload_head(method, target, len(body) + 4096, headers) + body, tolerate_close=True)
+        return c
+
+    def test_a_route_that_takes_no_files_writes_none(self):
+        for method, target in (("GET", "/plaintext"), ("POST", "/echo"), ("POST", "/no-such-route")):
+            with self.unfinished(method, target, files(40, 70 * 1024)) as c:
+                r = c.read_response()
+                self.assertEqual(spooled_files(self.server), 0, target)
+            self.assertEqual(r.status, 413, target)
+            self.assertIn(b"accepts no file uploads", r.body)
+
+    def test_fields_still_work_on_such_a_route(self):
+        body = multipart([("title", b"hi", None, None)])
+        with self.connect() as c:
+            c.send(upload_head("POST", "/echo", len(body)) + body)
+            self.assertEqual(c.read_response().status, 200)
+
+    def test_more_files_than_the_route_takes_is_a_413(self):
+        body = multipart(files(9, 10))
+        with self.connect() as c:
+            c.send(upload_head("POST", "/form", len(body)) + body, tolerate_close=True)
+            r = c.read_response()
+        self.assertEqual(r.status, 413)
+        self.assertIn(b"more than 8 files", r.body)
+        body = multipart(files(8, 10))
+        with self.connect() as c:
+            c.send(upload_head("POST", "/form", len(body)) + body)
+            self.assertEqual(c.read_response().status, 200)
+
+
+class UploadTokenIsCheckedBeforeAnyFile(harness.ServerTestCase):
+    server_args = ("--workers", "0")
+    server_env = {"TMPDIR": SPOOL, "KILNTEST_CSRF_EVERYWHERE": "1"}
+
+    def session(self):
+        r = self.get("/guarded/form")
+        sid = [v.split(";")[0] for v in r.header_all("set-cookie") if v.startswith("kiln_sid=")][0]
+        return sid, r.body.decode().split(" ")[0]
+
+    def post(self, parts, headers):
+        body = multipart(parts)
+        with self.connect() as c:
+            c.send(upload_head("POST", "/form", len(body), headers) + body, tolerate_close=True)
+            return c.read_response()
+
+    def test_no_token_no_file_on_disk(self):
+        cookie, _token = self.session()
+        body = multipart(files(3, 200 * 1024), close=False)
+        with self.connect() as c:
+            c.send(upload_head("POST", "/form", len(body) + 4096, [("Cookie", cookie)]) + body, tolerate_close=True)
+            r = c.read_response()
+            self.assertEqual(spooled_files(self.server), 0)
+        self.assertEqual(r.status, 403)
+        self.assertIn(b"CSRF", r.body)
+
+    def test_token_in_a_field_before_the_files_or_in_the_header(self):
+        cookie, token = self.session()
+        ok = self.post(files(1, 100 * 1024, first=[("_csrf", token.encode(), None, None)]), [("Cookie", cookie)])
+        self.assertEqual(ok.status, 200, ok)
+        self.assertIn(b" disk\n", ok.body)
+        by_header = self.post(files(1, 100 * 1024), [("Cookie", cookie), ("X-CSRF-Token", token)])
+        self.assertEqual(by_header.status, 200, by_header)
+        late = self.post(files(1, 10) + [("_csrf", token.encode(), None, None)], [("Cookie", cookie)])
+        self.assertEqual(late.status, 403)
+        wrong = self.post(files(1, 10, first=[("_csrf", b"0" * 64, None, None)]), [("Cookie", cookie)])
+        self.assertEqual(wrong.status, 403)
+        no_session = self.post(files(1, 10, first=[("_csrf", token.encode(), None, None)]), [])
+        self.assertEqual(no_session.status, 403)
+
+
+class SpoolLimitPerWorker(harness.ServerTestCase):
+    server_args = ("--workers", "0")
+    server_env = {"TMPDIR": SPOOL, "KILN_LIMITS_UPLOAD_SPOOL_BYTES": "300000"}
+
+    def test_uploads_past_the_limit_get_507_until_room_is_made(self):
+        first = multipart(files(1, 200000))
+        a = self.connect()
+        self.addCleanup(a.close)
+        a.send(upload_head("POST", "/form", len(first)) + first[:-100])  # on disk, unfinished
+        deadline = time.monotonic() + 5
+        while spooled_files(self.server) == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self.assertEqual(spooled_files(self.server), 1)
+        time.sleep(0.1)
+        with self.connect() as b:
+            b.send(upload_head("POST", "/form", len(first)) + first, tolerate_close=True)
+            r = b.read_response()
+        self.assertEqual(r.status, 507, r)
+        self.assertIn("upload_spool_bytes", self.server.output())
+        a.send(first[-100:])
+        self.assertEqual(a.read_response().status, 200)
+        with self.connect() as c:  # the first upload's file is gone with its request
+            c.send(upload_head("POST", "/form", len(first)) + first)
+            self.assertEqual(c.read_response().status, 200)
 
 
 if __name__ == "__main__":
