@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <typeinfo>
 #include <vector>
 
 #include <kiln/files.hpp>
@@ -79,6 +81,45 @@ public:
     App& patch(std::string_view pattern, Handler h, RouteOptions o = {}) { return route(Method::Patch, pattern, std::move(h), o); }
     App& del(std::string_view pattern, Handler h, RouteOptions o = {}) { return route(Method::Delete, pattern, std::move(h), o); }
 
+    // A controller method as a route: app.post("/posts/:id", &PostsController::update),
+    // with `void update(kiln::Request&, kiln::Response&)`. A controller is made for
+    // each request (its members are that request's), by the factory given to
+    // controller<C>() or, without one, default-constructed.
+    template <class M>
+        requires std::is_member_function_pointer_v<M>
+    App& route(Method method, std::string_view pattern, M handler, RouteOptions opts = {});
+    template <class M> requires std::is_member_function_pointer_v<M>
+    App& get(std::string_view p, M h, RouteOptions o = {}) { return route(Method::Get, p, h, o); }
+    template <class M> requires std::is_member_function_pointer_v<M>
+    App& post(std::string_view p, M h, RouteOptions o = {}) { return route(Method::Post, p, h, o); }
+    template <class M> requires std::is_member_function_pointer_v<M>
+    App& put(std::string_view p, M h, RouteOptions o = {}) { return route(Method::Put, p, h, o); }
+    template <class M> requires std::is_member_function_pointer_v<M>
+    App& patch(std::string_view p, M h, RouteOptions o = {}) { return route(Method::Patch, p, h, o); }
+    template <class M> requires std::is_member_function_pointer_v<M>
+    App& del(std::string_view p, M h, RouteOptions o = {}) { return route(Method::Delete, p, h, o); }
+
+    // A handler class (one object per request, Cerflet's model): app.get<Hello>("/")
+    // with `struct Hello { void handle(kiln::Request&, kiln::Response&); };`.
+    template <class C> App& get(std::string_view p, RouteOptions o = {}) { return route(Method::Get, p, &C::handle, o); }
+    template <class C> App& post(std::string_view p, RouteOptions o = {}) { return route(Method::Post, p, &C::handle, o); }
+    template <class C> App& put(std::string_view p, RouteOptions o = {}) { return route(Method::Put, p, &C::handle, o); }
+    template <class C> App& patch(std::string_view p, RouteOptions o = {}) { return route(Method::Patch, p, &C::handle, o); }
+    template <class C> App& del(std::string_view p, RouteOptions o = {}) { return route(Method::Delete, p, &C::handle, o); }
+
+    // How controller C is made for each request, for one that needs the app's
+    // state: app.controller<PostsController>([&] { return PostsController(db); }).
+    // Register it before C's routes.
+    template <class C, class F>
+    App& controller(F make);
+
+    // The page for a status a handler ends with by throwing (HttpError's status and
+    // message, or 500 for anything else). It runs inside the middleware chain, so
+    // what middleware adds after next() (X-Frame-Options, ...) is on error pages too.
+    // Default: the message as text/plain. If it throws, the default is used.
+    using ErrorPage = std::function<void(Request&, Response&, int status, std::string_view message)>;
+    App& error_page(ErrorPage page);
+
     // Serves the files under `dir` at `prefix` (GET and HEAD): see FileOptions.
     // Paths never leave `dir`: dot segments and symlinks that lead outside get 404
     // (an encoded slash or NUL in a path is a 400 before routing).
@@ -113,7 +154,55 @@ public:
     struct Impl;
 private:
     friend class Next;
+    // A type-erased controller factory (a std::function<C()>), keyed by C's type.
+    void set_factory(const std::type_info& type, std::shared_ptr<void> make);
+    std::shared_ptr<void> factory(const std::type_info& type) const;
+    // A handler failed: the response back to what the middleware had set before
+    // next(), then the error page.
+    void fail_in_chain(Request& req, Response& res, int status, std::string_view message, size_t keep_headers) const;
     std::unique_ptr<Impl> impl_;
 };
+
+namespace detail {
+template <class M>
+struct MemberOf;
+template <class C>
+struct MemberOf<void (C::*)(Request&, Response&)> {
+    using type = C;
+};
+template <class C>
+struct MemberOf<void (C::*)(Request&, Response&) const> {
+    using type = C;
+};
+}  // namespace detail
+
+template <class M>
+    requires std::is_member_function_pointer_v<M>
+App& App::route(Method method, std::string_view pattern, M handler, RouteOptions opts) {
+    using C = typename detail::MemberOf<M>::type;  // not found: the method is not void(Request&, Response&)
+    auto make = std::static_pointer_cast<std::function<C()>>(factory(typeid(C)));
+    if constexpr (!std::is_default_constructible_v<C>) {
+        if (!make)
+            throw std::logic_error(std::string("kiln: controller ") + typeid(C).name() +
+                                   " has no default constructor and no factory: call app.controller<C>(...) first");
+    }
+    return route(method, pattern, Handler([make, handler](Request& req, Response& res) {
+        if constexpr (std::is_default_constructible_v<C>) {
+            if (!make) {
+                C c{};
+                (c.*handler)(req, res);
+                return;
+            }
+        }
+        C c = (*make)();
+        (c.*handler)(req, res);
+    }), opts);
+}
+
+template <class C, class F>
+App& App::controller(F make) {
+    set_factory(typeid(C), std::make_shared<std::function<C()>>(std::move(make)));
+    return *this;
+}
 
 }  // namespace kiln

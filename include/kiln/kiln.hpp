@@ -8,6 +8,7 @@
 #include <kiln/files.hpp>
 #include <kiln/form.hpp>
 #include <kiln/http_types.hpp>
+#include <kiln/json.hpp>
 #include <kiln/model.hpp>
 #include <kiln/request.hpp>
 #include <kiln/response.hpp>

@@ -3,12 +3,16 @@
 // returns; copy what you keep. A Request belongs to the event-loop thread running
 // the handler and is reused for the next request on that loop.
 #pragma once
+#include <any>
+#include <charconv>
 #include <cstddef>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -48,6 +52,14 @@ public:
 
     // Route parameter (":id" or "*rest" in the pattern), decoded; empty if absent.
     std::string_view param(std::string_view name) const;
+    // The parameter as a T (an integer or floating-point type, std::string or
+    // std::string_view). A value that does not convert whole ("abc", "12x", out of
+    // range) throws HttpError(404): /users/abc names no user, and the handler stops.
+    template <class T>
+    T param(std::string_view name) const;
+    // A query parameter as a T: nullopt if absent; HttpError(400) if it does not convert.
+    template <class T>
+    std::optional<T> query(std::string_view name) const;
 
     std::string_view body() const { return body_; }
 
@@ -57,6 +69,11 @@ public:
     // The body parsed as JSON. Throws HttpError(415) unless the Content-Type is
     // application/json (or +json), HttpError(400) for malformed or too deeply nested JSON.
     const nlohmann::json& json() const;
+    // The body as a T through its from_json (nlohmann's convention); a body that does
+    // not fit T (a missing key, a string for a number) is HttpError(400) saying where.
+    // Defined in <kiln/json.hpp>.
+    template <class T>
+    T json() const;
 
     // Value of the first cookie `name` in the Cookie header (not decoded).
     std::optional<std::string_view> cookie(std::string_view name) const;
@@ -75,6 +92,14 @@ public:
     // proxy (config `proxy.trusted`) that says so with X-Forwarded-Proto: https.
     bool secure() const;
 
+    // Per-request values, one per type, from middleware to handler: a middleware
+    // calls req.set_local(CurrentUser{...}), the handler req.local<CurrentUser>()
+    // (nullptr if none was set). Gone when the request is.
+    template <class T>
+    void set_local(T value);
+    template <class T>
+    T* local();
+
     // Framework use: the form an upload parser collected while the body arrived.
     void set_form(Form&& form);
 
@@ -83,6 +108,11 @@ private:
     friend class App;
     friend class Next;
     void reset();
+    [[noreturn]] static void bad_param(std::string_view name, int status);  // HttpError(status)
+    template <class T>
+    static bool convert(std::string_view text, T& out);
+    template <class T>
+    static inline const char kLocalKey = 0;  // one address per type: the key of its local
 
 
     const http::RequestHead* head_ = nullptr;
@@ -98,10 +128,65 @@ private:
     Session session_;
     uint32_t allowed_methods_ = 0;  // bit per Method: for 405 and OPTIONS
     bool via_trusted_proxy_ = false;  // set by the connection
+    bool handler_failed_ = false;     // it threw: its session changes are not saved
     mutable std::optional<Form> form_;
     mutable std::shared_ptr<nlohmann::json> json_;
     mutable bool query_parsed_ = false;
     mutable std::vector<std::pair<std::string, std::string>> query_;
+    std::vector<std::pair<const void*, std::any>> locals_;
 };
+
+template <class T>
+bool Request::convert(std::string_view text, T& out) {
+    if constexpr (std::is_same_v<T, std::string_view>) {
+        out = text;
+        return true;
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        out.assign(text);
+        return true;
+    } else if constexpr (std::is_same_v<T, bool>) {
+        if (text != "true" && text != "false" && text != "1" && text != "0") return false;
+        out = text == "true" || text == "1";
+        return true;
+    } else {
+        static_assert(std::is_arithmetic_v<T>, "Request::param<T>/query<T>: T must be a number, std::string or std::string_view");
+        if (text.empty()) return false;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+        return ec == std::errc() && end == text.data() + text.size();
+    }
+}
+
+template <class T>
+T Request::param(std::string_view name) const {
+    T out{};
+    if (!convert(param(name), out)) bad_param(name, 404);
+    return out;
+}
+
+template <class T>
+std::optional<T> Request::query(std::string_view name) const {
+    auto raw = query(name);
+    if (!raw) return std::nullopt;
+    T out{};
+    if (!convert(*raw, out)) bad_param(name, 400);
+    return out;
+}
+
+template <class T>
+void Request::set_local(T value) {
+    for (auto& [key, v] : locals_)
+        if (key == &kLocalKey<T>) {
+            v = std::move(value);
+            return;
+        }
+    locals_.emplace_back(&kLocalKey<T>, std::move(value));
+}
+
+template <class T>
+T* Request::local() {
+    for (auto& [key, v] : locals_)
+        if (key == &kLocalKey<T>) return std::any_cast<T>(&v);
+    return nullptr;
+}
 
 }  // namespace kiln

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -60,6 +61,11 @@ public:
     void text(std::string_view body);  // text/plain; charset=utf-8
     void html(std::string_view body);  // text/html; charset=utf-8
     void json(std::string_view body);  // application/json; body is already JSON
+    // application/json from any value nlohmann::json converts (to_json); defined in
+    // <kiln/json.hpp>.
+    template <class T>
+        requires(!std::is_convertible_v<const T&, std::string_view>)
+    void json(const T& value);
     void send(std::string_view body, std::string_view content_type);
     void redirect(std::string_view location, int code = 302);
 
@@ -99,6 +105,9 @@ public:
 private:
     friend class App;
     void drop_file();
+    // clear(), but the first `headers` headers stay (what middleware set before the
+    // handler that failed) and so does close_connection().
+    void clear_keeping(size_t headers);
     const std::string* secret_ = nullptr;  // set by App::handle, for signed cookies
     int status_ = 200;
     bool close_ = false;

@@ -72,32 +72,6 @@ size_t App::prepare(Request& req) const {
     return m.target ? static_cast<const Route*>(m.target)->options.max_body : impl_->default_max_body;
 }
 
-size_t App::max_files(const Request& req) const {
-    return req.route_ ? static_cast<const Route*>(req.route_)->options.max_files : 0;
-}
-
-void Next::operator()() {
-    const auto& mw = app_.impl_->middleware;
-    if (index_ < mw.size()) {
-        mw[index_++](req_, res_, *this);
-        return;
-    }
-    if (index_++ != mw.size()) return;  // the handler runs once, however often next() is called
-    if (req_.path() == "*") {  // OPTIONS * asks about the server, not a resource
-        res_.status(204).header("Allow", allow_header(~0u & ~(app::method_bit(Method::Connect) | app::method_bit(Method::Trace))));
-        return;
-    }
-    if (req_.route_) {
-        static_cast<const Route*>(req_.route_)->handler(req_, res_);
-    } else if (req_.allowed_methods_ == 0) {
-        res_.status(404).text("Not Found\n");
-    } else if (req_.method() == Method::Options) {
-        res_.status(204).header("Allow", allow_header(req_.allowed_methods_ | app::method_bit(Method::Options)));
-    } else {
-        res_.status(405).header("Allow", allow_header(req_.allowed_methods_)).text("Method Not Allowed\n");
-    }
-}
-
 namespace {
 // "std::runtime_error", not "St13runtime_error".
 std::string type_name(const std::type_info& t) {
@@ -130,12 +104,86 @@ bool guarded(const Request& req, Fail& fail, Fn&& fn) {
     return false;
 }
 
+}  // namespace
+
+size_t App::max_files(const Request& req) const {
+    return req.route_ ? static_cast<const Route*>(req.route_)->options.max_files : 0;
+}
+
+void Next::operator()() {
+    const auto& mw = app_.impl_->middleware;
+    if (index_ < mw.size()) {
+        mw[index_++](req_, res_, *this);
+        return;
+    }
+    if (index_++ != mw.size()) return;  // the handler runs once, however often next() is called
+    if (req_.path() == "*") {  // OPTIONS * asks about the server, not a resource
+        res_.status(204).header("Allow", allow_header(~0u & ~(app::method_bit(Method::Connect) | app::method_bit(Method::Trace))));
+        return;
+    }
+    if (req_.route_) {
+        // Caught here, inside the chain: the middleware around the handler goes on
+        // after next() and finishes the error page as it would any page.
+        size_t keep = res_.headers().size();
+        auto fail = [&](int status, std::string_view text) { app_.fail_in_chain(req_, res_, status, text, keep); };
+        if (!guarded(req_, fail, [&] { static_cast<const Route*>(req_.route_)->handler(req_, res_); }))
+            req_.handler_failed_ = true;
+    } else if (req_.allowed_methods_ == 0) {
+        app_.fail_in_chain(req_, res_, 404, "Not Found", res_.headers().size());
+    } else if (req_.method() == Method::Options) {
+        res_.status(204).header("Allow", allow_header(req_.allowed_methods_ | app::method_bit(Method::Options)));
+    } else {
+        app_.fail_in_chain(req_, res_, 405, "Method Not Allowed", res_.headers().size());
+        res_.header("Allow", allow_header(req_.allowed_methods_));
+    }
+}
+
+void App::fail_in_chain(Request& req, Response& res, int status, std::string_view message, size_t keep_headers) const {
+    if (res.streaming()) {  // the head is gone: the only honest signal is a cut
+        res.abort();
+        return;
+    }
+    res.clear_keeping(keep_headers);
+    res.status(status);
+    if (impl_->error_page) {
+        try {
+            impl_->error_page(req, res, status, message);
+            return;
+        } catch (const std::exception& e) {
+            util::log(util::LogLevel::Error, "error page for status %d threw %s: %s", status,
+                      type_name(typeid(e)).c_str(), e.what());
+        } catch (...) {
+            util::log(util::LogLevel::Error, "error page for status %d threw a non-exception", status);
+        }
+        res.clear_keeping(keep_headers);
+        res.status(status);
+    }
+    res.text(std::string(message) + "\n");
+}
+
+App& App::error_page(ErrorPage page) {
+    impl_->error_page = std::move(page);
+    return *this;
+}
+
+void App::set_factory(const std::type_info& type, std::shared_ptr<void> make) {
+    impl_->factories[std::type_index(type)] = std::move(make);
+}
+
+std::shared_ptr<void> App::factory(const std::type_info& type) const {
+    auto it = impl_->factories.find(std::type_index(type));
+    return it == impl_->factories.end() ? nullptr : it->second;
+}
+
+namespace {
 int64_t wall_seconds() { return static_cast<int64_t>(time(nullptr)); }
 }  // namespace
 
 void App::handle(Request& req, Response& res) const {
-    // The one place where handler exceptions become responses. The log gets the
-    // detail; the client gets only the status (or an HttpError's own message).
+    // Exceptions become responses in two places, both through guarded(): a handler's
+    // inside the chain (Next, so middleware finishes the error page), and what a
+    // middleware itself throws, here. The log gets the detail; the client gets only
+    // the status (or an HttpError's own message).
     auto fail = [&](int status, std::string_view client_text) {
         if (res.streaming()) {  // the head is gone: the only honest signal is a cut
             res.abort();
@@ -169,7 +217,7 @@ void App::handle(Request& req, Response& res) const {
         Next next(*this, req, res);
         next();
     });
-    if (req.session_.active()) guarded(req, fail, [&] { req.session_.end(handled); });
+    if (req.session_.active()) guarded(req, fail, [&] { req.session_.end(handled && !req.handler_failed_); });
     req.session_binding_ = nullptr;
     req.secret_ = res.secret_ = nullptr;
 }

@@ -3,6 +3,8 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <typeindex>
+#include <unordered_map>
 #include <vector>
 
 #include <kiln/app.hpp>
@@ -28,6 +30,8 @@ struct App::Impl {
     SessionStore* store = nullptr;             // user_store, or the server's default
     SessionOptions session_options;
     std::string secret;  // signed cookies
+    std::unordered_map<std::type_index, std::shared_ptr<void>> factories;  // App::controller
+    App::ErrorPage error_page;  // empty: the message as text
     bool csrf = false;   // csrf_protect() is installed (use()): uploads are checked before spooling
 };
 

@@ -1,4 +1,5 @@
 #include <kiln/request.hpp>
+#include <kiln/app.hpp>  // HttpError
 
 #include <stdexcept>
 
@@ -20,6 +21,8 @@ void Request::reset() {
     query_.clear();
     form_.reset();
     json_.reset();
+    locals_.clear();
+    handler_failed_ = false;
 }
 
 std::string_view Request::method_name() const { return head_ ? head_->method_token : std::string_view(); }
@@ -82,6 +85,11 @@ Session* Request::existing_session() {
     auto cookie_value = cookie(session_binding_->options->cookie);
     if (!cookie_value || !session_.begin(session_binding_, *cookie_value, false)) return nullptr;
     return &session_;
+}
+
+void Request::bad_param(std::string_view name, int status) {
+    if (status == 404) throw HttpError(404, "Not Found");  // the path names nothing: say no more
+    throw HttpError(status, "query parameter '" + std::string(name) + "' has the wrong form");
 }
 
 std::string_view Request::param(std::string_view name) const {

@@ -131,11 +131,15 @@ void Response::end() {
 }
 
 void Response::clear() {
-    status_ = 200;
     close_ = false;
+    clear_keeping(0);
+}
+
+void Response::clear_keeping(size_t headers) {
+    status_ = 200;
     content_type_.clear();
     body_.clear();
-    headers_.clear();
+    if (headers < headers_.size()) headers_.resize(headers);
     drop_file();
 }
 

@@ -142,6 +142,15 @@ class Routing(harness.ServerTestCase):
         self.assertEqual(r.body, b"unauthorized")
         self.assertIsNone(r.header("X-Middleware"))
 
+    def test_a_throwing_handler_keeps_the_middleware_headers(self):
+        # Errors are mapped inside the chain: the middleware's after-next() header
+        # is on the 500 too (it used to be wiped with the handler's response).
+        r = self.get("/throw")
+        self.assertEqual(r.status, 500)
+        self.assertEqual(r.header("X-Middleware"), "1")
+        self.assertEqual(r.header("X-Error-Page"), "500")
+        self.assertEqual(r.body, b"Internal Server Error\n")
+
     def test_query_decoding(self):
         self.assertEqual(self.get("/query?name=a%20b+c").body, b"a b c")
         self.assertEqual(self.get("/query?x=1&name=%C3%A9t%C3%A9&name=second").body,
@@ -233,6 +242,72 @@ class Routing(harness.ServerTestCase):
     def test_query_does_not_affect_routing(self):
         r = self.get("/users/9?x=1")
         self.assertEqual((r.status, r.body), (200, b"user 9"))
+
+
+
+class Ergonomics(harness.ServerTestCase):
+    """What a handler author expects from drogon, crow or Rails: typed parameters,
+    JSON values both ways, controller methods and handler classes as routes,
+    per-request values from middleware, an error page inside the chain."""
+
+    def post_json(self, target, body):
+        with self.connect() as c:
+            return c.request("POST", target, [("Content-Type", "application/json")], body)
+
+    def test_typed_route_parameter(self):
+        self.assertEqual(self.get("/typed/42").body, b"42 - -")
+        self.assertEqual(self.get("/typed/-7?page=3&draft=true").body, b"-7 3 draft")
+        self.assertEqual(self.get("/typed/7?draft=0").body, b"7 - final")
+
+    def test_a_parameter_that_does_not_convert_is_404(self):
+        for bad in ("abc", "12x", "99999999999999999999999", "1.5", "%20"):
+            r = self.get("/typed/" + bad)
+            self.assertEqual(r.status, 404, bad)
+            self.assertEqual(r.header("X-Error-Page"), "404")
+
+    def test_a_query_value_that_does_not_convert_is_400(self):
+        for q in ("page=x", "page=", "page=1e3", "draft=yes"):
+            r = self.get("/typed/1?" + q)
+            self.assertEqual(r.status, 400, q)
+            self.assertIn(b"query parameter", r.body)
+
+    def test_json_values_in_and_out(self):
+        r = self.post_json("/items", b'{"name": "pen", "qty": 2}')
+        self.assertEqual(r.status, 201)
+        self.assertEqual(r.header("Content-Type"), "application/json")
+        self.assertEqual(r.body, b'{"name":"pen","qty":4}')
+        # Invalid UTF-8 in a value is replaced, not a failed response.
+        r = self.get("/json-value")
+        self.assertEqual((r.status, r.body), (200, '{"bad_utf8":"a\ufffd","ok":true}'.encode()))
+
+    def test_a_json_body_that_does_not_fit_is_400_saying_why(self):
+        for body, why in ((b'{"name": "pen"}', b"key 'qty' not found"),
+                          (b'{"name": "pen", "qty": "two"}', b"type must be number")):
+            r = self.post_json("/items", body)
+            self.assertEqual(r.status, 400, body)
+            self.assertIn(why, r.body)
+
+    def test_a_controller_is_made_for_each_request(self):
+        first = self.get("/items/5").body
+        second = self.get("/items/5").body
+        self.assertRegex(first, rb'^\{"name":"item5","qty":\d+\}$')
+        self.assertNotEqual(first, second)
+
+    def test_controller_factory_and_handler_class(self):
+        self.assertEqual(self.get("/greet/ada").body, b"bonjour ada")
+        self.assertEqual(self.get("/hello-class").body, b"hello from a handler class")
+
+    def test_a_value_from_middleware_reaches_the_handler_and_not_the_next_request(self):
+        with self.connect() as c:
+            self.assertEqual(c.request("GET", "/whoami", [("X-User", "ada")]).body, b"ada")
+            self.assertEqual(c.request("GET", "/whoami").body, b"(nobody)")
+
+    def test_error_page_for_unknown_paths_and_a_failing_error_page(self):
+        r = self.get("/no/such/page")
+        self.assertEqual((r.status, r.header("X-Error-Page"), r.header("X-Middleware")), (404, "404", "1"))
+        r = self.get("/error-page-throws")
+        self.assertEqual((r.status, r.body), (409, b"conflict\n"))
+        self.assertIsNone(r.header("X-Error-Page"))
 
 
 if __name__ == "__main__":

@@ -40,6 +40,37 @@ long bounded_number(const kiln::Request& req, std::string_view name, long max) {
 
 void print_path(kiln::Request& req, kiln::Response& res) { res.text(req.path()); }
 
+// JSON in and out through to_json/from_json (test_routing.py: Ergonomics).
+struct Item {
+    std::string name;
+    int qty = 0;
+};
+void to_json(nlohmann::json& j, const Item& i) { j = {{"name", i.name}, {"qty", i.qty}}; }
+void from_json(const nlohmann::json& j, Item& i) {
+    j.at("name").get_to(i.name);
+    j.at("qty").get_to(i.qty);
+}
+
+// A controller made per request: `serial` shows each request gets a new one.
+struct ItemsController {
+    static inline int made = 0;
+    int serial = ++made;
+    void show(kiln::Request& req, kiln::Response& res) {
+        res.json(Item{"item" + std::to_string(req.param<int>("id")), serial});
+    }
+};
+// A controller made by a factory (state from the app), and a Cerflet-style class.
+struct Greeter {
+    std::string greeting;
+    void greet(kiln::Request& req, kiln::Response& res) const { res.text(greeting + " " + std::string(req.param("name"))); }
+};
+struct HelloHandler {
+    void handle(kiln::Request&, kiln::Response& res) { res.text("hello from a handler class"); }
+};
+struct CurrentUser {
+    std::string name;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -63,6 +94,43 @@ int main(int argc, char** argv) {
     });
 
     app.get("/plaintext", [](kiln::Request&, kiln::Response& res) { res.text("Hello, World!"); });
+
+    // Ergonomics (test_routing.py): typed parameters, JSON values, controllers,
+    // handler classes, per-request values, the error page.
+    app.use([](kiln::Request& req, kiln::Response&, kiln::Next& next) {
+        if (auto who = req.header("x-user")) req.set_local(CurrentUser{std::string(*who)});
+        next();
+    });
+    app.error_page([](kiln::Request& req, kiln::Response& res, int status, std::string_view message) {
+        if (req.path() == "/error-page-throws") throw std::runtime_error("the error page failed too");
+        res.header("X-Error-Page", std::to_string(status));
+        res.text(std::string(message) + "\n");
+    });
+    app.get("/error-page-throws", [](kiln::Request&, kiln::Response&) { throw kiln::HttpError(409, "conflict"); });
+    app.get("/typed/:id", [](kiln::Request& req, kiln::Response& res) {
+        long id = req.param<long>("id");
+        std::optional<int> page = req.query<int>("page");
+        std::optional<bool> draft = req.query<bool>("draft");
+        res.text(std::to_string(id) + " " + (page ? std::to_string(*page) : "-") + " " +
+                 (draft ? (*draft ? "draft" : "final") : "-"));
+    });
+    app.get("/items/:id", &ItemsController::show);
+    app.post("/items", [](kiln::Request& req, kiln::Response& res) {
+        Item item = req.json<Item>();
+        item.qty *= 2;
+        res.status(201);
+        res.json(item);
+    });
+    app.get("/json-value", [](kiln::Request&, kiln::Response& res) {
+        res.json(nlohmann::json{{"ok", true}, {"bad_utf8", std::string("a\xff")}});
+    });
+    app.controller<Greeter>([] { return Greeter{"bonjour"}; });
+    app.get("/greet/:name", &Greeter::greet);
+    app.get<HelloHandler>("/hello-class");
+    app.get("/whoami", [](kiln::Request& req, kiln::Response& res) {
+        CurrentUser* u = req.local<CurrentUser>();
+        res.text(u ? u->name : "(nobody)");
+    });
 
     app.post("/echo", [](kiln::Request& req, kiln::Response& res) {
         res.header("X-Body-Length", std::to_string(req.body().size()));
