@@ -27,6 +27,8 @@ if(TARGET kiln)
   kiln_test(session_test unit/session_test.cpp)
   kiln_test(address_range_test unit/address_range_test.cpp)
   kiln_test(signing_test unit/signing_test.cpp)
+  kiln_test(connection_test unit/connection_test.cpp)
+  kiln_test(loop_test unit/loop_test.cpp)
 endif()
 # --- static files: mime, HTTP-date parsing, range/conditional rules, root confinement, cache ---
 if(TARGET kiln)
