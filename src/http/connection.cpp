@@ -233,14 +233,17 @@ bool Connection::body_ready() {
     if (sink_) return pump_body();
     if (!is_chunked_) return in_.size() >= head_len_ + body_len_;
     ChunkedStatus st = chunked_.decode(in_.readable_data(), &chunk_read_, &chunk_write_, in_.size(), body_limit_);
+    // NeedMore: later reads append after chunk_read_; decoded bytes stay below chunk_write_.
+    return !refuse_chunked(st) && st == ChunkedStatus::Done;
+}
+
+bool Connection::refuse_chunked(ChunkedStatus st) {
     switch (st) {
-        case ChunkedStatus::Done: return true;
-        case ChunkedStatus::NeedMore:
-            // Later reads append after chunk_read_; decoded bytes stay below chunk_write_.
-            return false;
-        case ChunkedStatus::Malformed: respond_error(400, "malformed chunked body"); return false;
-        case ChunkedStatus::TooLarge: respond_error(413, "request body larger than this route accepts"); return false;
-        case ChunkedStatus::TrailersTooLarge: respond_error(431, "chunked trailers too large"); return false;
+        case ChunkedStatus::Done:
+        case ChunkedStatus::NeedMore: return false;
+        case ChunkedStatus::Malformed: respond_error(400, "malformed chunked body"); return true;
+        case ChunkedStatus::TooLarge: respond_error(413, "request body larger than this route accepts"); return true;
+        case ChunkedStatus::TrailersTooLarge: respond_error(431, "chunked trailers too large"); return true;
     }
     return false;
 }
@@ -264,13 +267,7 @@ bool Connection::pump_body() {
     if (is_chunked_) {
         in_.erase(head_len_, chunk_read_ - head_len_);
         chunk_read_ = chunk_write_ = head_len_;
-        switch (st) {
-            case ChunkedStatus::Done: break;
-            case ChunkedStatus::NeedMore: return false;
-            case ChunkedStatus::Malformed: respond_error(400, "malformed chunked body"); return false;
-            case ChunkedStatus::TooLarge: respond_error(413, "request body larger than this route accepts"); return false;
-            case ChunkedStatus::TrailersTooLarge: respond_error(431, "chunked trailers too large"); return false;
-        }
+        if (refuse_chunked(st) || st == ChunkedStatus::NeedMore) return false;
     } else {
         in_.erase(head_len_, piece);
         if (sunk_ < body_len_) return false;

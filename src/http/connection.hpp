@@ -74,6 +74,7 @@ private:
     void on_timeout();
     void observe(const Request* req, int status, uint64_t body_bytes);
     size_t read_size() const;
+    bool refuse_chunked(ChunkedStatus st);  // answers a chunked body's error: true if it was one
     bool pump_body();  // body_ready() for a sink: feeds what arrived, drops it from in_
 
     Server& srv_;
