@@ -13,6 +13,8 @@ add_library(kiln STATIC
   http/connection.cpp
   http/server.cpp
   http/exchange.cpp
+  http/request.cpp
+  http/response.cpp
   view/escape.cpp
   view/tags.cpp
   view/url.cpp
@@ -28,6 +30,8 @@ add_library(kiln STATIC
   app/form.cpp
   app/body.cpp
   app/upload_sink.cpp
+  app/dispatcher.cpp
+  app/testing.cpp
   app/csrf.cpp
   http/http_date_parse.cpp
   app/mime.cpp

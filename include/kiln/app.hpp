@@ -59,6 +59,12 @@ private:
 };
 
 struct ServerOptions;
+namespace app {
+class Dispatcher;
+}
+namespace testing {
+class Client;
+}
 
 // One registered route, as `app --routes` and `kiln routes` list it.
 struct RouteInfo {
@@ -140,20 +146,22 @@ public:
     int run(int argc, char** argv);
     int run(const ServerOptions& options);
 
-    // Used by the server layer and by tests: route the request (sets params and the
-    // body limit), then run middleware and the handler, mapping exceptions to 5xx/4xx.
-    size_t prepare(Request& req) const;
-    void handle(Request& req, Response& res) const;
-    // Used by the server layer while a multipart body arrives: the files the routed
-    // request may carry, and the check its fields so far must pass before the first
-    // is written (csrf_protect(), when installed with use(): the X-CSRF-Token header
-    // or a _csrf field ahead of the files). An empty function: no check.
-    size_t max_files(const Request& req) const;
-    std::function<bool(const Form&)> upload_gate(const Request& req) const;
+    struct Impl;  // the app's state (src/app/app_impl.hpp)
 
-    struct Impl;
 private:
     friend class Next;
+    friend class app::Dispatcher;  // the engine's way in (src/app/dispatcher.hpp)
+    friend class testing::Client;  // gives an app without them a session store and a secret
+    // Routes the request (params, route) and returns its body limit.
+    size_t prepare(Request& req) const;
+    // Middleware and the handler, exceptions mapped to statuses; saves the session.
+    void handle(Request& req, Response& res) const;
+    // While a multipart body arrives: the files the routed request may carry, and the
+    // check its fields so far must pass before the first is written (csrf_protect(),
+    // when installed with use(): the X-CSRF-Token header or a _csrf field ahead of the
+    // files). An empty function: no check.
+    size_t max_files(const Request& req) const;
+    std::function<bool(const Form&)> upload_gate(const Request& req) const;
     // A type-erased controller factory (a std::function<C()>), keyed by C's type.
     void set_factory(const std::type_info& type, std::shared_ptr<void> make);
     std::shared_ptr<void> factory(const std::type_info& type) const;

@@ -1,4 +1,4 @@
-// Vocabulary shared by every layer: request methods and header fields.
+// Vocabulary shared by every layer: request methods, header fields, status texts.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -20,5 +20,8 @@ struct RouteParam {
     std::string_view value;
 };
 inline constexpr size_t kMaxRouteParams = 16;
+
+// Reason phrase for a status code ("Not Found"); "Unknown" if not registered.
+std::string_view reason_phrase(int status);
 
 }  // namespace kiln

@@ -24,18 +24,21 @@
 
 namespace kiln {
 namespace http {
-struct RequestHead;
-class Connection;
+class Request;
 }  // namespace http
+namespace app {
+class Dispatcher;
+}  // namespace app
 class App;
 class Next;
 
 class Request {
 public:
+    Request();
     Method method() const { return method_; }
     std::string_view method_name() const;      // as sent, e.g. "GET" or "PROPFIND"
     std::string_view target() const;           // raw request-target as sent
-    std::string_view path() const { return path_; }  // percent-decoded, dot segments removed
+    std::string_view path() const;             // percent-decoded, dot segments removed
     std::string_view query_string() const;     // raw, without '?'
     std::string_view host() const;             // Host header (or absolute-form authority)
     int version_minor() const;                 // 0 for HTTP/1.0, 1 for HTTP/1.1
@@ -61,7 +64,7 @@ public:
     template <class T>
     std::optional<T> query(std::string_view name) const;
 
-    std::string_view body() const { return body_; }
+    std::string_view body() const;
 
     // The fields and files of a form post (urlencoded or multipart; empty for other
     // bodies). Throws HttpError(400 or 413) for a malformed urlencoded body.
@@ -100,14 +103,13 @@ public:
     template <class T>
     T* local();
 
-    // Framework use: the form an upload parser collected while the body arrived.
-    void set_form(Form&& form);
-
 private:
-    friend class http::Connection;
     friend class App;
     friend class Next;
-    void reset();
+    friend class app::Dispatcher;
+    // A new request on `msg` (the engine's message): everything of the last one goes.
+    void bind(const http::Request& msg);
+    void set_form(Form&& form);  // what the upload parser collected while the body arrived
     [[noreturn]] static void bad_param(std::string_view name, int status);  // HttpError(status)
     template <class T>
     static bool convert(std::string_view text, T& out);
@@ -115,11 +117,8 @@ private:
     static inline const char kLocalKey = 0;  // one address per type: the key of its local
 
 
-    const http::RequestHead* head_ = nullptr;
-    Method method_ = Method::Other;
-    std::string_view path_;
-    std::string_view body_;
-    std::string path_storage_;  // used only when decoding changed the path
+    const http::Request* msg_;  // the engine's request (an empty one until bound)
+    Method method_ = Method::Other;  // the message's, or what a form's _method says
     RouteParam params_[kMaxRouteParams];
     size_t param_count_ = 0;
     const void* route_ = nullptr;  // the matched route (App-private type)
@@ -127,7 +126,6 @@ private:
     Session::Binding* session_binding_ = nullptr;  // set by App::handle
     Session session_;
     uint32_t allowed_methods_ = 0;  // bit per Method: for 405 and OPTIONS
-    bool via_trusted_proxy_ = false;  // set by the connection
     bool handler_failed_ = false;     // it threw: its session changes are not saved
     mutable std::optional<Form> form_;
     mutable std::shared_ptr<nlohmann::json> json_;

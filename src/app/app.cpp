@@ -16,6 +16,7 @@
 #include "app/router.hpp"
 #include "app/session_binding.hpp"
 #include "http/parser.hpp"
+#include "http/response.hpp"
 #include "util/log.hpp"
 
 namespace kiln {
@@ -140,10 +141,10 @@ void Next::operator()() {
 
 void App::fail_in_chain(Request& req, Response& res, int status, std::string_view message, size_t keep_headers) const {
     if (res.streaming()) {  // the head is gone: the only honest signal is a cut
-        res.abort();
+        res.msg_->abort();
         return;
     }
-    res.clear_keeping(keep_headers);
+    res.msg_->clear_keeping(keep_headers);
     res.status(status);
     if (impl_->error_page) {
         try {
@@ -155,7 +156,7 @@ void App::fail_in_chain(Request& req, Response& res, int status, std::string_vie
         } catch (...) {
             util::log(util::LogLevel::Error, "error page for status %d threw a non-exception", status);
         }
-        res.clear_keeping(keep_headers);
+        res.msg_->clear_keeping(keep_headers);
         res.status(status);
     }
     res.text(std::string(message) + "\n");
@@ -186,7 +187,7 @@ void App::handle(Request& req, Response& res) const {
     // the status (or an HttpError's own message).
     auto fail = [&](int status, std::string_view client_text) {
         if (res.streaming()) {  // the head is gone: the only honest signal is a cut
-            res.abort();
+            res.msg_->abort();
             return;
         }
         res.clear();

@@ -9,6 +9,7 @@
 #include "app/signing.hpp"
 #include "http/cookie.hpp"
 #include "http/parser.hpp"
+#include "http/response.hpp"
 
 namespace kiln {
 namespace {
@@ -31,12 +32,8 @@ Response& Response::cookie(std::string_view name, std::string_view value, const 
     std::string line;
     if (http::CookieError e = http::build_set_cookie(name, value, attributes(opts), line); e != http::CookieError::None)
         throw std::invalid_argument("cookie '" + std::string(name) + "': " + std::string(http::describe(e)));
-    // The last word on a name wins: drop what this response said of it before.
-    std::erase_if(headers_, [&](const auto& h) {
-        return http::iequals(h.first, "set-cookie") && h.second.size() > name.size() && h.second.compare(0, name.size(), name) == 0 &&
-               h.second[name.size()] == '=';
-    });
-    headers_.emplace_back("Set-Cookie", std::move(line));
+    msg_->remove_cookie(name);  // the last word on a name wins
+    msg_->add_header("Set-Cookie", line);
     return *this;
 }
 

@@ -5,15 +5,20 @@
 
 #include "app/session_binding.hpp"
 #include "http/parser.hpp"
+#include "http/request.hpp"
 #include "http/url.hpp"
 
 namespace kiln {
 
-void Request::reset() {
-    head_ = nullptr;
-    method_ = Method::Other;
-    path_ = {};
-    body_ = {};
+namespace {
+const http::Request kUnbound;  // what a Request made outside the engine reads
+}  // namespace
+
+Request::Request() : msg_(&kUnbound) {}
+
+void Request::bind(const http::Request& msg) {
+    msg_ = &msg;
+    method_ = msg.method();
     param_count_ = 0;
     route_ = nullptr;
     allowed_methods_ = 0;
@@ -25,33 +30,17 @@ void Request::reset() {
     handler_failed_ = false;
 }
 
-std::string_view Request::method_name() const { return head_ ? head_->method_token : std::string_view(); }
-std::string_view Request::target() const { return head_ ? head_->target : std::string_view(); }
-std::string_view Request::query_string() const { return head_ ? head_->query : std::string_view(); }
-std::string_view Request::host() const { return head_ ? head_->host : std::string_view(); }
-int Request::version_minor() const { return head_ ? head_->version_minor : 1; }
-bool Request::keep_alive() const { return head_ && head_->keep_alive; }
-
-bool Request::secure() const {
-    if (!via_trusted_proxy_) return false;  // X-Forwarded-Proto from anyone else is a claim, not a fact
-    auto proto = header("x-forwarded-proto");
-    if (!proto) return false;
-    std::string_view first = proto->substr(0, proto->find(','));  // a chain of proxies: the first hop's
-    while (!first.empty() && (first.back() == ' ' || first.back() == '\t')) first.remove_suffix(1);
-    while (!first.empty() && (first.front() == ' ' || first.front() == '\t')) first.remove_prefix(1);
-    return http::iequals(first, "https");
-}
-
-std::span<const Header> Request::headers() const {
-    if (!head_) return {};
-    return {head_->headers, head_->header_count};
-}
-
-std::optional<std::string_view> Request::header(std::string_view name) const {
-    if (!head_) return std::nullopt;
-    if (const Header* h = head_->find(name)) return h->value;
-    return std::nullopt;
-}
+std::string_view Request::method_name() const { return msg_->method_name(); }
+std::string_view Request::target() const { return msg_->target(); }
+std::string_view Request::path() const { return msg_->path(); }
+std::string_view Request::query_string() const { return msg_->query_string(); }
+std::string_view Request::host() const { return msg_->host(); }
+int Request::version_minor() const { return msg_->version_minor(); }
+bool Request::keep_alive() const { return msg_->keep_alive(); }
+bool Request::secure() const { return msg_->secure(); }
+std::string_view Request::body() const { return msg_->body(); }
+std::span<const Header> Request::headers() const { return msg_->headers(); }
+std::optional<std::string_view> Request::header(std::string_view name) const { return msg_->header(name); }
 
 const std::vector<std::pair<std::string, std::string>>& Request::query_params() const {
     if (!query_parsed_) {

@@ -10,6 +10,7 @@
 
 #include <kiln/request.hpp>
 
+#include "app/dispatcher.hpp"
 #include "util/log.hpp"
 
 namespace kiln::app {
@@ -133,6 +134,6 @@ bool UploadSink::on_part_end() {
     return true;
 }
 
-void UploadSink::deliver(Request& req) { req.set_form(std::move(form_)); }
+void UploadSink::deliver(http::RequestContext& ctx) { Dispatcher::deliver_form(ctx, std::move(form_)); }
 
 }  // namespace kiln::app

@@ -46,7 +46,7 @@ public:
     bool finish() override;
     int status() const override { return status_; }
     std::string_view reason() const override { return reason_; }
-    void deliver(Request& req) override;
+    void deliver(http::RequestContext& ctx) override;
 
 private:
     bool on_part(const http::PartHead& head) override;

@@ -167,7 +167,7 @@ void Connection::process() {
             continue_sent_ = false;
             sink_.reset();
             sunk_ = 0;
-            if (is_chunked_ || body_len_ > 0) sink_ = srv_.service_.body_sink(srv_.request_);
+            if (is_chunked_ || body_len_ > 0) sink_ = srv_.service_.body_sink(*srv_.context_, srv_.request_);
             if (is_chunked_) {
                 chunked_ = ChunkedDecoder();
                 chunk_read_ = chunk_write_ = head_len_;
@@ -201,24 +201,15 @@ void Connection::process() {
     }
 }
 
-PathStatus Connection::prepare_request(const RequestHead& h, Request& req) {
-    req.reset();
-    req.head_ = &h;
-    req.method_ = h.method;
-    req.via_trusted_proxy_ = trusted_proxy_;
-    if (h.path.empty() || h.path == "*" || !path_needs_normalizing(h.path)) {
-        req.path_ = h.path;
-    } else {
-        PathStatus ps = normalize_path(h.path, req.path_storage_);
-        if (ps != PathStatus::Ok) return ps;
-        req.path_ = req.path_storage_;
-    }
-    body_limit_ = srv_.service_.prepare(req);
+PathStatus Connection::prepare_request(const RequestHead& h, Request& req, RequestContext& ctx) {
+    req.start(&h, trusted_proxy_);
+    if (PathStatus ps = req.set_path(h.path); ps != PathStatus::Ok) return ps;
+    body_limit_ = srv_.service_.prepare(ctx, req);
     return PathStatus::Ok;
 }
 
 bool Connection::start_request() {
-    PathStatus ps = prepare_request(srv_.head_, srv_.request_);
+    PathStatus ps = prepare_request(srv_.head_, srv_.request_, *srv_.context_);
     if (ps != PathStatus::Ok) {
         respond_error(400, ps == PathStatus::NulByte        ? "NUL byte in path"
                            : ps == PathStatus::EncodedSlash ? "encoded slash (%2F) in path"
@@ -294,7 +285,7 @@ uint64_t body_size(const Response& res) { return res.has_file() ? res.file_lengt
 void Connection::dispatch(std::string_view body, size_t consumed) {
     const RequestHead& h = srv_.head_;
     Request& req = srv_.request_;
-    req.body_ = body;
+    req.set_body(body);
     head_only_ = h.method == Method::Head;
     http10_ = h.version_minor == 0;
     keep_alive_ = h.keep_alive && !srv_.stop_requested() && !peer_eof_;
@@ -303,11 +294,13 @@ void Connection::dispatch(std::string_view body, size_t consumed) {
     Response& res = srv_.response_;
     if (srv_.executor_) {  // the pool's queue is full: say so now, without blocking the loop
         res.reset(nullptr);
-        res.status(503).header("Retry-After", "1").text("Service Unavailable: all handler threads are busy\n");
+        res.status(503);
+        res.header("Retry-After", "1");
+        res.send("Service Unavailable: all handler threads are busy\n", "text/plain; charset=utf-8");
     } else {
         res.reset(this);
-        if (sink_) sink_->deliver(req);
-        srv_.service_.handle(req, res);
+        if (sink_) sink_->deliver(*srv_.context_);
+        srv_.service_.handle(*srv_.context_, req, res);
     }
     srv_.count_request();
     if (fd_ < 0) return;  // a streamed write failed and closed us
@@ -328,16 +321,17 @@ bool Connection::submit(std::string_view body, size_t consumed) {
     // blocking handler it exists for.
     auto* ex = new Exchange();
     ex->head = srv_.head_;  // views into in_, which the exchange takes below
-    prepare_request(ex->head, ex->request);  // already validated once: cannot fail
-    ex->request.body_ = body;
-    if (sink_) sink_->deliver(ex->request);
+    ex->context = srv_.service_.new_context();
+    prepare_request(ex->head, ex->request, *ex->context);  // already validated once: cannot fail
+    ex->request.set_body(body);
+    if (sink_) sink_->deliver(*ex->context);
     ex->response.reset(nullptr);  // no stream: writes are buffered until the handler returns
     ex->connection = this;
     ex->buffer = std::move(in_);
     Service& service = srv_.service_;
     std::shared_ptr<CompletionQueue> done = srv_.completions_;
     bool queued = srv_.executor_->submit([ex, &service, done] {
-        service.handle(ex->request, ex->response);
+        service.handle(*ex->context, ex->request, ex->response);
         done->push(ex);
     });
     if (!queued) {
@@ -359,7 +353,8 @@ void Connection::complete(Exchange* ex) {
     Response& res = ex->response;
     if (res.aborted()) {  // nothing was sent yet: a proper 500 is still possible
         res.clear();
-        res.status(500).text("Internal Server Error\n");
+        res.status(500);
+        res.send("Internal Server Error\n", "text/plain; charset=utf-8");
     }
     srv_.count_request();
     uint64_t sent = head_only_ || status_has_no_body(res.status()) ? 0 : body_size(res);
@@ -475,7 +470,7 @@ void Connection::respond_error(int status, std::string_view why) {
     std::string body;
     body.reserve(64);
     body.append(reason_phrase(status)).append(": ").append(why).append("\n");
-    res.text(body);
+    res.send(body, "text/plain; charset=utf-8");
     keep_alive_ = false;
     head_only_ = false;
     http10_ = false;

@@ -16,8 +16,6 @@
 #include <memory>
 #include <string_view>
 
-#include <kiln/response.hpp>
-
 #include "http/chunked.hpp"
 #include "http/exchange.hpp"
 #include "http/url.hpp"
@@ -54,7 +52,7 @@ private:
     void read_and_process();
     void resume();
     void process();
-    PathStatus prepare_request(const RequestHead& h, Request& req);  // path, route, body limit
+    PathStatus prepare_request(const RequestHead& h, Request& req, RequestContext& ctx);  // path, route, body limit
     bool start_request();             // prepare_request for the loop's scratch; 400 on a bad path
     bool body_ready();                // Content-Length or chunked body complete
     void dispatch(std::string_view body, size_t consumed);

@@ -1,5 +1,5 @@
 // Handing requests to other threads (the hybrid model): an Exchange is one request
-// in flight, with its own head, Request and Response, and the read buffer its
+// in flight, with its own head, request, response and context, and the read buffer its
 // views point into (taken from the connection, so nothing the handler reads can
 // be freed or moved under it). The loop submits it to an Executor; the handler
 // runs on a pool thread and touches only the Exchange; the finished Exchange goes
@@ -15,10 +15,10 @@
 #include <mutex>
 #include <vector>
 
-#include <kiln/request.hpp>
-#include <kiln/response.hpp>
-
 #include "http/parser.hpp"
+#include "http/request.hpp"
+#include "http/response.hpp"
+#include "http/service.hpp"
 #include "net/buffer.hpp"
 #include "net/loop.hpp"
 
@@ -30,6 +30,7 @@ struct Exchange {
     RequestHead head;
     Request request;
     Response response;
+    std::unique_ptr<RequestContext> context;  // the layer above's, for this request
     net::Buffer buffer;            // the connection's read buffer while the handler runs
     Connection* connection;        // null once the connection closed (loop thread only)
 };

@@ -5,8 +5,7 @@
 #include <cstddef>
 #include <string_view>
 
-#include <kiln/response.hpp>
-
+#include "http/response.hpp"
 #include "net/output.hpp"
 
 namespace kiln::http {

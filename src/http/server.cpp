@@ -17,7 +17,8 @@ Server::Server(net::Loop& loop, Service& service, const EngineConfig& config)
       keepalive_timers_(loop.timers(config.keepalive_timeout_ms)),
       write_timers_(loop.timers(config.write_timeout_ms)),
       linger_timers_(loop.timers(config.linger_timeout_ms)),
-      drain_grace_timers_(loop.timers(config.drain_idle_grace_ms)) {}
+      drain_grace_timers_(loop.timers(config.drain_idle_grace_ms)),
+      context_(service.new_context()) {}
 
 Server::~Server() {
     while (first_) first_->close_now();  // in-flight exchanges lose their connection

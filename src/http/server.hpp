@@ -1,7 +1,7 @@
 // The HTTP/1.1 server of one event loop: owns that loop's connections and the
-// state they share (Date cache, timer lists, and the Request/Response objects a
-// handler runs with — one request is handled at a time per loop, so one set is
-// enough and their capacity is reused). Everything here runs on the loop thread.
+// state they share (Date cache, timer lists, and the request, response and
+// context a handler runs with — one request is handled at a time per loop, so one
+// set is enough and their capacity is reused). Everything here runs on the loop thread.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -10,13 +10,12 @@
 #include <string>
 #include <vector>
 
-#include <kiln/request.hpp>
-#include <kiln/response.hpp>
-
 #include "http/date.hpp"
 #include "http/exchange.hpp"
 #include "http/limits.hpp"
 #include "http/parser.hpp"
+#include "http/request.hpp"
+#include "http/response.hpp"
 #include "http/service.hpp"
 #include "net/loop.hpp"
 #include "net/peer.hpp"
@@ -108,6 +107,7 @@ private:
     RequestHead head_;
     Request request_;
     Response response_;
+    std::unique_ptr<RequestContext> context_;  // the service's, for request_
     Observer* observer_ = nullptr;
     Executor* executor_ = nullptr;
     std::shared_ptr<CompletionQueue> completions_;  // shared with handlers still running

@@ -1,14 +1,24 @@
 // What the HTTP engine calls to get a response: implemented by the layer above
-// (kiln::App, adapted in src/server). Called on the connection's loop thread.
+// (app::Dispatcher for a kiln::App). The engine owns the messages (http::Request,
+// http::Response); the layer above keeps its own per-request state in a
+// RequestContext the engine asks it for: one per loop, reused request after
+// request, and one per Exchange handed to another thread. Called on the thread
+// that runs the request (the loop's, or a pool thread's for handle()).
 #pragma once
 #include <cstddef>
 #include <memory>
 #include <string_view>
 
-#include <kiln/request.hpp>
-#include <kiln/response.hpp>
+#include "http/request.hpp"
+#include "http/response.hpp"
 
 namespace kiln::http {
+
+// The layer above's state for one request in flight (its request object, ...).
+class RequestContext {
+public:
+    virtual ~RequestContext() = default;
+};
 
 // Takes a request body piece by piece as it arrives, instead of the connection
 // buffering it whole (multipart uploads: memory stays bounded whatever the size).
@@ -22,20 +32,21 @@ public:
     virtual bool finish() = 0;
     virtual int status() const = 0;             // 400, 413, 500 ...
     virtual std::string_view reason() const = 0;  // for the error response
-    // Hands what was collected to the request about to be handled.
-    virtual void deliver(Request& req) = 0;
+    // Hands what was collected to the context of the request about to be handled.
+    virtual void deliver(RequestContext& ctx) = 0;
 };
 
 class Service {
 public:
-    // The head is parsed and the path decoded: route the request (params, route
-    // pointer) and return the largest body it may have. Must not throw.
-    virtual size_t prepare(Request& req) = 0;
+    virtual std::unique_ptr<RequestContext> new_context() = 0;
+    // The head is parsed and the path decoded: route the request and return the
+    // largest body it may have. Must not throw.
+    virtual size_t prepare(RequestContext& ctx, const Request& req) = 0;
     // After prepare(): a sink to stream this request's body into, or nullptr to
     // have it buffered whole. Must not throw.
-    virtual std::unique_ptr<BodySink> body_sink(Request&) { return nullptr; }
+    virtual std::unique_ptr<BodySink> body_sink(RequestContext&, const Request&) { return nullptr; }
     // Body complete: fill res. Must not throw (map exceptions to a status).
-    virtual void handle(Request& req, Response& res) = 0;
+    virtual void handle(RequestContext& ctx, const Request& req, Response& res) = 0;
 protected:
     ~Service() = default;
 };

@@ -1,4 +1,4 @@
-#include <kiln/response.hpp>
+#include <kiln/http_types.hpp>
 
 namespace kiln {
 

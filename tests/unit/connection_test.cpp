@@ -15,9 +15,6 @@
 #include <string>
 #include <thread>
 
-#include <kiln/request.hpp>
-#include <kiln/response.hpp>
-
 #include "http/server.hpp"
 #include "net/loop.hpp"
 
@@ -25,14 +22,17 @@ namespace kiln::http {
 namespace {
 
 // Answers "<METHOD> <path> <body bytes>"; /big answers 200 KiB (for backpressure).
+// The engine alone: http's own messages, no kiln::App.
 class EchoService final : public Service {
 public:
-    size_t prepare(Request&) override { return 1024; }
-    void handle(Request& req, Response& res) override {
+    std::unique_ptr<RequestContext> new_context() override { return std::make_unique<RequestContext>(); }
+    size_t prepare(RequestContext&, const Request&) override { return 1024; }
+    void handle(RequestContext&, const Request& req, Response& res) override {
         ++handled;
-        if (req.path() == "/big") return res.text(std::string(200 * 1024, 'b'));
-        res.text(std::string(req.method_name()) + " " + std::string(req.path()) + " " +
-                 std::to_string(req.body().size()));
+        if (req.path() == "/big") return res.send(std::string(200 * 1024, 'b'), "text/plain");
+        res.send(std::string(req.method_name()) + " " + std::string(req.path()) + " " +
+                     std::to_string(req.body().size()),
+                 "text/plain");
     }
     std::atomic<int> handled{0};
 };

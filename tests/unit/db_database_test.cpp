@@ -4,6 +4,7 @@
 // connections per thread with concurrent writers, then the error paths, including
 // what a client sees when a handler lets a db::Error escape.
 #include <kiln/app.hpp>
+#include <kiln/testing.hpp>
 #include <kiln/db.hpp>
 
 #include <gtest/gtest.h>
@@ -379,17 +380,16 @@ TEST_F(DbTest, ErrorEscapingAHandlerIsA500ThatLogsTheSqlButNotToTheClient) {
     util::set_log_fd(fd);
     App app;
     app.use([&](Request&, Response&, Next&) { db.exec("SELECT title FROM missing_table WHERE id = ?", 1); });
-    Request req;
-    Response res;
-    app.handle(req, res);
+    kiln::testing::Client client(app);
+    kiln::testing::Result res = client.get("/");
     util::set_log_fd(STDERR_FILENO);
     ::close(fd);
     std::ifstream in(log_path);
     std::stringstream log;
     log << in.rdbuf();
 
-    EXPECT_EQ(res.status(), 500);
-    EXPECT_EQ(res.body(), "Internal Server Error\n");
+    EXPECT_EQ(res.status, 500);
+    EXPECT_EQ(res.body, "Internal Server Error\n");
     EXPECT_NE(log.str().find("no such table: missing_table"), std::string::npos) << log.str();
     EXPECT_NE(log.str().find("SELECT title FROM missing_table WHERE id = ?"), std::string::npos) << log.str();
 }

@@ -1,4 +1,5 @@
-// http::serialize_head and net::OutputQueue: the bytes a response puts on the wire.
+// http::serialize_head and net::OutputQueue: the bytes a response puts on the wire;
+// http::Response's checks on what a handler puts in it.
 #include "http/serializer.hpp"
 
 #include <fcntl.h>
@@ -36,7 +37,7 @@ TEST(Serializer, WritesStatusServerDateTypeLength) {
     net::OutputQueue q;
     Response res;
     res.reset(nullptr);
-    res.text("Hello");
+    res.send("Hello", "text/plain; charset=utf-8");
     HeadParams p = params();
     p.content_length = 5;
     serialize_head(res, p, q, pool);
@@ -82,7 +83,10 @@ TEST(Serializer, UserHeadersInOrderAndUserServerWins) {
     net::OutputQueue q;
     Response res;
     res.reset(nullptr);
-    res.header("X-A", "1").header("Server", "mine").add_header("Set-Cookie", "a=1").add_header("Set-Cookie", "b=2");
+    res.header("X-A", "1");
+    res.header("Server", "mine");
+    res.add_header("Set-Cookie", "a=1");
+    res.add_header("Set-Cookie", "b=2");
     serialize_head(res, params(), q, pool);
     std::string s = drain(q, pool);
     EXPECT_EQ(s.find("Server: kiln"), std::string::npos);

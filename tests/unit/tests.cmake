@@ -29,6 +29,7 @@ if(TARGET kiln)
   kiln_test(signing_test unit/signing_test.cpp)
   kiln_test(connection_test unit/connection_test.cpp)
   kiln_test(loop_test unit/loop_test.cpp)
+  kiln_test(testing_client_test unit/testing_client_test.cpp)
 endif()
 # --- static files: mime, HTTP-date parsing, range/conditional rules, root confinement, cache ---
 if(TARGET kiln)

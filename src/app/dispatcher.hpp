@@ -1,0 +1,41 @@
+// app::Dispatcher: a kiln::App as the HTTP engine's Service. Its RequestContext
+// holds the kiln::Request and kiln::Response a handler sees, bound to the
+// engine's messages for each request (one context per loop, reused; one per
+// Exchange on a pool thread). Routing happens in prepare() as soon as the head is
+// in, so the body limit and the upload rules are the route's. Read-only after
+// construction: every loop of a process shares one.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include <kiln/app.hpp>
+#include <kiln/request.hpp>
+#include <kiln/response.hpp>
+
+#include "http/service.hpp"
+
+namespace kiln::app {
+
+struct Context final : http::RequestContext {
+    Request request;
+    Response response{Response::Unowned{}};
+};
+
+class Dispatcher : public http::Service {
+public:
+    Dispatcher(const App& app, uint64_t upload_spool_limit) : app_(app), spool_limit_(upload_spool_limit) {}
+
+    std::unique_ptr<http::RequestContext> new_context() override;
+    size_t prepare(http::RequestContext& ctx, const http::Request& req) override;
+    std::unique_ptr<http::BodySink> body_sink(http::RequestContext& ctx, const http::Request& req) override;
+    void handle(http::RequestContext& ctx, const http::Request& req, http::Response& res) override;
+
+    // The form an upload sink collected, to the request about to be handled.
+    static void deliver_form(http::RequestContext& ctx, Form&& form);
+
+private:
+    const App& app_;
+    uint64_t spool_limit_;
+};
+
+}  // namespace kiln::app

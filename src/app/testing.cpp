@@ -1,0 +1,184 @@
+// kiln::testing::Client: requests through app::Dispatcher, the server's own path,
+// with the connection's part (parsing the head, the body limit, a body sink)
+// done here in a few lines instead of over a socket.
+#include <kiln/testing.hpp>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <stdexcept>
+
+#include "app/app_impl.hpp"
+#include "app/dispatcher.hpp"
+#include "app/session_table.hpp"
+#include "http/parser.hpp"
+#include "http/request.hpp"
+#include "http/response.hpp"
+#include "util/random.hpp"
+
+namespace kiln::testing {
+namespace {
+
+// The app's own store if it has one; else a small table in private memory.
+struct PrivateStore {
+    static constexpr app::SessionTableParams kParams{1 << 20, 4096, 30 * 60, 24 * 60 * 60};
+    void* region = MAP_FAILED;
+    std::unique_ptr<app::SharedSessionTable> table;
+
+    PrivateStore() {
+        region = mmap(nullptr, kParams.memory_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (region == MAP_FAILED) throw std::runtime_error("testing::Client: no memory for a session store");
+        app::SharedSessionTable::format(region, kParams);
+        table = app::SharedSessionTable::attach(region, kParams.memory_bytes);
+    }
+    ~PrivateStore() {
+        table.reset();
+        if (region != MAP_FAILED) munmap(region, kParams.memory_bytes);
+    }
+};
+
+// Max-Age=0 or an Expires in 1970: the app asked the client to forget the cookie.
+bool deletes(std::string_view attributes) {
+    std::string lower(attributes);
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return lower.find("max-age=0") != std::string::npos || lower.find("1970") != std::string::npos;
+}
+
+std::string error_body(int status, std::string_view why) {
+    return std::string(reason_phrase(status)) + ": " + std::string(why) + "\n";
+}
+
+}  // namespace
+
+std::optional<std::string_view> Result::header(std::string_view name) const {
+    for (const auto& [n, v] : headers)
+        if (http::iequals(n, name)) return std::string_view(v);
+    return std::nullopt;
+}
+
+struct Client::Impl {
+    explicit Impl(App& a) : app(a), dispatcher(a, uint64_t{1} << 30) {}
+    App& app;
+    app::Dispatcher dispatcher;
+    std::unique_ptr<PrivateStore> store;
+    std::vector<std::pair<std::string, std::string>> cookies;
+
+    void keep_cookies(const http::Response& res) {
+        for (const auto& [name, value] : res.headers()) {
+            if (!http::iequals(name, "set-cookie")) continue;
+            size_t eq = value.find('='), semi = value.find(';');
+            if (eq == std::string::npos || (semi != std::string::npos && semi < eq)) continue;
+            std::string n = value.substr(0, eq);
+            std::string v = value.substr(eq + 1, semi == std::string::npos ? std::string::npos : semi - eq - 1);
+            std::erase_if(cookies, [&](const auto& c) { return c.first == n; });
+            if (!deletes(semi == std::string::npos ? std::string_view() : std::string_view(value).substr(semi)))
+                cookies.emplace_back(n, v);
+        }
+    }
+};
+
+Client::Client(App& app) : impl_(std::make_unique<Impl>(app)) {
+    App::Impl& a = *app.impl_;
+    if (!a.store) {
+        impl_->store = std::make_unique<PrivateStore>();
+        a.store = impl_->store->table.get();
+    }
+    if (a.secret.empty()) a.secret = util::random_hex(32);
+}
+
+Client::~Client() {
+    if (impl_->store && impl_->app.impl_->store == impl_->store->table.get()) impl_->app.impl_->store = nullptr;
+}
+
+Result Client::get(std::string_view target, const Headers& headers) { return request("GET", target, {}, headers); }
+
+Result Client::post(std::string_view target, std::string_view body, const Headers& headers) {
+    return request("POST", target, body, headers);
+}
+
+Result Client::request(std::string_view method, std::string_view target, std::string_view body, const Headers& headers) {
+    std::string raw;
+    raw.append(method).append(" ").append(target).append(" HTTP/1.1\r\nHost: kiln.test\r\n");
+    bool has_length = false;
+    for (const auto& [n, v] : headers) {
+        raw.append(n).append(": ").append(v).append("\r\n");
+        has_length = has_length || http::iequals(n, "content-length") || http::iequals(n, "transfer-encoding");
+    }
+    if (!impl_->cookies.empty()) {
+        raw.append("Cookie: ");
+        for (size_t i = 0; i < impl_->cookies.size(); ++i)
+            raw.append(i ? "; " : "").append(impl_->cookies[i].first).append("=").append(impl_->cookies[i].second);
+        raw.append("\r\n");
+    }
+    if (!body.empty() && !has_length) raw.append("Content-Length: ").append(std::to_string(body.size())).append("\r\n");
+    raw.append("\r\n");
+
+    Result out;
+    auto head = std::make_unique<http::RequestHead>();
+    http::ParseResult parsed = http::parse_request_head(raw, *head);
+    if (parsed.status != http::ParseStatus::Complete) {
+        out.status = parsed.status == http::ParseStatus::Error ? http::status_for(parsed.error) : 400;
+        out.body = error_body(out.status, parsed.status == http::ParseStatus::Error ? http::describe(parsed.error) : "incomplete head");
+        return out;
+    }
+    http::Request req;
+    req.start(head.get(), false);
+    if (req.set_path(head->path) != http::PathStatus::Ok) {
+        out.status = 400;
+        out.body = error_body(400, "bad path");
+        return out;
+    }
+    std::unique_ptr<http::RequestContext> ctx = impl_->dispatcher.new_context();
+    size_t limit = impl_->dispatcher.prepare(*ctx, req);
+    if (body.size() > limit) {
+        out.status = 413;
+        out.body = error_body(413, "request body larger than this route accepts");
+        return out;
+    }
+    if (auto sink = impl_->dispatcher.body_sink(*ctx, req)) {
+        if (!sink->write(body) || !sink->finish()) {
+            out.status = sink->status();
+            out.body = error_body(out.status, sink->reason());
+            return out;
+        }
+        sink->deliver(*ctx);
+    } else {
+        req.set_body(body);
+    }
+    http::Response res;
+    res.reset(nullptr);
+    impl_->dispatcher.handle(*ctx, req, res);
+    impl_->keep_cookies(res);
+
+    out.status = res.status();
+    if (!res.content_type().empty()) out.headers.emplace_back("Content-Type", std::string(res.content_type()));
+    for (const auto& h : res.headers()) out.headers.push_back(h);
+    if (res.has_file()) {
+        uint64_t off = res.file_offset(), len = res.file_length();
+        int fd = res.release_file();
+        out.body.resize(len);
+        size_t got = 0;
+        while (got < len) {
+            ssize_t n = pread(fd, out.body.data() + got, len - got, static_cast<off_t>(off + got));
+            if (n <= 0) break;
+            got += static_cast<size_t>(n);
+        }
+        out.body.resize(got);
+        ::close(fd);
+    } else {
+        out.body = std::move(res.body());
+    }
+    if (method == "HEAD") out.body.clear();
+    return out;
+}
+
+std::optional<std::string> Client::cookie(std::string_view name) const {
+    for (const auto& [n, v] : impl_->cookies)
+        if (n == name) return v;
+    return std::nullopt;
+}
+
+void Client::clear_cookies() { impl_->cookies.clear(); }
+
+}  // namespace kiln::testing

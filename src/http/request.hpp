@@ -1,0 +1,49 @@
+// http::Request: one request as the engine knows it: the parsed head, the decoded
+// path, the body once it is complete, and what the connection knows of its peer.
+// Views point into the connection's read buffer (or an Exchange's) and are valid
+// while the request is being handled. Filled by http::Connection; read by the layer
+// above (kiln::Request wraps one). Knows nothing of routes, sessions or forms.
+#pragma once
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <kiln/http_types.hpp>
+
+#include "http/parser.hpp"
+#include "http/url.hpp"
+
+namespace kiln::http {
+
+class Request {
+public:
+    Method method() const { return head_ ? head_->method : Method::Other; }
+    std::string_view method_name() const { return head_ ? head_->method_token : std::string_view(); }
+    std::string_view target() const { return head_ ? head_->target : std::string_view(); }
+    std::string_view path() const { return path_; }  // percent-decoded, dot segments removed
+    std::string_view query_string() const { return head_ ? head_->query : std::string_view(); }
+    std::string_view host() const { return head_ ? head_->host : std::string_view(); }
+    int version_minor() const { return head_ ? head_->version_minor : 1; }
+    bool keep_alive() const { return head_ && head_->keep_alive; }
+    std::optional<std::string_view> header(std::string_view name) const;
+    std::span<const Header> headers() const;
+    std::string_view body() const { return body_; }
+    // HTTPS at the client: TLS to us, or a trusted proxy's X-Forwarded-Proto: https.
+    bool secure() const;
+
+    // Connection side: a new request on `head` (the path still to be set).
+    void start(const RequestHead* head, bool via_trusted_proxy);
+    // The normalized path; a copy only when decoding changed it.
+    PathStatus set_path(std::string_view raw);
+    void set_body(std::string_view body) { body_ = body; }
+
+private:
+    const RequestHead* head_ = nullptr;
+    std::string_view path_;
+    std::string_view body_;
+    std::string path_storage_;  // used only when decoding changed the path
+    bool via_trusted_proxy_ = false;
+};
+
+}  // namespace kiln::http

@@ -1,0 +1,152 @@
+#include "http/response.hpp"
+
+#include <unistd.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "http/chars.hpp"
+#include "http/parser.hpp"
+
+namespace kiln::http {
+namespace {
+void check_header(std::string_view name, std::string_view value) {
+    if (name.empty()) throw std::invalid_argument("empty header name");
+    for (char c : name)
+        if (!chars::is_token(static_cast<uint8_t>(c)))
+            throw std::invalid_argument("invalid character in header name '" + std::string(name) + "'");
+    for (char c : value)
+        if (c == '\r' || c == '\n' || c == '\0')
+            throw std::invalid_argument("CR, LF or NUL in the value of header '" + std::string(name) + "'");
+    if (iequals(name, "content-length") || iequals(name, "transfer-encoding"))
+        throw std::invalid_argument("header '" + std::string(name) + "' is set by the server from the body");
+}
+}  // namespace
+
+void Response::status(int code) {
+    if (code < 100 || code > 999) throw std::invalid_argument("status code out of range: " + std::to_string(code));
+    status_ = code;
+}
+
+void Response::add_header(std::string_view name, std::string_view value) {
+    check_header(name, value);
+    if (iequals(name, "connection")) {
+        if (iequals(value, "close")) close_ = true;
+        return;  // connection management is the server's
+    }
+    if (iequals(name, "content-type")) {
+        content_type_.assign(value);
+        return;
+    }
+    headers_.emplace_back(std::string(name), std::string(value));
+}
+
+void Response::header(std::string_view name, std::string_view value) {
+    if (!iequals(name, "set-cookie")) {
+        for (auto& [n, v] : headers_) {
+            if (iequals(n, name)) {
+                check_header(name, value);
+                v.assign(value);
+                return;
+            }
+        }
+    }
+    add_header(name, value);
+}
+
+void Response::remove_cookie(std::string_view name) {
+    std::erase_if(headers_, [&](const auto& h) {
+        return iequals(h.first, "set-cookie") && h.second.size() > name.size() &&
+               h.second.compare(0, name.size(), name) == 0 && h.second[name.size()] == '=';
+    });
+}
+
+int Response::release_file() {
+    int fd = file_fd_;
+    file_fd_ = -1;
+    return fd;
+}
+
+std::optional<std::string_view> Response::header(std::string_view name) const {
+    if (iequals(name, "content-type") && !content_type_.empty()) return std::string_view(content_type_);
+    for (const auto& [n, v] : headers_)
+        if (iequals(n, name)) return std::string_view(v);
+    return std::nullopt;
+}
+
+Response::~Response() { drop_file(); }
+
+void Response::drop_file() {
+    if (file_fd_ >= 0) ::close(file_fd_);
+    file_fd_ = -1;
+    file_offset_ = file_length_ = 0;
+}
+
+void Response::send(std::string_view body, std::string_view content_type) {
+    check_header("Content-Type", content_type);  // the one check every header value passes
+    drop_file();
+    content_type_.assign(content_type);
+    body_.assign(body);
+}
+
+void Response::file(int fd, uint64_t offset, uint64_t length, std::string_view content_type) {
+    if (fd < 0) throw std::invalid_argument("Response::file: invalid file descriptor");
+    if (streaming_) {
+        ::close(fd);
+        throw std::logic_error("Response::file after a streamed write");
+    }
+    try {
+        check_header("Content-Type", content_type);
+    } catch (...) {
+        ::close(fd);  // ours from the call on, as it would have been once queued
+        throw;
+    }
+    drop_file();
+    body_.clear();
+    content_type_.assign(content_type);
+    file_fd_ = fd;
+    file_offset_ = offset;
+    file_length_ = length;
+}
+
+void Response::write(std::string_view chunk) {
+    drop_file();
+    if (!stream_) {  // not attached to a connection (tests): just accumulate
+        streaming_ = true;
+        body_.append(chunk);
+        return;
+    }
+    if (ended_) throw std::logic_error("Response::write after end()");
+    if (!streaming_) {
+        streaming_ = true;
+        stream_->begin(*this);
+    }
+    stream_->chunk(chunk);
+}
+
+void Response::end() {
+    if (!streaming_ || ended_) return;
+    ended_ = true;
+    if (stream_) stream_->finish();
+}
+
+void Response::clear() {
+    close_ = false;
+    clear_keeping(0);
+}
+
+void Response::clear_keeping(size_t headers) {
+    status_ = 200;
+    content_type_.clear();
+    body_.clear();
+    if (headers < headers_.size()) headers_.resize(headers);
+    drop_file();
+}
+
+void Response::reset(ResponseStream* stream) {
+    clear();
+    streaming_ = ended_ = aborted_ = false;
+    stream_ = stream;
+}
+
+}  // namespace kiln::http

@@ -1,0 +1,92 @@
+// http::Response: the engine's response message. Either a whole body (send) or a
+// file (sendfile), serialized with Content-Length once the handler returns, or a
+// stream: the first write() sends the head with chunked coding through the
+// ResponseStream (the connection), each write() a chunk, end() the last one.
+// Header names and values are checked: CR, LF or NUL throws std::invalid_argument
+// (no header injection), Content-Length and Transfer-Encoding are the server's.
+// Belongs to the thread running the handler; reused between requests (capacity kept).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kiln::http {
+
+class Response;
+
+// Implemented by the connection; receives a streamed response.
+class ResponseStream {
+public:
+    virtual void begin(Response& res) = 0;         // send the head
+    virtual void chunk(std::string_view data) = 0;  // send part of the body
+    virtual void finish() = 0;                      // end of body
+protected:
+    ~ResponseStream() = default;
+};
+
+class Response {
+public:
+    Response() = default;
+    Response(const Response&) = delete;
+    Response& operator=(const Response&) = delete;
+    ~Response();
+
+    void status(int code);  // 100..999, else std::invalid_argument
+    int status() const { return status_; }
+    // Sets a header, replacing any of the same name (Set-Cookie is appended instead).
+    void header(std::string_view name, std::string_view value);
+    void add_header(std::string_view name, std::string_view value);  // even if one of that name exists
+    std::optional<std::string_view> header(std::string_view name) const;
+    const std::vector<std::pair<std::string, std::string>>& headers() const { return headers_; }
+    // Drops every Set-Cookie for `name` (a later cookie of that name replaces it).
+    void remove_cookie(std::string_view name);
+
+    void send(std::string_view body, std::string_view content_type);
+    // `length` bytes of `fd` from `offset`: the response owns fd from here on.
+    void file(int fd, uint64_t offset, uint64_t length, std::string_view content_type);
+    bool has_file() const { return file_fd_ >= 0; }
+    uint64_t file_offset() const { return file_offset_; }
+    uint64_t file_length() const { return file_length_; }
+    int release_file();  // the fd to the caller (the connection), which closes it
+    void drop_file();
+
+    void write(std::string_view chunk);
+    void end();
+    bool streaming() const { return streaming_; }
+
+    std::string_view content_type() const { return content_type_; }
+    std::string& body() { return body_; }
+    const std::string& body() const { return body_; }
+    void close_connection() { close_ = true; }
+    bool closes_connection() const { return close_; }
+
+    // Status, headers and body back to nothing (not a started stream), capacity kept.
+    void clear();
+    // clear(), but the first `headers` headers and close_connection() stay.
+    void clear_keeping(size_t headers);
+    // Binds to a connection (nullptr: buffer only, as a pool thread does) and clears.
+    void reset(ResponseStream* stream);
+    // A started stream is abandoned: the connection closes without finishing it, so
+    // the client sees a truncated body rather than a false end.
+    void abort() { aborted_ = true; }
+    bool aborted() const { return aborted_; }
+
+private:
+    int status_ = 200;
+    bool close_ = false;
+    bool streaming_ = false;
+    bool ended_ = false;
+    bool aborted_ = false;
+    std::string content_type_;
+    std::string body_;
+    std::vector<std::pair<std::string, std::string>> headers_;
+    ResponseStream* stream_ = nullptr;
+    int file_fd_ = -1;
+    uint64_t file_offset_ = 0;
+    uint64_t file_length_ = 0;
+};
+
+}  // namespace kiln::http
