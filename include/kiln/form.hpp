@@ -5,6 +5,7 @@
 // unnamed temporary file (O_TMPFILE), so a large upload costs disk, not memory. The
 // temporary file disappears with the request unless save_as() gave it a name.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,6 +13,10 @@
 #include <vector>
 
 namespace kiln {
+namespace app {
+class UploadSink;
+}
+class Request;
 
 class UploadedFile {
 public:
@@ -29,13 +34,17 @@ public:
     bool in_memory() const { return fd_ < 0; }
     // The whole contents (read from the temporary file if it is on disk).
     std::string contents() const;
+    // Up to `n` bytes from `offset` into `out` (a large file, a slice at a time);
+    // returns how many (0 at the end). Throws std::system_error if the read fails.
+    size_t read(uint64_t offset, void* out, size_t n) const;
     // Gives the contents a name: a link to the temporary file, or a write of the
     // in-memory bytes. Throws std::system_error naming the path on failure.
     void save_as(const std::string& path) const;
 
-    // Framework use (the upload parser).
-    std::string memory_;
-    int fd_ = -1;
+private:
+    friend class app::UploadSink;  // fills it while the body arrives
+    std::string memory_;           // the contents while they are small
+    int fd_ = -1;                  // the unnamed temporary file, once they are not
 };
 
 class Form {
@@ -54,7 +63,9 @@ public:
     const std::vector<Field>& fields() const { return fields_; }
     const std::vector<UploadedFile>& files() const { return files_; }
 
-    // Framework use.
+private:
+    friend class app::UploadSink;  // multipart bodies
+    friend class Request;          // urlencoded bodies (Request::form)
     std::vector<Field> fields_;
     std::vector<UploadedFile> files_;
 };

@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -36,6 +38,20 @@ UploadedFile::~UploadedFile() {
     if (fd_ < 0) return;
     ::close(fd_);
     app::release_spool(size);  // its bytes no longer count against limits.upload_spool_bytes
+}
+
+size_t UploadedFile::read(uint64_t offset, void* out, size_t n) const {
+    if (fd_ < 0) {
+        if (offset >= memory_.size()) return 0;
+        size_t k = std::min<size_t>(n, memory_.size() - offset);
+        std::memcpy(out, memory_.data() + offset, k);
+        return k;
+    }
+    for (;;) {
+        ssize_t got = ::pread(fd_, out, n, static_cast<off_t>(offset));
+        if (got >= 0) return static_cast<size_t>(got);
+        if (errno != EINTR) throw std::system_error(errno, std::generic_category(), "reading an uploaded file");
+    }
 }
 
 std::string UploadedFile::contents() const {

@@ -241,17 +241,12 @@ int main(int argc, char** argv) {
         for (const auto& f : req.form().fields()) out += f.name + "=" + f.value + "\n";
         for (const auto& f : req.form().files()) {
             uint32_t sum = 0;  // of every byte, read back in slices (never all in memory)
-            std::string slice;
-            if (f.in_memory()) {
-                for (unsigned char c : f.contents()) sum += c;
-            } else {
-                char buf[65536];
-                for (uint64_t at = 0; at < f.size;) {
-                    ssize_t n = pread(f.fd_, buf, sizeof buf, static_cast<off_t>(at));
-                    if (n <= 0) throw std::runtime_error("pread failed");
-                    for (ssize_t i = 0; i < n; ++i) sum += static_cast<unsigned char>(buf[i]);
-                    at += static_cast<uint64_t>(n);
-                }
+            char buf[65536];
+            for (uint64_t at = 0; at < f.size;) {
+                size_t n = f.read(at, buf, sizeof buf);
+                if (n == 0) throw std::runtime_error("upload shorter than its size");
+                for (size_t i = 0; i < n; ++i) sum += static_cast<unsigned char>(buf[i]);
+                at += n;
             }
             out += "file " + f.field + " " + f.filename + " " + f.content_type + " " + std::to_string(f.size) + " " +
                    std::to_string(sum) + (f.in_memory() ? " memory" : " disk") + "\n";
