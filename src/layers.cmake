@@ -41,6 +41,9 @@ add_library(kiln STATIC
   app/files.cpp
   server/flags.cpp
   server/run.cpp
+  server/serve.cpp
+  server/listeners.cpp
+  server/process_logs.cpp
   server/supervisor.cpp
   server/config.cpp
   server/access_log.cpp

@@ -109,6 +109,9 @@ private:
     friend class app::Dispatcher;
     // A new request on `msg` (the engine's message): everything of the last one goes.
     void bind(const http::Request& msg);
+    // The request is answered: what it holds goes now (an upload's temporary files),
+    // not when the loop's next request comes.
+    void release();
     void set_form(Form&& form);  // what the upload parser collected while the body arrived
     [[noreturn]] static void bad_param(std::string_view name, int status);  // HttpError(status)
     template <class T>

@@ -26,6 +26,7 @@ void Dispatcher::handle(http::RequestContext& ctx, const http::Request&, http::R
     auto& c = static_cast<Context&>(ctx);
     c.response.bind(res);
     app_.handle(c.request, c.response);
+    c.request.release();
 }
 
 void Dispatcher::deliver_form(http::RequestContext& ctx, Form&& form) {

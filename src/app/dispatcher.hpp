@@ -24,6 +24,7 @@ struct Context final : http::RequestContext {
 class Dispatcher : public http::Service {
 public:
     Dispatcher(const App& app, uint64_t upload_spool_limit) : app_(app), spool_limit_(upload_spool_limit) {}
+    virtual ~Dispatcher() = default;
 
     std::unique_ptr<http::RequestContext> new_context() override;
     size_t prepare(http::RequestContext& ctx, const http::Request& req) override;

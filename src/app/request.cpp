@@ -30,6 +30,12 @@ void Request::bind(const http::Request& msg) {
     handler_failed_ = false;
 }
 
+void Request::release() {
+    form_.reset();
+    json_.reset();
+    locals_.clear();
+}
+
 std::string_view Request::method_name() const { return msg_->method_name(); }
 std::string_view Request::target() const { return msg_->target(); }
 std::string_view Request::path() const { return msg_->path(); }

@@ -51,12 +51,11 @@ void from_json(const nlohmann::json& j, Item& i) {
     j.at("qty").get_to(i.qty);
 }
 
-// A controller made per request: `serial` shows each request gets a new one.
+// A controller made per request: a reused one would count past 1.
 struct ItemsController {
-    static inline int made = 0;
-    int serial = ++made;
+    int calls = 0;
     void show(kiln::Request& req, kiln::Response& res) {
-        res.json(Item{"item" + std::to_string(req.param<int>("id")), serial});
+        res.json(Item{"item" + std::to_string(req.param<int>("id")), ++calls});
     }
 };
 // A controller made by a factory (state from the app), and a Cerflet-style class.

@@ -1,0 +1,100 @@
+#include "server/listeners.hpp"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "net/listener.hpp"
+#include "server/config.hpp"
+
+namespace kiln::server {
+namespace {
+
+uint16_t bound_port(int fd) {
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
+    if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+    return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+}
+
+// SO_REUSEPORT would let us silently share a port with another server already on
+// it; a plain bind first proves the port is free.
+bool port_is_free(const ServerOptions& o, std::string* err) {
+    net::ListenResult probe = net::listen_tcp(o.host, o.port, 1, false);
+    if (probe.fd < 0) {
+        *err = probe.error;
+        return false;
+    }
+    ::close(probe.fd);
+    return true;
+}
+
+}  // namespace
+
+std::string bind_listeners(const ServerOptions& opts, size_t loops, bool reuseport, Bound* out) {
+    out->fds.assign(loops, {});
+    out->addresses = {{false, opts.host, opts.port}};
+    for (const std::string& text : opts.also_listen) {
+        Bound::Address a{text.starts_with("unix:"), {}, 0};
+        parse_listen(text, &a.host, &a.port);  // validated by the flag/config parser
+        out->addresses.push_back(a);
+    }
+    std::string err;
+    for (Bound::Address& a : out->addresses) {
+        if (a.is_unix) {
+            net::ListenResult l = net::listen_unix(a.host, opts.backlog);
+            if (l.fd < 0) err = l.error;
+            else for (auto& g : out->fds) g.push_back(l.fd);
+            out->where += (out->where.empty() ? "" : ", ") + std::string("unix:") + a.host;
+        } else {
+            ServerOptions probe = opts;
+            probe.host = a.host;
+            probe.port = a.port;
+            if (a.port != 0) port_is_free(probe, &err);
+            for (size_t i = 0; i < loops && err.empty(); ++i) {
+                net::ListenResult l = net::listen_tcp(a.host, a.port, opts.backlog, reuseport);
+                if (l.fd < 0) {
+                    err = l.error;
+                    break;
+                }
+                if (a.port == 0) a.port = bound_port(l.fd);  // the others join the picked port
+                out->fds[i].push_back(l.fd);
+            }
+            bool v6 = a.host.find(':') != std::string::npos;
+            out->where += (out->where.empty() ? "http://" : ", http://") + (v6 ? "[" + a.host + "]" : a.host) + ":" +
+                          std::to_string(a.port);
+        }
+        if (!err.empty()) {  // a socket file in the way is not ours to remove: the caller stops
+            close_fd_groups(out->fds);
+            return err;
+        }
+    }
+    return {};
+}
+
+void Bound::remove_unix_files() const {
+    for (const Address& a : addresses)
+        if (a.is_unix) ::unlink(a.host.c_str());
+}
+
+// Listening sockets a supervisor passed to this worker process, if it is one.
+FdGroups inherited_listeners(int* ready_fd) {
+    const char* list = std::getenv(kEnvWorkerFds);
+    if (!list) return {};
+    FdGroups groups = parse_fd_groups(list);
+    const char* ready = std::getenv(kEnvReadyFd);
+    *ready_fd = ready ? std::atoi(ready) : -1;
+    // Ours alone: a process a handler starts must not inherit a listening socket.
+    for (const auto& g : groups)
+        for (int fd : g) fcntl(fd, F_SETFD, FD_CLOEXEC);
+    if (*ready_fd >= 0) fcntl(*ready_fd, F_SETFD, FD_CLOEXEC);
+    unsetenv(kEnvWorkerFds);  // not for the app's own child processes
+    unsetenv(kEnvReadyFd);
+    return groups;
+}
+
+}  // namespace kiln::server

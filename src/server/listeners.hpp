@@ -1,0 +1,39 @@
+// The listening sockets: bound once by the supervisor (or a lone server process)
+// before any worker starts, and inherited by every worker (KILN_WORKER_FDS).
+// A TCP address gets one SO_REUSEPORT socket per event loop (the kernel spreads
+// connections over the loops); a unix socket is one socket every loop shares.
+// Prefork: one socket per address that every worker accepts from, so any free
+// worker takes the next connection.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <kiln/server.hpp>
+
+#include "server/supervisor.hpp"  // FdGroups
+
+namespace kiln::server {
+
+struct Bound {
+    struct Address {
+        bool is_unix;
+        std::string host;  // the socket's path for a unix socket
+        uint16_t port;     // the one bound (a port 0 asked for one)
+    };
+    FdGroups fds;                    // per event loop, its sockets
+    std::vector<Address> addresses;  // the first is --host/--port
+    std::string where;               // "http://127.0.0.1:8080, unix:/run/app.sock", for the log
+    void remove_unix_files() const;  // at stop
+};
+
+// Binds every address of `o` for `loops` event loops (reuseport: one TCP socket per
+// loop, else one for all). "" or why not, every socket closed again then (socket
+// files left alone: the one in the way may be another server's).
+std::string bind_listeners(const ServerOptions& o, size_t loops, bool reuseport, Bound* out);
+
+// A worker: the sockets its supervisor passed (empty if this process is none), and
+// the pipe to say it serves. Both close-on-exec from here on.
+FdGroups inherited_listeners(int* ready_fd);
+
+}  // namespace kiln::server

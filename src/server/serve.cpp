@@ -1,0 +1,221 @@
+// Serving: one thread per event loop, each with its http::Server, its listeners,
+// its access-log writer and its statistics recorder; the main thread takes the
+// signals (blocked everywhere else) and drains.
+#include "server/serve.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstring>
+#include <latch>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "http/server.hpp"
+#include "net/listener.hpp"
+#include "net/loop.hpp"
+#include "server/access_log.hpp"
+#include "server/app_service.hpp"
+#include "server/loop_recorder.hpp"
+#include "server/process_logs.hpp"
+#include "server/stats.hpp"
+#include "server/thread_pool.hpp"
+#include "util/log.hpp"
+
+namespace kiln::server {
+namespace {
+
+std::atomic<bool> g_recycled{false};  // this worker spent its request budget
+
+// One event-loop thread, as the main thread sees it.
+struct LoopThread {
+    std::thread thread;
+    net::Loop* loop = nullptr;       // set by the thread before the start latch
+    http::Server* server = nullptr;  // likewise
+    std::atomic<bool> drain{false};
+    std::atomic<bool> done{false};
+};
+
+// What every loop thread of the process shares (read-only while they run).
+struct Shared {
+    const http::EngineConfig config;
+    AppService& service;
+    const LogFile* access_file;
+    AccessLogFormat access_format;
+    http::Executor* executor;  // hybrid: the pool; else null
+    bool count;                // a /metrics reader exists: count per request
+    uint32_t beat_ms;          // the watchdog's heartbeat
+};
+
+http::EngineConfig engine_config(const ServerOptions& o) {
+    http::EngineConfig c;
+    c.limits.max_request_line = o.max_request_line;
+    c.limits.max_header_bytes = o.max_header_bytes;
+    c.limits.max_header_count = std::min(o.max_header_count, http::kMaxHeaderCount);
+    c.header_timeout_ms = o.header_timeout_ms;
+    c.body_timeout_ms = o.body_timeout_ms;
+    c.keepalive_timeout_ms = o.keepalive_timeout_ms;
+    c.write_timeout_ms = o.write_timeout_ms;
+    c.server_name = o.server_name;
+    for (const std::string& text : o.trusted_proxies) {
+        net::AddressRange r;
+        if (net::AddressRange::parse(text, &r)) c.trusted_proxies.push_back(r);  // validated by the config
+    }
+    if (o.mpm == "prefork") {
+        c.max_connections = 1;
+        c.max_requests = o.max_requests_per_worker;
+    }
+    return c;
+}
+
+// The body of one loop thread: serve `group`'s sockets until drained or stopped.
+void run_loop(LoopThread& self, const Shared& shared, const std::vector<int>& group, LoopStats* loop_stats,
+              std::latch& started) {
+    net::Loop loop;
+    // Both outlive the server's connections, which report to them.
+    std::optional<AccessLog> access_log;
+    if (shared.access_file) access_log.emplace(loop, *shared.access_file, shared.access_format);
+    bool count = shared.count && loop_stats;
+    LoopRecorder recorder(loop, access_log ? &*access_log : nullptr, loop_stats, count, shared.beat_ms);
+    http::Server server(loop, shared.service, shared.config);
+    if (access_log || count) server.set_observer(&recorder);
+    if (shared.executor) server.set_executor(shared.executor);
+    std::vector<std::unique_ptr<net::Listener>> listeners;
+    for (int fd : group)
+        listeners.push_back(std::make_unique<net::Listener>(
+            loop, fd, [&server](int cfd, const net::PeerAddress& peer) { server.accept(cfd, peer); }));
+    server.set_capacity_handler([&listeners](bool room) {
+        for (auto& l : listeners) room ? l->resume() : l->pause();
+    });
+    server.set_budget_handler([] {
+        g_recycled.store(true);
+        kill(getpid(), SIGTERM);  // the main thread drains us like any stop
+    });
+    bool draining = false;
+    loop.add_wake_hook([&] {
+        if (self.drain.load() && !draining) {
+            draining = true;
+            for (auto& l : listeners) l->close();
+            server.drain([&loop] { loop.stop(); });
+        }
+    });
+    self.loop = &loop;
+    self.server = &server;
+    started.count_down();
+    try {
+        loop.run();
+    } catch (const std::exception& e) {
+        util::log(util::LogLevel::Error, "event loop failed: %s", e.what());
+    }
+    self.done.store(true);
+}
+
+// Blocked in every thread (the loop threads inherit the mask) and taken
+// synchronously by the main thread, so no work happens in a signal handler.
+sigset_t block_stop_signals(bool worker) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR1);  // not a stop: reopen the log files
+    if (worker) std::signal(SIGINT, SIG_IGN);
+    else sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    return set;
+}
+
+// After the first stop signal: every loop drains; a second signal (in a lone
+// server) or the drain timeout stops them where they are.
+void drain(std::vector<std::unique_ptr<LoopThread>>& loops, const sigset_t& signals, uint32_t timeout_ms, bool worker) {
+    for (auto& l : loops) {
+        l->drain.store(true);
+        l->server->request_stop();
+        l->loop->wake();
+    }
+    timespec slice{0, 50'000'000};
+    for (uint32_t waited = 0;; waited += 50) {
+        bool all_done = std::all_of(loops.begin(), loops.end(), [](const auto& l) { return l->done.load(); });
+        if (all_done) break;
+        int s = sigtimedwait(&signals, nullptr, &slice);
+        // In a worker a repeated SIGTERM is no reason to cut requests short: it is
+        // `pkill` reaching us as well as the supervisor, which escalates by itself
+        // (SIGKILL after drain_timeout) when it means to.
+        bool again = !worker && (s == SIGTERM || s == SIGINT);
+        if (again || waited >= timeout_ms) {
+            util::log(util::LogLevel::Warn, again ? "second signal: stopping now" : "drain timeout: stopping now");
+            for (auto& l : loops) l->loop->stop();
+            break;
+        }
+    }
+    for (auto& l : loops) l->thread.join();
+}
+
+}  // namespace
+
+int serve(const App& app, const SessionStore* sessions, const ServerOptions& opts, const FdGroups& fds, int ready_fd,
+          bool worker) {
+    sigset_t stop_signals = block_stop_signals(worker);
+
+    std::unique_ptr<LogFile> access;
+    if (opts.access_log != "off") {
+        access = std::make_unique<LogFile>();
+        if (std::string err = access->open(opts.access_log, "access log"); !err.empty()) {
+            util::log(util::LogLevel::Error, "%s", err.c_str());
+            return 2;
+        }
+    }
+
+    // Statistics: the supervisor's segment, or one of our own when serving alone.
+    SharedStats stats = SharedStats::attach_from_env();
+    int cell = stats.own_cell();
+    if (!stats.valid() && !worker) {
+        stats = SharedStats::create(1, static_cast<unsigned>(fds.size()));
+        cell = stats.claim_cell(1);
+    }
+
+    // Hybrid: one pool per process, shared by its loops; destroyed after them.
+    std::unique_ptr<ThreadPool> pool;
+    if (opts.mpm == "hybrid") pool = std::make_unique<ThreadPool>(opts.pool_threads, opts.pool_queue);
+
+    AppService service(app, opts, stats, sessions);
+    // Counting costs two clock reads and a few atomic adds per request: only when
+    // something reads the counts. The heartbeat (for the watchdog) is always on.
+    const Shared shared{engine_config(opts), service, access.get(),
+                        opts.access_log_format == "json" ? AccessLogFormat::Json : AccessLogFormat::Combined,
+                        pool.get(), !opts.metrics_path.empty(),
+                        opts.watchdog_timeout_ms ? std::clamp(opts.watchdog_timeout_ms / 4, 50u, 1000u) : 1000u};
+    std::vector<std::unique_ptr<LoopThread>> loops;
+    std::latch started(static_cast<std::ptrdiff_t>(fds.size()));
+    for (size_t i = 0; i < fds.size(); ++i) {
+        LoopStats* loop_stats = cell >= 0 ? stats.loop(static_cast<unsigned>(cell), static_cast<unsigned>(i)) : nullptr;
+        auto& l = *loops.emplace_back(std::make_unique<LoopThread>());
+        l.thread = std::thread([&l, &shared, &group = fds[i], loop_stats, &started] {
+            run_loop(l, shared, group, loop_stats, started);
+        });
+    }
+    started.wait();
+    if (ready_fd >= 0) {  // tell the supervisor we serve
+        ssize_t ignored = ::write(ready_fd, "R", 1);
+        (void)ignored;
+        ::close(ready_fd);
+    }
+
+    int sig;
+    while ((sig = sigwaitinfo(&stop_signals, nullptr)) == SIGUSR1 || sig < 0) {
+        if (sig == SIGUSR1) reopen_logs(access.get());
+    }
+    if (!worker) util::log(util::LogLevel::Info, "received %s, stopping gracefully", strsignal(sig));
+    drain(loops, stop_signals, opts.drain_timeout_ms, worker);
+    if (pool && pool->busy()) {
+        // A forced stop with handlers still running: they may never return, and
+        // joining them would hang the stop. The logs were flushed by the loops.
+        util::log(util::LogLevel::Warn, "abandoning %zu handlers still running", pool->busy());
+        _exit(0);
+    }
+    return g_recycled.load() ? kExitRecycled : 0;
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,20 @@
+// Serves an app from this process: one event loop per thread, one per fd group
+// (its listening sockets), until a stop signal, then drains (stop accepting,
+// finish in-flight requests for up to drain_timeout, exit). In a worker only
+// SIGTERM (from the supervisor) stops; Ctrl-C in a terminal reaches the whole
+// process group, and the supervisor turns it into that SIGTERM. SIGUSR1 reopens
+// the log files. Returns the exit status (kExitRecycled: prefork's budget spent).
+#pragma once
+#include <kiln/app.hpp>
+#include <kiln/server.hpp>
+#include <kiln/session.hpp>
+
+#include "server/supervisor.hpp"  // FdGroups, kExitRecycled
+
+namespace kiln::server {
+
+// ready_fd: the supervisor's pipe, written once every loop serves (-1: none).
+int serve(const App& app, const SessionStore* sessions, const ServerOptions& opts, const FdGroups& fds, int ready_fd,
+          bool worker);
+
+}  // namespace kiln::server
