@@ -3,9 +3,10 @@
 // appends the page to a std::string, normally the response body, so rendering costs
 // no allocation beyond the body growing:
 //     kiln::render(res, views::posts::index{.posts = posts, .title = "Posts"});
-// Output is escaped by default: view::append() escapes text for element content and
-// double- or single-quoted attribute values (& < > " '). Only kiln::Html values (from
-// the helpers below or raw()) and rendered views go out verbatim, as does <%== %>.
+// Output is escaped by default, for the HTML context each <%= %> stands in (kilnc
+// decides at build time, see "Contexts" below). Only kiln::Html values (from the
+// helpers below or raw()) and rendered views go out verbatim, in element text, as does
+// <%== %> anywhere.
 //
 // Template file -> C++ name (kilnc, namespace root "views" unless kiln_add_views says
 // otherwise): <views dir>/posts/index.html -> struct ::views::posts::index, declared in
@@ -34,10 +35,34 @@
 //   is next to this template); <%@ yield %> (or printing `content`) makes the template
 //   a layout: its struct gets a last member `kiln::view::Content content`, the page.
 //   Template names are relative to the views directory, without ".html".
+//
+// Contexts (contextual auto-escaping, tools/kilnc/escape_contexts.hpp): kilnc follows
+// the template's literal HTML and picks the escaper of each <%= %> from where it lands:
+//   element text, <title>, <textarea>   & < > " ' as entities (append); markup allowed
+//   quoted attribute value, ' or "      the same (append_attr)
+//   href, src, action, formaction, ...  whole value: an unsafe scheme (javascript:,
+//                                       data:, ...) becomes "#" (append_url); after the
+//                                       start (path, query, fragment): percent-encoded as
+//                                       one component, "a&b=1" -> "a%26b%3D1" (append_url_part)
+//   <script> body                       a JS literal: strings quoted, with " ' ` < > & $ /
+//                                       \ controls U+2028/9 escaped; numbers, true/false,
+//                                       null for nothing (append_js)
+//   on* attribute (onclick="...")       the same literal, attribute-escaped (append_js_attr)
+// Refused with file:line:col and a hint: a value in <style> or a style attribute (CSS),
+// in an unquoted attribute value, inside a tag or an element name, in an HTML comment,
+// in srcdoc, inside a quoted JS string or regex (the value brings its own quotes), after
+// a literal scheme other than http, https, mailto, tel, or before a ':' (it would supply
+// the scheme). Partials and <%@ yield %> only in element text. Markup values (kiln::Html,
+// views) outside element text fail to compile. Code blocks are opaque except for their
+// braces: each branch of an if/else or switch starts from the context before it, loops
+// are followed until no new context appears, and a value reached in contexts needing
+// different escapers is refused; keep each branch's tags and attributes closed.
+// <%== %> is the one way out: never refused, never escaped.
 // Pure functions over the caller's strings; no global state.
 #pragma once
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <concepts>
 #include <cstdint>
 #include <optional>
@@ -181,6 +206,107 @@ void append(std::string& out, const T& v) {
                       "kiln: this type cannot be printed by a template; give it a "
                       "to_html(const T&) found by ADL (see kiln/view.hpp)");
     }
+}
+
+// Contextual printing: for each <%= v %>, kilnc calls the function for the HTML context
+// the value stands in (append() above in element text). Each prints what append() would,
+// escaped for its context; an empty optional or null char* prints nothing (null in a
+// script). Markup (kiln::Html, views) is refused at compile time outside element text:
+// print its text, or use <%== %> if you vouch for it.
+enum class Context : uint8_t { Attr, Url, UrlPart, Js, JsAttr };
+
+// A number in a script: a JS number literal (NaN, Infinity); a negative one gets a space
+// in front, so `x -<%= n %>` cannot become `x --1`.
+template <class T>
+void append_js_number(std::string& out, T v) {
+    if constexpr (std::is_floating_point_v<T>) {
+        if (std::isnan(v)) {
+            out.append("NaN");
+            return;
+        }
+        if (std::signbit(v)) out += ' ';
+        if (std::isinf(v)) {
+            out.append(v > 0 ? "Infinity" : "-Infinity");
+            return;
+        }
+    } else if constexpr (std::is_signed_v<T>) {
+        if (v < 0) out += ' ';
+    }
+    append_number(out, v);
+}
+
+template <Context C>
+void append_text_in(std::string& out, std::string_view text) {
+    if constexpr (C == Context::Attr) append_html_escaped(out, text);
+    else if constexpr (C == Context::Url) append_safe_url(out, text);
+    else if constexpr (C == Context::UrlPart) append_url_component(out, text);
+    else if constexpr (C == Context::Js) append_js_string(out, text, "\"");
+    else append_js_string(out, text, "&quot;");  // JsAttr: the literal's quotes, attribute-escaped
+}
+
+template <Context C, class T>
+void append_in(std::string& out, const T& v) {
+    constexpr bool js = C == Context::Js || C == Context::JsAttr;
+    if constexpr (std::is_same_v<T, Html> || View<T>) {
+        static_assert(sizeof(T) == 0,
+                      "kiln: markup (kiln::Html, a view, a to_html() returning Html) can only be printed in "
+                      "element text; in an attribute, URL or script print its text, or use <%== %> if you vouch "
+                      "for it");
+    } else if constexpr (is_optional<T>) {
+        if (v) append_in<C>(out, *v);
+        else if constexpr (js) out.append("null");
+    } else if constexpr (HasToHtml<T>) {
+        append_in<C>(out, to_html(v));
+    } else if constexpr (std::is_same_v<T, bool>) {
+        out.append(v ? "true" : "false");
+    } else if constexpr (std::is_same_v<T, const char*> || std::is_same_v<T, char*>) {
+        if (v) append_text_in<C>(out, std::string_view(v));
+        else if constexpr (js) out.append("null");
+    } else if constexpr (std::is_same_v<T, char>) {
+        append_text_in<C>(out, std::string_view(&v, 1));
+    } else if constexpr (std::is_convertible_v<const T&, std::string_view>) {
+        append_text_in<C>(out, std::string_view(v));
+    } else if constexpr (std::is_integral_v<T> || std::is_floating_point_v<T>) {
+        if constexpr (js) {
+            append_js_number(out, v);
+        } else if constexpr (C == Context::UrlPart) {
+            char buf[64];  // "1e+21": the '+' would read as a space in a query
+            auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+            if (ec == std::errc()) append_url_component(out, std::string_view(buf, static_cast<size_t>(end - buf)));
+        } else {
+            append_number(out, v);
+        }
+    } else {
+        static_assert(sizeof(T) == 0,
+                      "kiln: this type cannot be printed by a template; give it a "
+                      "to_html(const T&) found by ADL (see kiln/view.hpp)");
+    }
+}
+
+// In a quoted attribute value: escaped as in text.
+template <class T>
+void append_attr(std::string& out, const T& v) {
+    append_in<Context::Attr>(out, v);
+}
+// As the whole value of a URL attribute (href="<%= url %>"): an unsafe scheme becomes "#".
+template <class T>
+void append_url(std::string& out, const T& v) {
+    append_in<Context::Url>(out, v);
+}
+// Later in a URL (path, query, fragment): percent-encoded, one component.
+template <class T>
+void append_url_part(std::string& out, const T& v) {
+    append_in<Context::UrlPart>(out, v);
+}
+// In a <script>: a JS literal (string, number, true/false, null).
+template <class T>
+void append_js(std::string& out, const T& v) {
+    append_in<Context::Js>(out, v);
+}
+// In an event-handler attribute (onclick="..."): a JS literal, attribute-escaped.
+template <class T>
+void append_js_attr(std::string& out, const T& v) {
+    append_in<Context::JsAttr>(out, v);
 }
 
 // <%== v %>: text goes out unescaped, on purpose; anything else as append().

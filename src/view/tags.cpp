@@ -9,7 +9,7 @@ Html raw(std::string_view markup) { return Html::trusted(std::string(markup)); }
 
 Html link_to(std::string_view href, std::string_view text) {
     std::string out = "<a href=\"";
-    append_html_escaped(out, is_safe_href(href) ? href : "#");
+    append_safe_url(out, href);
     out += "\">";
     append_html_escaped(out, text);
     out += "</a>";
@@ -29,7 +29,7 @@ Html form_open(std::string_view action, std::string_view csrf_token, std::string
     std::string upper;
     for (char c : method) upper += (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
     std::string out = "<form action=\"";
-    append_html_escaped(out, is_safe_href(action) ? action : "#");
+    append_safe_url(out, action);
     if (upper == "GET") {
         out += "\" method=\"get\">";
         return Html::trusted(std::move(out));

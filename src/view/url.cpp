@@ -1,4 +1,6 @@
-// URL helpers of kiln/view.hpp: url_encode and the href scheme check behind link_to.
+// URL helpers of kiln/view.hpp (url_encode and the href scheme check behind link_to)
+// and the URL escapers of kiln/escape.hpp that kilnc's generated code calls.
+#include <kiln/escape.hpp>
 #include <kiln/view.hpp>
 
 namespace kiln {
@@ -20,19 +22,9 @@ bool iequals(std::string_view a, std::string_view b) {
 inline namespace helpers {
 
 std::string url_encode(std::string_view text) {
-    static constexpr char kHex[] = "0123456789ABCDEF";
     std::string out;
     out.reserve(text.size());
-    for (char c : text) {
-        if (is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-            out += c;
-        } else {
-            auto b = static_cast<unsigned char>(c);
-            out += '%';
-            out += kHex[b >> 4];
-            out += kHex[b & 15];
-        }
-    }
+    append_url_component(out, text);
     return out;
 }
 
@@ -50,11 +42,32 @@ bool is_safe_href(std::string_view href) {
         if (!ok) return true;  // no scheme: a relative reference
         scheme += c;
     }
-    if (i == href.size()) return true;  // no ':' at all
+    if (i == href.size() || scheme.empty()) return true;  // no ':', or one first: a relative reference
     for (std::string_view allowed : {"http", "https", "mailto", "tel"})
         if (iequals(scheme, allowed)) return true;
     return false;
 }
 
 }  // namespace helpers
+
+void append_url_component(std::string& out, std::string_view text) {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    size_t run = 0;  // start of the current run of bytes kept as they are
+    for (size_t i = 0; i < text.size(); ++i) {
+        char c = text[i];
+        if (is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~') continue;
+        auto b = static_cast<unsigned char>(c);
+        const char enc[3] = {'%', kHex[b >> 4], kHex[b & 15]};
+        out.append(text.substr(run, i - run));
+        out.append(enc, 3);
+        run = i + 1;
+    }
+    out.append(text.substr(run));
+}
+
+void append_safe_url(std::string& out, std::string_view url) {
+    if (is_safe_href(url)) append_html_escaped(out, url);
+    else out += '#';
+}
+
 }  // namespace kiln

@@ -1,8 +1,8 @@
 // Unit tests of kilnc's code generation (tools/kilnc/codegen.cpp, cpp_writer.cpp):
-// the C++ it writes for each construct, the #line directives that send compiler
-// messages back to the template, and literal escaping; then the error paths (input
-// that must still give well-formed output). The generated code is also compiled and
-// run for real by kilnc_render_test.
+// the C++ it writes for each construct (each value calling its context's escaper),
+// the #line directives that send compiler messages back to the template, and literal
+// escaping; then the error paths (input that must still give well-formed output). The
+// generated code is also compiled and run for real by kilnc_render_test.
 #include "kilnc/codegen.hpp"
 
 #include <gtest/gtest.h>
@@ -104,6 +104,13 @@ TEST(KilncCodegenBody, ExpressionsAtTheirTemplateLineAndColumn) {
         << g.source;
     EXPECT_NE(g.source.find("::kiln::view::append_raw(kiln_out, (\n"), std::string::npos);
     EXPECT_NE(g.source.find("\n" + std::string(20, ' ') + "html \n"), std::string::npos);  // at column 21
+}
+
+TEST(KilncCodegenBody, EachValueCallsTheEscaperOfItsContext) {
+    Generated g = gen("<a href=\"<%= u %>?q=<%= q %>\" title=\"<%= t %>\" onclick=\"f(<%= a %>)\">"
+                      "<%= s %></a><script>x = <%= j %>;</script>");
+    for (std::string_view fn : {"append_url", "append_url_part", "append_attr", "append_js_attr", "append", "append_js"})
+        EXPECT_EQ(count(g.source, "::kiln::view::" + std::string(fn) + "(kiln_out, (\n"), 1u) << fn << g.source;
 }
 
 TEST(KilncCodegenBody, CodeIsCopiedVerbatim) {

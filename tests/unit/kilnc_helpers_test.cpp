@@ -1,6 +1,7 @@
 // Unit tests of the view runtime (include/kiln/view.hpp, src/view/): what each kind of
-// value prints as, the HTML helpers, URL encoding, date formatting; then the error
-// paths (hostile URLs and tokens, out-of-range times).
+// value prints as, in element text and in the other contexts kilnc picks (attribute,
+// URL, URL part, script, event handler), the HTML helpers, URL encoding, date
+// formatting; then the error paths (hostile URLs and tokens, out-of-range times).
 #include <kiln/view.hpp>
 
 #include <gtest/gtest.h>
@@ -79,6 +80,62 @@ TEST(ViewAppend, ContentRendersTheCallableItRefersTo) {
     EXPECT_EQ(printed(content), "page");
 }
 
+// ---------------------------------------------------------------- printing in other contexts
+// (the functions kilnc's generated code calls where a value is not in element text)
+
+template <class F>
+std::string out_of(F&& print) {
+    std::string out;
+    print(out);
+    return out;
+}
+
+TEST(ViewContexts, AttributesEscapeLikeTextAndPrintOtherValuesAlike) {
+    EXPECT_EQ(out_of([](std::string& o) { view::append_attr(o, std::string_view("\"'<>&x")); }),
+              "&quot;&#39;&lt;&gt;&amp;x");
+    EXPECT_EQ(out_of([](std::string& o) { view::append_attr(o, Point{1, 2}); }), "(1&lt;2)");  // to_html text
+    EXPECT_EQ(out_of([](std::string& o) { view::append_attr(o, 2.5); }), "2.5");
+    EXPECT_EQ(out_of([](std::string& o) { view::append_attr(o, std::optional<int>()); }), "");
+}
+
+TEST(ViewContexts, WholeUrlsKeepSafeSchemesAndReplaceOthers) {
+    EXPECT_EQ(out_of([](std::string& o) { view::append_url(o, "https://x.example/?a=1&b=\"2\""); }),
+              "https://x.example/?a=1&amp;b=&quot;2&quot;");
+    EXPECT_EQ(out_of([](std::string& o) { view::append_url(o, "/relative:colon"); }), "/relative:colon");
+    EXPECT_EQ(out_of([](std::string& o) { view::append_url(o, ":no-scheme"); }), ":no-scheme");
+    EXPECT_EQ(out_of([](std::string& o) { view::append_url(o, std::string("javascript:alert(1)")); }), "#");
+}
+
+TEST(ViewContexts, UrlPartsArePercentEncodedComponents) {
+    EXPECT_EQ(out_of([](std::string& o) { view::append_url_part(o, "a&admin=1 /?#%+"); }),
+              "a%26admin%3D1%20%2F%3F%23%25%2B");
+    EXPECT_EQ(out_of([](std::string& o) { view::append_url_part(o, -12); }), "-12");
+    EXPECT_EQ(out_of([](std::string& o) { view::append_url_part(o, 1e21); }), "1e%2B21");
+    EXPECT_EQ(out_of([](std::string& o) { view::append_url_part(o, true); }), "true");
+}
+
+TEST(ViewContexts, ScriptsGetJsLiteralsOfEveryKind) {
+    EXPECT_EQ(out_of([](std::string& o) { view::append_js(o, "a\"b'c`d${e}</script>\\\n\t\x01\xE2\x80\xA8&"); }),
+              "\"a\\u0022b\\u0027c\\u0060d\\u0024{e}\\u003C\\/script\\u003E\\\\\\n\\t\\u0001\\u2028\\u0026\"");
+    EXPECT_EQ(out_of([](std::string& o) { view::append_js(o, std::string_view("h\xC3\xA9")); }), "\"h\xC3\xA9\"");
+    EXPECT_EQ(out_of([](std::string& o) { view::append_js(o, 42); }), "42");
+    EXPECT_EQ(out_of([](std::string& o) { view::append_js(o, -42); }), " -42");
+    EXPECT_EQ(out_of([](std::string& o) { view::append_js(o, -0.0); }), " -0");
+    EXPECT_EQ(out_of([](std::string& o) { view::append_js(o, std::numeric_limits<double>::quiet_NaN()); }), "NaN");
+    EXPECT_EQ(out_of([](std::string& o) { view::append_js(o, -std::numeric_limits<double>::infinity()); }),
+              " -Infinity");
+    EXPECT_EQ(out_of([](std::string& o) { view::append_js(o, 7u); }), "7");
+    EXPECT_EQ(out_of([](std::string& o) { view::append_js(o, false); }), "false");
+    EXPECT_EQ(out_of([](std::string& o) { view::append_js(o, std::optional<std::string>()); }), "null");
+    EXPECT_EQ(out_of([](std::string& o) { view::append_js(o, static_cast<const char*>(nullptr)); }), "null");
+    EXPECT_EQ(out_of([](std::string& o) { view::append_js(o, 'x'); }), "\"x\"");
+}
+
+TEST(ViewContexts, EventHandlersGetTheLiteralAttributeEscaped) {
+    EXPECT_EQ(out_of([](std::string& o) { view::append_js_attr(o, "x\"y"); }), "&quot;x\\u0022y&quot;");
+    EXPECT_EQ(out_of([](std::string& o) { view::append_js_attr(o, 3); }), "3");
+}
+
 // ---------------------------------------------------------------- helpers
 
 TEST(ViewHelpers, UrlEncodeKeepsOnlyUnreservedBytes) {
@@ -131,7 +188,7 @@ TEST(ViewHelpersErrorPaths, ScriptUrlsNeverBecomeLinksOrFormActions) {
     // "jav&#x61;script:" is printed as "jav&amp;#x61;script:": the browser sees no scheme.
     EXPECT_EQ(link_to("jav&#x61;script:x", "x").str(), "<a href=\"jav&amp;#x61;script:x\">x</a>");
     for (std::string_view good : {"/a:b", "a/b:c", "?x=javascript:1", "#javascript:", "mailto:a@b", "tel:+1",
-                                  "HTTP://x", "//host/path", "", "plain"})
+                                  "HTTP://x", "//host/path", "", "plain", ":x", " :javascript:x"})
         EXPECT_TRUE(is_safe_href(good)) << good;
 }
 

@@ -1,7 +1,7 @@
 # Templates compiled by kilnc (included from tests/unit/tests.cmake):
 #  - app/: templates built with kiln_add_views into kilnc_render_test, which renders
-#    them (hostile input, layouts, partials, loops, raw output). -Werror: generated
-#    code must compile without a warning.
+#    them (hostile input, every HTML context in app/contexts/, layouts, partials, loops,
+#    raw output). -Werror: generated code must compile without a warning.
 #  - bad/*.html: kilnc must reject each with exit status 1 and the message in the
 #    file's first line, <%# expect: LINE:COL: error: MESSAGE %> ("%%>" for "%>").
 #  - cxx_errors/*.html: kilnc accepts them, the C++ compiler rejects the generated

@@ -44,6 +44,19 @@ std::string generate_header(const Template& tpl, const CodegenOptions& o) {
     return w.take();
 }
 
+// The kiln/view.hpp function that prints a value in the context it was found in.
+const char* append_function(Escaper e) {
+    switch (e) {
+        case Escaper::Text: return "append";  // the hot path, unchanged
+        case Escaper::Attr: return "append_attr";
+        case Escaper::Url: return "append_url";
+        case Escaper::UrlPart: return "append_url_part";
+        case Escaper::Js: return "append_js";
+        case Escaper::JsAttr: return "append_js_attr";
+    }
+    return "append";
+}
+
 void text(CppWriter& w, const std::string& s) {
     w.put("    kiln_out.append(");
     w.put(string_literal(s, "                    "));
@@ -55,12 +68,10 @@ void node(CppWriter& w, const Node& n, const CodegenOptions& o) {
         case NodeKind::Text: text(w, n.text); break;
         case NodeKind::Code: w.code(n.code); break;
         case NodeKind::Output:
-        case NodeKind::RawOutput:
-            w.code(n.code,
-                   n.kind == NodeKind::Output ? "    ::kiln::view::append(kiln_out, ("
-                                              : "    ::kiln::view::append_raw(kiln_out, (",
+            w.code(n.code, std::string("    ::kiln::view::") + append_function(n.escaper) + "(kiln_out, (",
                    "    ));");
             break;
+        case NodeKind::RawOutput: w.code(n.code, "    ::kiln::view::append_raw(kiln_out, (", "    ));"); break;
         case NodeKind::Render:
             w.code(n.code, "    " + qualified_name(o.root_ns, n.ref) + "{", "    }.render(kiln_out);");
             break;

@@ -1,6 +1,7 @@
 // Template -> C++: one header (the template's struct: its parameters as members and
 // render()) and one source (render()'s body). Literal HTML is appended with as few
-// append calls as the template allows; every piece of user C++ is wrapped in #line
+// append calls as the template allows; each <%= %> calls the kiln::view escaper its
+// HTML context chose (Node::escaper); every piece of user C++ is wrapped in #line
 // directives so the C++ compiler's messages name the template's file and line.
 // Pure: the caller writes the files.
 #pragma once

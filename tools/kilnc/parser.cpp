@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kilnc/directives.hpp"
+#include "kilnc/escape_contexts.hpp"
 #include "kilnc/layout_check.hpp"
 #include "kilnc/lexer.hpp"
 
@@ -40,6 +41,7 @@ public:
         }
         for (const Token& t : lexed.tokens)
             if (!token(t)) return std::move(result_);
+        result_.error = assign_escapers(result_.tpl);
         return std::move(result_);
     }
 

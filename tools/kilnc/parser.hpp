@@ -1,7 +1,8 @@
 // Template source -> Template (template_model.hpp), or the first error with its
 // position. Checks everything kilnc can check without a C++ compiler: directive
 // syntax and placement (param, include and layout come before any content),
-// parameter names, and that layouts and partials exist (through the loader).
+// parameter names, that layouts and partials exist (through the loader), and the HTML
+// context of every <%= %>, which picks its escaper (escape_contexts.hpp).
 // Pure apart from the loader.
 #pragma once
 #include <optional>

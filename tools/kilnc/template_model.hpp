@@ -42,12 +42,24 @@ struct TemplateRef {
 
 enum class NodeKind : uint8_t { Text, Code, Output, RawOutput, Render, Yield };
 
+// How an Output (<%= %>) is escaped, from the HTML context it stands in (set by
+// escape_contexts.cpp; each names a kiln::view::append_* function in kiln/view.hpp).
+enum class Escaper : uint8_t {
+    Text,     // element text (also <title>, <textarea>): append
+    Attr,     // a quoted attribute value: append_attr
+    Url,      // the whole value of a URL attribute (href, src, ...): append_url, scheme checked
+    UrlPart,  // later in a URL (path, query, fragment): append_url_part, percent-encoded
+    Js,       // a <script> body: append_js, a JS literal
+    JsAttr,   // an event-handler attribute (on*): append_js_attr, a JS literal, attribute-escaped
+};
+
 struct Node {
     NodeKind kind;
     std::string text;  // Text: the literal output
     CodeSpan code;     // Code, Output, RawOutput: the C++; Render: the initializers
     TemplateName ref;  // Render: the partial
     Pos pos;
+    Escaper escaper = Escaper::Text;  // Output only
 };
 
 struct Template {

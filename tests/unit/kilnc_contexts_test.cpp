@@ -1,0 +1,261 @@
+// Unit tests of kilnc's contextual auto-escaping (tools/kilnc/escape_contexts.cpp and
+// the scanners under it: html_state, js_state, code_flow): which escaper each <%= %>
+// gets from the HTML around it, how branches and loops merge contexts, and that text
+// kilnc does not understand never stops a template by itself; then the error paths,
+// each refusal with its position.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "kilnc/code_flow.hpp"
+#include "kilnc/js_state.hpp"
+#include "kilnc/parser.hpp"
+
+namespace kiln::kilnc {
+namespace {
+
+TemplateLoader views() {
+    return [](const std::string& name) -> std::optional<std::string> {
+        if (name == "_p") return std::string("<p>partial</p>");
+        return std::nullopt;
+    };
+}
+
+// The escaper of every <%= %>, in order, or "line:col: message" of the error.
+std::string escapers(std::string_view src) {
+    ParseResult r = parse_template(src, "t.html", views());
+    if (r.error)
+        return std::to_string(r.error->pos.line) + ":" + std::to_string(r.error->pos.col) + ": " + r.error->message;
+    std::string out;
+    for (const Node& n : r.tpl.body) {
+        if (n.kind != NodeKind::Output) continue;
+        static const char* const kNames[] = {"text", "attr", "url", "url-part", "js", "js-attr"};
+        out += (out.empty() ? "" : " ") + std::string(kNames[static_cast<int>(n.escaper)]);
+    }
+    return out;
+}
+
+// Just where the error is, for the error-path tests.
+std::string error_at(std::string_view src) {
+    std::string e = escapers(src);
+    size_t colon = e.find(':', e.find(':') + 1);
+    return colon == e.npos ? "no error: " + e : e.substr(0, colon);
+}
+
+// ---------------------------------------------------------------- one context each
+
+TEST(KilncContexts, TextAndRcdataElementsUseTheTextEscaper) {
+    EXPECT_EQ(escapers("<p><%= a %></p><title><%= b %></title><textarea><%= c %></textarea>"), "text text text");
+    EXPECT_EQ(escapers("a < <%= b %> <b>c</b> <%= d %>"), "text text");
+    EXPECT_EQ(escapers("<noscript><%= a %></noscript><iframe><%= b %></iframe>"), "text text");
+}
+
+TEST(KilncContexts, QuotedAttributesOfBothKindsUseTheAttributeEscaper) {
+    EXPECT_EQ(escapers("<a title=\"<%= a %>\" class='x <%= b %>' data-href=\"<%= c %>\">"), "attr attr attr");
+    EXPECT_EQ(escapers("<input disabled value=\"<%= a %>\"></input title=\"<%= b %>\">"), "attr attr");
+}
+
+TEST(KilncContexts, UrlAttributesCheckAWholeValueAndEncodeParts) {
+    EXPECT_EQ(escapers("<a href=\"<%= a %>\">"), "url");
+    EXPECT_EQ(escapers("<a href=\" \t<%= a %>\">"), "url");  // leading spaces are dropped by browsers
+    EXPECT_EQ(escapers("<a href=\"/p/<%= a %>?q=<%= b %>#<%= c %>\">"), "url-part url-part url-part");
+    EXPECT_EQ(escapers("<a href=\"https://x.example/<%= a %>\">"), "url-part");
+    EXPECT_EQ(escapers("<a href=\"mailto:<%= a %>\">"), "url-part");
+    EXPECT_EQ(escapers("<a href=\"<%= a %>/<%= b %>\">"), "url url-part");
+    EXPECT_EQ(escapers("<img src='<%= a %>'><form action=\"<%= b %>\"><button formaction=\"<%= c %>\">"),
+              "url url url");
+    EXPECT_EQ(escapers("<svg><use xlink:href=\"<%= a %>\"/></svg><A HREF=\"<%= b %>\">"), "url url");
+    EXPECT_EQ(escapers("<video poster=\"<%= a %>\"><blockquote cite=\"<%= b %>\"><object data=\"<%= c %>\">"),
+              "url url url");
+}
+
+TEST(KilncContexts, ScriptsAndEventHandlersUseJsLiterals) {
+    EXPECT_EQ(escapers("<script>var a = <%= a %>;</script><p><%= b %></p>"), "js text");
+    EXPECT_EQ(escapers("<script type=\"module\">f(<%= a %>, `${<%= b %>}`)</script>"), "js js");
+    EXPECT_EQ(escapers("<button onclick=\"f(<%= a %>)\" ONMOUSEOVER='g(<%= b %>)'>"), "js-attr js-attr");
+    EXPECT_EQ(escapers("<script>// <%= a %>\n/* <%= b %> */ x = 1 / <%= c %> / 2;</script>"), "js js js");
+}
+
+TEST(KilncContexts, ScriptEndsOnlyAtItsEndTagInAnyCase) {
+    EXPECT_EQ(escapers("<script>if (a < b) x = '</p>';</SCRIPT ><p><%= a %></p>"), "text");
+    EXPECT_EQ(escapers("<script>x = '</scripts>'; y = <%= a %>;</script>"), "js");
+}
+
+TEST(KilncContexts, CommentsAndDeclarationsEndWhereBrowsersEndThem) {
+    EXPECT_EQ(escapers("<!DOCTYPE html><!-- a --><%= a %><!--><%= b %><!---><%= c %><!-- x --!><%= d %>"),
+              "text text text text");
+    EXPECT_EQ(escapers("<?xml version=\"1.0\"?><![CDATA[ <b> ]]><%= a %>"), "text");
+}
+
+// ---------------------------------------------------------------- code blocks
+
+TEST(KilncContextsFlow, EachBranchStartsFromTheContextBeforeTheIf) {
+    EXPECT_EQ(escapers("<% if (x) { %><a href=\"<%= a %>\"><% } else { %><p title=\"<%= b %>\"><% } %><%= c %>"),
+              "url attr text");
+    EXPECT_EQ(escapers("<% if (x) { %><script><% } else if (y) { %><p><% } else { %><b><% } %><%= a %>"),
+              "1:71: this value stands in a script or in element text, depending on which branch of the code above "
+              "runs: open and close each tag and attribute within one branch");
+}
+
+TEST(KilncContextsFlow, BranchesLeavingCompatibleContextsTakeTheStricterEscaper) {
+    // Text or attribute: attribute escaping is right in both.
+    EXPECT_EQ(escapers("<% if (x) { %><p title=\"<% } %><%= a %>"), "attr");
+    // The start of a URL or its middle: percent-encoding is right in both.
+    EXPECT_EQ(escapers("<a href=\"<% if (x) { %>/p/<% } %><%= a %>\">"), "url-part");
+}
+
+TEST(KilncContextsFlow, ALoopBodyIsAlsoEnteredFromWhereItsEndLeavesOff) {
+    EXPECT_EQ(escapers("<ul><% for (auto& x : xs) { %><li><%= x %></li><% } %></ul>"), "text");
+    // Text on the first pass, in title's value on the second, inside the tag on the third.
+    EXPECT_EQ(error_at("<% while (more()) { %><%= a %><p title=\"<% } %>\">"), "1:23");
+    EXPECT_EQ(error_at("<% for (;;) { %>\n<%= a %><script>\n<% } %>"), "2:1");
+    EXPECT_EQ(error_at("<% std::for_each(v.begin(), v.end(), [&](int i) { %><%= i %><script><% }); %>"), "1:53");
+}
+
+TEST(KilncContextsFlow, SwitchCasesEachStartFromTheTopOfTheSwitch) {
+    EXPECT_EQ(escapers("<% switch (k) { %><% case K::A: %><script><% break; %><% default: %><%= a %><% } %>"),
+              "text");
+    // Without a break, case 1 falls through: case 2 is reached in text or in an attribute.
+    EXPECT_EQ(escapers("<% switch (k) { case 1: %><p title=\"<% case 2: %><%= a %><% } %>"), "attr");
+    EXPECT_EQ(escapers("<% switch (k) { case 1: %><script><% break; } %><%= a %>"),
+              "1:49: this value stands in a script or in element text, depending on which branch of the code "
+              "above runs: open and close each tag and attribute within one branch");
+}
+
+TEST(KilncContextsFlow, CodeBlocksScanSkipsLiteralsAndComments) {
+    std::vector<FlowEvent> ev = scan_code_flow("if (s == \"{\" || c == '}') { // }\n /* { */");
+    ASSERT_EQ(ev.size(), 1u);
+    EXPECT_EQ(ev[0].kind, FlowKind::Open);
+    EXPECT_EQ(ev[0].block, Block::If);
+    ev = scan_code_flow("} else if (a) {");
+    ASSERT_EQ(ev.size(), 2u);
+    EXPECT_EQ(ev[0].kind, FlowKind::Close);
+    EXPECT_EQ(ev[1].block, Block::ElseIf);
+    ev = scan_code_flow("for (int i = 0; i < n; ++i) { case_x: ; } do {");
+    ASSERT_EQ(ev.size(), 3u);
+    EXPECT_EQ(ev[0].block, Block::Loop);
+    EXPECT_EQ(ev[2].block, Block::Loop);
+    ev = scan_code_flow("case kiln::Kind::A: default: auto s = R\"x({)x\";");
+    ASSERT_EQ(ev.size(), 2u);
+    EXPECT_EQ(ev[0].kind, FlowKind::Case);
+    EXPECT_EQ(ev[1].kind, FlowKind::Case);
+}
+
+TEST(KilncContextsFlow, RawOutputAndUnfamiliarTextNeverStopATemplate) {
+    // Generator templates print C++ with <%== %>: kilnc reads it as odd HTML and says nothing.
+    EXPECT_EQ(escapers("#include <vector>\nstd::vector<<%== t %>> v; if (a<b && c>d) { <%== x %> }\n"
+                       "<style><%== css %></style><p style=<%== s %> <%== attrs %>><script>\"<%== y %>\"</script>"
+                       "<!-- <%== z %> --><a href=\"javascript:<%== j %>\">"),
+              "");
+    EXPECT_EQ(escapers("<plaintext><%= a %>"), "text");
+    EXPECT_EQ(escapers("<% } } { %><%= a %><% { %>"), "text");  // unbalanced braces: followed in order
+}
+
+TEST(KilncContextsFlow, PartialsAndYieldStandInElementText) {
+    EXPECT_EQ(escapers("<ul><li><%@ render \"_p\" %></li></ul><main><%@ yield %></main><%= content %>"), "text");
+}
+
+// ---------------------------------------------------------------- the JS scanner
+
+JsSpot spot_after(std::string_view js) {
+    JsState s;
+    for (char c : js) s.feed(c);
+    return s.spot();
+}
+
+TEST(KilncJsState, TellsStringsRegexesAndCommentsFromCode) {
+    EXPECT_EQ(spot_after("var a = "), JsSpot::Code);
+    EXPECT_EQ(spot_after("var a = \"x"), JsSpot::String);
+    EXPECT_EQ(spot_after("var a = 'x\\'"), JsSpot::String);
+    EXPECT_EQ(spot_after("var a = 'x\\''; b = "), JsSpot::Code);
+    EXPECT_EQ(spot_after("`a ${"), JsSpot::Code);
+    EXPECT_EQ(spot_after("`a ${ {b: 1} } "), JsSpot::String);
+    EXPECT_EQ(spot_after("`a \\${"), JsSpot::String);
+    EXPECT_EQ(spot_after("x = /"), JsSpot::Regex);
+    EXPECT_EQ(spot_after("x = a /"), JsSpot::Code);  // division
+    EXPECT_EQ(spot_after("x = f(a) / "), JsSpot::Code);
+    EXPECT_EQ(spot_after("return /["), JsSpot::Regex);
+    EXPECT_EQ(spot_after("x = /[/]\"/; y = "), JsSpot::Code);
+    EXPECT_EQ(spot_after("// \"\n x = "), JsSpot::Code);
+    EXPECT_EQ(spot_after("/* ' */ x = "), JsSpot::Code);
+    EXPECT_EQ(spot_after("/* ' "), JsSpot::Comment);
+}
+
+TEST(KilncJsState, AValueIsALiteralSoASlashAfterItDivides) {
+    JsState s;
+    for (char c : std::string_view("x = ")) s.feed(c);
+    s.after_value();
+    s.feed(' ');
+    s.feed('/');
+    EXPECT_EQ(s.spot(), JsSpot::Code);
+}
+
+// ---------------------------------------------------------------- error paths
+
+TEST(KilncContextsErrorPaths, EachRefusedContextAtTheValuesPosition) {
+    EXPECT_EQ(error_at("<p>\n<style> p { color: <%= c %> }</style>"), "2:20");
+    EXPECT_EQ(error_at("<p style=\"color: <%= c %>\">"), "1:18");
+    EXPECT_EQ(error_at("<input value=<%= v %>>"), "1:14");
+    EXPECT_EQ(error_at("<input value=x<%= v %>>"), "1:15");
+    EXPECT_EQ(error_at("<input <%= attrs %>>"), "1:8");
+    EXPECT_EQ(error_at("<<%= tag %>>"), "1:2");
+    EXPECT_EQ(error_at("</<%= tag %>>"), "1:3");
+    EXPECT_EQ(error_at("<!-- <%= x %> -->"), "1:6");
+    EXPECT_EQ(error_at("<!DOCTYPE <%= x %>>"), "1:11");
+    EXPECT_EQ(error_at("<iframe srcdoc=\"<%= doc %>\">"), "1:17");
+    EXPECT_EQ(error_at("<script>s = '<%= s %>'</script>"), "1:14");
+    EXPECT_EQ(error_at("<a onclick=\"f(&quot;<%= s %>&quot;)\">"), "1:21");  // quotes decoded first
+    EXPECT_EQ(error_at("<script>r = /<%= s %>/</script>"), "1:14");
+    EXPECT_EQ(error_at("<title>a <<%= s %></title>"), "1:11");
+}
+
+TEST(KilncContextsErrorPaths, UnsafeUrlSchemesRefuseValuesAfterThem) {
+    EXPECT_EQ(error_at("<a href=\"javascript:go(<%= id %>)\">"), "1:24");
+    EXPECT_EQ(error_at("<a href=\" JavaScript:go(<%= id %>)\">"), "1:25");
+    EXPECT_EQ(error_at("<a href=\"java\tscript:go(<%= id %>)\">"), "1:25");
+    EXPECT_EQ(error_at("<a href=\"javascript&colon;go(<%= id %>)\">"), "1:30");
+    EXPECT_EQ(error_at("<a href=\"&#106;avascript:go(<%= id %>)\">"), "1:29");
+    EXPECT_EQ(error_at("<iframe src=\"data:text/html,<%= id %>\">"), "1:29");
+    EXPECT_EQ(escapers("<a href=\"tel:<%= a %>\"><a href=\"HTTPS://x/<%= b %>\">"), "url-part url-part");
+}
+
+TEST(KilncContextsErrorPaths, AValueThatWouldSupplyTheSchemeIsRefused) {
+    EXPECT_EQ(error_at("<a href=\"<%= scheme %>://example.com/\">"), "1:10");
+    EXPECT_EQ(error_at("<a href=\"java<%= rest %>:x\">"), "1:14");
+    EXPECT_EQ(error_at("<a href=\"<%= a %><%= b %>&#58;x\">"), "1:10");
+    EXPECT_EQ(escapers("<a href=\"<%= base %>/p:1\"><a href=\"<%= base %>?a=b:c\">"), "url url");
+}
+
+TEST(KilncContextsErrorPaths, AValueRightAfterAnUnfinishedCharacterReference) {
+    EXPECT_EQ(error_at("<a href=\"/x?a=1&amp<%= v %>\">"), "1:20");
+    EXPECT_EQ(error_at("<a href=\"javascript&#58<%= v %>\">"), "1:24");
+    EXPECT_EQ(escapers("<p title=\"&amp<%= v %>\">"), "attr");  // harmless in a plain attribute
+}
+
+TEST(KilncContextsErrorPaths, MarkupOutsideElementText) {
+    EXPECT_EQ(escapers("<p title=\"<%@ render \"_p\" %>\">"),
+              "1:11: the partial '_p' renders markup, which belongs in element text, not in the value of attribute "
+              "'title'");
+    EXPECT_EQ(error_at("<script>\n<%@ yield %></script>"), "2:1");
+    EXPECT_EQ(error_at("<style><%= content %></style>"), "1:8");
+}
+
+TEST(KilncContextsErrorPaths, AScriptInTheDoubleEscapedStateLosesTheContextForGood) {
+    EXPECT_EQ(error_at("<script><!--<script></script></script><p><%= a %></p>"), "1:42");
+}
+
+TEST(KilncContextsErrorPaths, TooDeeplyNestedBlocksGiveUpInsteadOfGuessing) {
+    std::string src;
+    for (int i = 0; i < 300; ++i) src += "<% for (;;) { %>";
+    src += "<%= a %>";
+    for (int i = 0; i < 300; ++i) src += "<% } %>";
+    EXPECT_EQ(escapers(src).substr(0, 40), "1:4801: kilnc gave up following the HTML");
+}
+
+TEST(KilncContextsErrorPaths, TheFirstRefusedValueInTheTemplateIsReported) {
+    EXPECT_EQ(error_at("<p><%= ok %></p>\n<a href=<%= a %>><style><%= b %>"), "2:9");
+}
+
+}  // namespace
+}  // namespace kiln::kilnc

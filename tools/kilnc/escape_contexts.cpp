@@ -1,0 +1,279 @@
+#include "kilnc/escape_contexts.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "kilnc/code_flow.hpp"
+#include "kilnc/html_state.hpp"
+#include "kilnc/layout_check.hpp"
+
+namespace kiln::kilnc {
+namespace {
+
+using States = std::vector<HtmlState>;  // the contexts a point of the template may be reached in
+
+// Limits that keep pathological templates (thousands of nested loops) cheap. Past one,
+// the analysis gives up and refuses the template's values: never a guess.
+constexpr size_t kMaxWork = 1 << 20;   // events and bytes followed, times states, in all
+constexpr int kMaxDepth = 200;         // nested blocks followed
+constexpr int kMaxLoopRounds = 6;      // passes over a loop body to reach a fixed point
+constexpr size_t kMaxStates = 32;      // contexts one point may be reached in (templates: 1 to 3)
+
+void add(States& s, const HtmlState& h) {
+    if (std::find(s.begin(), s.end(), h) == s.end()) s.push_back(h);
+}
+
+States merged(States a, const States& b) {
+    for (const HtmlState& h : b) add(a, h);
+    return a;
+}
+
+// One escaper safe in both contexts, if there is one: attribute escaping is also right in
+// text (it refuses only markup values), percent-encoding anywhere in a URL.
+std::optional<Escaper> join(Escaper a, Escaper b) {
+    if (a == b) return a;
+    auto either = [&](Escaper x, Escaper y) { return (a == x && b == y) || (a == y && b == x); };
+    if (either(Escaper::Text, Escaper::Attr)) return Escaper::Attr;
+    if (either(Escaper::Url, Escaper::UrlPart)) return Escaper::UrlPart;
+    return std::nullopt;
+}
+
+const char* describe(Escaper e) {
+    switch (e) {
+        case Escaper::Text: return "element text";
+        case Escaper::Attr: return "an attribute value";
+        case Escaper::Url: return "the start of a URL";
+        case Escaper::UrlPart: return "the middle of a URL";
+        case Escaper::Js: return "a script";
+        case Escaper::JsAttr: return "an event handler";
+    }
+    return "?";
+}
+
+struct Event {
+    enum Kind : uint8_t { Text, Value, Markup, Open, Close, Case, Break, Continue } kind;
+    Block block;
+    size_t node;
+};
+
+// What the analysis concluded for one node.
+struct Outcome {
+    bool judged = false;
+    Escaper escaper = Escaper::Text;
+    std::string error;
+};
+
+class Analysis {
+public:
+    explicit Analysis(Template& tpl) : tpl_(tpl), outcome_(tpl.body.size()) {
+        for (size_t n = 0; n < tpl.body.size(); ++n) {
+            const Node& node = tpl.body[n];
+            switch (node.kind) {
+                case NodeKind::Text: events_.push_back({Event::Text, Block::Plain, n}); break;
+                case NodeKind::Output:
+                    events_.push_back({is_content_expression(node.code.code) ? Event::Markup : Event::Value,
+                                       Block::Plain, n});
+                    break;
+                case NodeKind::Render:
+                case NodeKind::Yield: events_.push_back({Event::Markup, Block::Plain, n}); break;
+                case NodeKind::RawOutput: break;
+                case NodeKind::Code:
+                    for (const FlowEvent& f : scan_code_flow(node.code.code)) {
+                        static constexpr Event::Kind kKinds[] = {Event::Open, Event::Close, Event::Case, Event::Break,
+                                                                 Event::Continue};
+                        events_.push_back({kKinds[static_cast<int>(f.kind)], f.block, n});
+                    }
+                    break;
+            }
+        }
+        match_.assign(events_.size(), events_.size());  // an unclosed block runs to the end
+        std::vector<size_t> open;
+        for (size_t i = 0; i < events_.size(); ++i) {
+            if (events_[i].kind == Event::Open) {
+                open.push_back(i);
+            } else if (events_[i].kind == Event::Close && !open.empty()) {
+                match_[open.back()] = i;
+                open.pop_back();
+            }
+        }
+    }
+
+    std::optional<Diagnostic> run() {
+        run(0, events_.size(), States{HtmlState{}}, Frame{}, 0);
+        for (size_t n = 0; n < tpl_.body.size(); ++n) {
+            Node& node = tpl_.body[n];
+            if (node.kind != NodeKind::Output && node.kind != NodeKind::Render && node.kind != NodeKind::Yield)
+                continue;
+            Outcome& o = outcome_[n];
+            if (!o.error.empty()) return Diagnostic{node.pos, o.error};
+            if (gave_up_)  // not judged in every context it may be reached in
+                return Diagnostic{node.pos, "kilnc gave up following the HTML context through this template's code "
+                                            "blocks (too many nested blocks or loops): split it into partials"};
+            if (!o.judged)
+                return Diagnostic{node.pos, "no path through the code blocks reaches this value (it follows a break "
+                                            "or continue): remove it"};
+            node.escaper = o.escaper;
+        }
+        return std::nullopt;
+    }
+
+private:
+    void refuse(size_t node, std::string message) {
+        if (outcome_[node].error.empty()) outcome_[node].error = std::move(message);
+    }
+
+    void judge_value(size_t node, const States& states) {
+        Outcome& o = outcome_[node];
+        for (const HtmlState& h : states) {
+            Verdict v = h.value();
+            if (!v.error.empty()) {
+                refuse(node, std::move(v.error));
+            } else if (!o.judged) {
+                o.judged = true;
+                o.escaper = v.escaper;
+            } else if (auto j = join(o.escaper, v.escaper)) {
+                o.escaper = *j;
+            } else {
+                refuse(node, std::string("this value stands in ") + describe(o.escaper) + " or in " +
+                                 describe(v.escaper) + ", depending on which branch of the code above runs: open "
+                                 "and close each tag and attribute within one branch");
+            }
+        }
+    }
+
+    void judge_markup(size_t node, const States& states) {
+        const Node& n = tpl_.body[node];
+        std::string what = n.kind == NodeKind::Render ? "the partial '" + n.ref.path + "'"
+                           : n.kind == NodeKind::Yield ? std::string("<%@ yield %> (the page)")
+                                                       : std::string("the page (<%= content %>)");
+        outcome_[node].judged = true;
+        for (const HtmlState& h : states)
+            if (std::string err = h.markup_error(what); !err.empty()) refuse(node, std::move(err));
+    }
+
+    // Where jumps go: the states at the top of the enclosing switch (its case labels
+    // enter there), and the sets that `break` and `continue` add their states to.
+    struct Frame {
+        const States* cases = nullptr;
+        States* breaks = nullptr;
+        States* continues = nullptr;
+    };
+
+    // Follows events [i, end) from `s`; returns the states at `end` (none after a jump).
+    States run(size_t i, size_t end, States s, const Frame& f, int depth) {
+        if (depth > kMaxDepth) gave_up_ = true;
+        while (i < end && !gave_up_) {
+            const Event& e = events_[i];
+            work_ += s.size();
+            if (work_ > kMaxWork || s.size() > kMaxStates) gave_up_ = true;
+            switch (e.kind) {
+                case Event::Text: {
+                    const std::string& text = tpl_.body[e.node].text;
+                    work_ += text.size() * s.size();
+                    if (work_ > kMaxWork) gave_up_ = true;
+                    States next;
+                    std::vector<LateError> late;
+                    for (HtmlState h : s) {
+                        h.feed(text, late);
+                        add(next, h);
+                    }
+                    for (LateError& l : late) refuse(l.value, std::move(l.message));
+                    s = std::move(next);
+                    break;
+                }
+                case Event::Value: {
+                    judge_value(e.node, s);
+                    States next;
+                    for (HtmlState h : s) {
+                        h.after_value(e.node);
+                        add(next, h);
+                    }
+                    s = std::move(next);
+                    break;
+                }
+                case Event::Markup: judge_markup(e.node, s); break;
+                case Event::Case:
+                    if (f.cases) s = merged(std::move(s), *f.cases);
+                    break;
+                case Event::Break:
+                case Event::Continue:
+                    if (States* to = e.kind == Event::Break ? f.breaks : f.continues) {
+                        *to = merged(std::move(*to), s);
+                        s.clear();  // nothing runs after the jump, up to the next label
+                    }
+                    break;
+                case Event::Close: break;  // one without its '{': nothing to follow
+                case Event::Open: i = block(i, end, s, f, depth + 1); continue;
+            }
+            ++i;
+        }
+        return s;
+    }
+
+    // The block opened at event i (and, for an if, its else branches); updates `s` to
+    // the states after it and returns the next event.
+    size_t block(size_t i, size_t end, States& s, const Frame& f, int depth) {
+        const size_t close = std::min(match_[i], end);
+        const size_t next = close < end ? close + 1 : end;
+        switch (events_[i].block) {
+            case Block::Plain: s = run(i + 1, close, std::move(s), f, depth); return next;
+            case Block::Switch: {
+                const States top = s;
+                States breaks;
+                States out = run(i + 1, close, s, {&top, &breaks, f.continues}, depth);
+                s = merged(merged(std::move(out), breaks), top);  // or no label matched
+                return next;
+            }
+            case Block::Loop: {
+                // The body is entered from where the template reaches the loop, from where
+                // its end leaves off and from each `continue`, until no new context
+                // appears; the loop ends there or at a `break`. Contexts never interact,
+                // so each pass follows only the contexts the previous one found new.
+                States in = s, fresh = s, breaks;
+                for (int round = 0; !fresh.empty(); ++round) {
+                    if (round == kMaxLoopRounds) fresh = {HtmlState::lost()};  // its values are refused
+                    States continues;
+                    States out = merged(run(i + 1, close, fresh, {f.cases, &breaks, &continues}, depth), continues);
+                    fresh.clear();
+                    for (const HtmlState& h : out)
+                        if (std::find(in.begin(), in.end(), h) == in.end()) add(fresh, h), in.push_back(h);
+                    if (round == kMaxLoopRounds) break;
+                }
+                s = merged(std::move(in), breaks);
+                return next;
+            }
+            case Block::If:
+            case Block::ElseIf:
+            case Block::Else: {
+                const States top = s;
+                States ends = run(i + 1, close, top, f, depth);
+                size_t k = next;
+                bool last_else = false;
+                while (!last_else && k < end && events_[k].kind == Event::Open &&
+                       (events_[k].block == Block::ElseIf || events_[k].block == Block::Else)) {
+                    const size_t c = std::min(match_[k], end);
+                    ends = merged(std::move(ends), run(k + 1, c, top, f, depth));
+                    last_else = events_[k].block == Block::Else;
+                    k = c < end ? c + 1 : end;
+                }
+                s = last_else ? std::move(ends) : merged(std::move(ends), top);  // or no branch ran
+                return k;
+            }
+        }
+        return next;
+    }
+
+    Template& tpl_;
+    std::vector<Event> events_;
+    std::vector<size_t> match_;  // Open event -> its Close event
+    std::vector<Outcome> outcome_;
+    size_t work_ = 0;
+    bool gave_up_ = false;
+};
+
+}  // namespace
+
+std::optional<Diagnostic> assign_escapers(Template& tpl) { return Analysis(tpl).run(); }
+
+}  // namespace kiln::kilnc

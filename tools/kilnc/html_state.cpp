@@ -1,0 +1,452 @@
+#include "kilnc/html_state.hpp"
+
+namespace kiln::kilnc {
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alnum(char c) { return is_alpha(c) || is_digit(c); }
+char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool ends_with(std::string_view s, std::string_view p) {
+    return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+
+void keep_last(std::string& s, char c, size_t n) {
+    s += c;
+    if (s.size() > n) s.erase(0, s.size() - n);
+}
+
+// Attributes whose value the browser reads as one URL (and may follow or run). Lists of
+// URLs (srcset, ping) are plain attributes: their URLs only fetch images or receive a
+// POST, never run a script, and percent-encoding would break their separators.
+bool is_url_attribute(std::string_view name) {
+    for (std::string_view a : {"href", "src", "action", "formaction", "cite", "poster", "background", "data",
+                               "codebase", "longdesc", "usemap", "manifest", "icon", "lowsrc", "dynsrc", "archive",
+                               "classid", "profile"})
+        if (name == a) return true;
+    return false;
+}
+
+// The schemes a value may follow (the ones is_safe_href and link_to let through).
+bool is_safe_scheme(std::string_view s) { return s == "http" || s == "https" || s == "mailto" || s == "tel"; }
+
+// The ASCII byte a character reference in an attribute value stands for, "\x80" for
+// any other character, 0 if it is no reference kilnc knows. Named references count
+// only with their ';' (they are what a template writes by hand: &quot; &colon;).
+char reference_byte(std::string_view ref, bool semicolon) {
+    if (starts_with(ref, "&#")) {
+        bool hex = ref.size() > 2 && (ref[2] == 'x' || ref[2] == 'X');
+        long v = 0;
+        size_t i = hex ? 3 : 2, digits = 0;
+        for (; i < ref.size(); ++i, ++digits) {
+            char c = lower(ref[i]);
+            int d = is_digit(c) ? c - '0' : (hex && c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
+            if (d < 0) return 0;
+            if (v < 0x110000) v = v * (hex ? 16 : 10) + d;
+        }
+        if (digits == 0) return 0;
+        return (v > 0 && v < 0x80) ? static_cast<char>(v) : '\x80';
+    }
+    if (!semicolon) return 0;
+    static constexpr std::pair<std::string_view, char> kNamed[] = {
+        {"quot", '"'},  {"apos", '\''},  {"amp", '&'},    {"lt", '<'},    {"gt", '>'},     {"colon", ':'},
+        {"sol", '/'},   {"bsol", '\\'},  {"grave", '`'},  {"lpar", '('},  {"rpar", ')'},   {"semi", ';'},
+        {"num", '#'},   {"quest", '?'},  {"equals", '='}, {"lsqb", '['},  {"rsqb", ']'},   {"lcub", '{'},
+        {"rcub", '}'},  {"Tab", '\t'},   {"NewLine", '\n'}, {"dollar", '$'}, {"nbsp", '\x80'},
+    };
+    for (auto [name, byte] : kNamed)
+        if (ref.substr(1) == name) return byte;
+    return 0;
+}
+
+Verdict refuse(std::string message) { return {Escaper::Text, std::move(message)}; }
+
+Verdict unquoted(const std::string& attr) {
+    return refuse("unquoted attribute value: a value in " + attr + "=<%= %> could add attributes; quote it: " + attr +
+                  "=\"<%= ... %>\"");
+}
+
+const char kCharRef[] =
+    "a value right after '&' would be read as part of a character reference: end the reference with ';'";
+
+}  // namespace
+
+HtmlState HtmlState::lost() {
+    HtmlState h;
+    h.mode_ = Mode::Lost;
+    return h;
+}
+
+void HtmlState::feed(std::string_view literal, std::vector<LateError>& late) {
+    for (char c : literal) step(c, late);
+}
+
+void HtmlState::step(char c, std::vector<LateError>& late) {
+    switch (mode_) {
+        case Mode::Text:
+            if (c == '<') mode_ = Mode::TagOpen;
+            return;
+        case Mode::TagOpen:
+            if (is_alpha(c)) {
+                mode_ = Mode::TagName;
+                end_tag_ = false;
+                tag_.assign(1, lower(c));
+            } else if (c == '/') {
+                mode_ = Mode::EndTagOpen;
+            } else if (c == '!') {
+                mode_ = Mode::Declaration;
+                recent_.clear();
+            } else if (c == '?') {
+                mode_ = Mode::BogusComment;
+            } else {
+                mode_ = Mode::Text;  // "a < b": not a tag; c may be another '<'
+                step(c, late);
+            }
+            return;
+        case Mode::EndTagOpen:
+            if (is_alpha(c)) {
+                mode_ = Mode::TagName;
+                end_tag_ = true;
+                tag_.assign(1, lower(c));
+            } else {
+                mode_ = c == '>' ? Mode::Text : Mode::BogusComment;
+            }
+            return;
+        case Mode::TagName:
+            if (is_space(c) || c == '/') mode_ = Mode::BeforeAttrName;
+            else if (c == '>') close_tag();
+            else tag_ += lower(c);
+            return;
+        case Mode::BeforeAttrName:
+            if (c == '>') close_tag();
+            else if (!is_space(c) && c != '/') mode_ = Mode::AttrName, attr_.assign(1, lower(c));
+            return;
+        case Mode::AttrName:
+        case Mode::AfterAttrName:
+            if (c == '=') mode_ = Mode::BeforeAttrValue;
+            else if (c == '>') close_tag();
+            else if (c == '/') mode_ = Mode::BeforeAttrName;
+            else if (is_space(c)) mode_ = Mode::AfterAttrName;
+            else if (mode_ == Mode::AttrName) attr_ += lower(c);
+            else mode_ = Mode::AttrName, attr_.assign(1, lower(c));  // `<input disabled name=..`
+            return;
+        case Mode::BeforeAttrValue:
+            if (c == '"' || c == '\'') {
+                start_value(c);
+            } else if (c == '>') {
+                attr_.clear();
+                close_tag();
+            } else if (!is_space(c)) {
+                start_value(0);
+                value_byte(c, late);
+            }
+            return;
+        case Mode::AttrValue:
+            if (quote_ ? c == quote_ : is_space(c) || c == '>') {
+                end_attr();
+                if (c == '>') close_tag();
+                else mode_ = Mode::BeforeAttrName;
+            } else {
+                value_byte(c, late);
+            }
+            return;
+        case Mode::Declaration:  // after "<!": a comment, CDATA, or a declaration up to '>'
+            recent_ += c;
+            if (recent_ == "--") {
+                mode_ = Mode::Comment;
+                recent_.clear();
+            } else if (recent_ == "[CDATA[") {
+                mode_ = Mode::Cdata;
+                recent_.clear();
+            } else if (!starts_with("--", recent_) && !starts_with("[CDATA[", recent_)) {
+                mode_ = c == '>' ? Mode::Text : Mode::BogusComment;
+                recent_.clear();
+            }
+            return;
+        case Mode::Comment:
+            // Ends at "-->" or "--!>", or right away at "<!-->" and "<!--->" (recent_ holds
+            // fewer than two bytes only at the start; later it keeps the last three).
+            if (c == '>' &&
+                (recent_.empty() || recent_ == "-" || ends_with(recent_, "--") || ends_with(recent_, "--!"))) {
+                mode_ = Mode::Text;
+                recent_.clear();
+            } else {
+                keep_last(recent_, c, 3);
+            }
+            return;
+        case Mode::Cdata:
+            if (c == '>' && ends_with(recent_, "]]")) {
+                mode_ = Mode::Text;
+                recent_.clear();
+            } else {
+                keep_last(recent_, c, 2);
+            }
+            return;
+        case Mode::BogusComment:
+            if (c == '>') mode_ = Mode::Text;
+            return;
+        case Mode::RawText: raw_text(c); return;
+        case Mode::Lost: return;
+    }
+}
+
+void HtmlState::close_tag() {
+    Raw raw = Raw::None;
+    if (!end_tag_) {
+        if (tag_ == "script") raw = Raw::Script;
+        else if (tag_ == "style") raw = Raw::Style;
+        else if (tag_ == "title" || tag_ == "textarea") raw = Raw::Rcdata;
+        else if (tag_ == "xmp" || tag_ == "iframe" || tag_ == "noembed" || tag_ == "noframes" || tag_ == "noscript")
+            raw = Raw::Rawtext;
+        else if (tag_ == "plaintext") raw = Raw::Plaintext;
+    }
+    end_tag_ = false;
+    attr_.clear();
+    if (raw == Raw::None) {
+        mode_ = Mode::Text;
+        tag_.clear();
+        return;
+    }
+    mode_ = Mode::RawText;
+    raw_ = raw;
+    recent_.clear();
+    js_ = {};
+    script_comment_ = false;
+}
+
+// The body of a raw-text element ends only at "</name" followed by a space, '/' or '>'
+// (any case); markup and character references inside it are not markup.
+void HtmlState::raw_text(char c) {
+    const bool delimiter = is_space(c) || c == '/' || c == '>';
+    const bool end_tag = ends_with(recent_, tag_) && recent_.size() >= tag_.size() + 2 &&
+                         std::string_view(recent_).substr(recent_.size() - tag_.size() - 2, 2) == "</";
+    if (raw_ != Raw::Plaintext && delimiter && end_tag) {
+        raw_ = Raw::None;
+        recent_.clear();
+        js_ = {};
+        script_comment_ = false;
+        if (c == '>') {
+            mode_ = Mode::Text;
+            tag_.clear();
+        } else {
+            mode_ = Mode::BeforeAttrName;  // the end tag's (ignored) attributes
+            end_tag_ = true;
+        }
+        return;
+    }
+    if (raw_ == Raw::Script) {
+        // "<!--" then "<script" inside a script puts the HTML parser in its "double
+        // escaped" state, where "</script>" no longer ends the element. kilnc does not
+        // follow that: values after it are refused, which is safe.
+        if (script_comment_ && delimiter && ends_with(recent_, "<script")) {
+            *this = lost();
+            return;
+        }
+        js_.feed(c);
+    }
+    keep_last(recent_, lower(c), 12);  // "</noscript" and "<!--" fit
+    if (raw_ == Raw::Script) {
+        if (ends_with(recent_, "<!--")) script_comment_ = true;
+        else if (ends_with(recent_, "-->")) script_comment_ = false;
+    }
+}
+
+void HtmlState::start_value(char quote) {
+    mode_ = Mode::AttrValue;
+    quote_ = quote;
+    std::string_view name = attr_;
+    if (starts_with(name, "xlink:")) name.remove_prefix(6);  // SVG's xlink:href
+    if (name == "xmlns" || starts_with(name, "xmlns:") || is_url_attribute(name)) attr_kind_ = Attr::Url;
+    else if (starts_with(name, "on")) attr_kind_ = Attr::Js;  // every event handler, as browsers add them
+    else if (name == "style") attr_kind_ = Attr::Css;
+    else if (name == "srcdoc") attr_kind_ = Attr::Html;
+    else attr_kind_ = Attr::Plain;
+    recent_.clear();
+}
+
+void HtmlState::end_attr() {
+    HtmlState fresh;
+    fresh.tag_ = std::move(tag_);
+    fresh.end_tag_ = end_tag_;
+    *this = std::move(fresh);  // forget everything about the value, so equal tags compare equal
+}
+
+// Attribute values are decoded before the browser reads them as a URL or a script, so
+// the URL and script scanners see `&colon;` as ':'.
+void HtmlState::value_byte(char c, std::vector<LateError>& late) {
+    if (!recent_.empty()) {  // inside a character reference
+        if ((is_alnum(c) || (c == '#' && recent_ == "&")) && recent_.size() < 32) {
+            recent_ += c;
+            return;
+        }
+        const bool semicolon = c == ';';
+        const char b = reference_byte(recent_, semicolon);
+        if (!b)
+            for (char r : recent_) decoded_byte(r, late);  // not a reference: its bytes as written
+        recent_.clear();
+        if (b) {
+            decoded_byte(b, late);
+            if (semicolon) return;
+        }
+    }
+    if (c == '&') recent_ = "&";
+    else decoded_byte(c, late);
+}
+
+void HtmlState::decoded_byte(char c, std::vector<LateError>& late) {
+    if (attr_kind_ == Attr::Url) url_byte(c, late);
+    else if (attr_kind_ == Attr::Js) js_.feed(c);
+}
+
+// Follows the start of a URL as the browser parses it: leading spaces and controls
+// dropped, tabs and newlines ignored, then a scheme (a letter, then letters, digits,
+// + - .) if a ':' ends it.
+void HtmlState::url_byte(char c, std::vector<LateError>& late) {
+    if (url_ == Url::Rest) return;
+    if (url_ == Url::Start) {
+        if (static_cast<unsigned char>(c) <= 0x20) return;
+        url_ = Url::Scheme;
+    }
+    if (c == '\t' || c == '\n' || c == '\r') return;
+    if (c == ':') {
+        url_ = Url::Rest;
+        if (scheme_value_ != kNone) {
+            late.push_back({scheme_value_, "this value would be part of the URL's scheme (a ':' follows it): write "
+                                           "the scheme in the template, as in " +
+                                               attr_ + "=\"https://<%= host %>/\""});
+            scheme_value_ = kNone;
+        } else if (!scheme_.empty()) {
+            unsafe_scheme_ = !is_safe_scheme(scheme_);
+        }
+        if (!unsafe_scheme_) scheme_.clear();  // kept for the message
+        return;
+    }
+    bool first = scheme_.empty() && scheme_value_ == kNone;
+    if (first ? is_alpha(c) : (is_alnum(c) || c == '+' || c == '-' || c == '.')) {
+        if (scheme_.size() < 32) scheme_ += lower(c);
+        return;
+    }
+    url_ = Url::Rest;  // no scheme: a relative URL
+    scheme_.clear();
+    scheme_value_ = kNone;
+}
+
+Verdict HtmlState::value() const {
+    switch (mode_) {
+        case Mode::Text: return {Escaper::Text, {}};
+        case Mode::TagOpen:
+        case Mode::EndTagOpen:
+        case Mode::TagName:
+            return refuse("a value right after '<' would name an element: write the element's name in the template");
+        case Mode::BeforeAttrName:
+        case Mode::AttrName:
+        case Mode::AfterAttrName:
+            return refuse("a value inside the tag <" + tag_ +
+                          "> would add attributes: write the attribute in the template and print only its value, "
+                          "in quotes (with <% if %> around an optional attribute)");
+        case Mode::BeforeAttrValue: return unquoted(attr_);
+        case Mode::AttrValue: return attr_value();
+        case Mode::Comment:
+            return refuse("a value inside an HTML comment <!-- -->: move it out, or use a template comment <%# %>");
+        case Mode::Declaration:
+        case Mode::Cdata:
+        case Mode::BogusComment: return refuse("a value inside a <!...> or <?...> declaration: move it out");
+        case Mode::RawText: return raw_text_value();
+        case Mode::Lost:
+            return refuse("kilnc cannot follow the HTML context here (after a <script> holding \"<!--\" and "
+                          "\"<script\", or in a loop whose body keeps changing the context): simplify that markup, "
+                          "or print the value with <%== %> if you vouch for it");
+    }
+    return {Escaper::Text, {}};
+}
+
+Verdict HtmlState::raw_text_value() const {
+    if (raw_ == Raw::Style)
+        return refuse("a value inside <style> is not escaped by kilnc (CSS): set a class on the element "
+                      "(class=\"<%= ... %>\"), or print a constant you vouch for with <%== %>");
+    if (raw_ == Raw::Script) return js_value(Escaper::Js, "a script");
+    // <title>, <textarea> and the like: text, but "</ti" + "tle" + ">" would end the
+    // element early.
+    size_t lt = recent_.rfind('<');
+    if (lt != recent_.npos && starts_with("</" + tag_, std::string_view(recent_).substr(lt)))
+        return refuse("a value right after '<' could end the <" + tag_ + "> element: put a space between them");
+    return {Escaper::Text, {}};
+}
+
+Verdict HtmlState::attr_value() const {
+    if (!quote_) return unquoted(attr_);
+    switch (attr_kind_) {
+        case Attr::Plain: return {Escaper::Attr, {}};
+        case Attr::Css:
+            return refuse("a value inside a style attribute is not escaped by kilnc (CSS): set a class instead "
+                          "(class=\"<%= ... %>\"), or print a constant you vouch for with <%== %>");
+        case Attr::Html:
+            return refuse("a value inside srcdoc (a whole HTML document) is not escaped by kilnc: serve that "
+                          "document at its own URL and use src=\"<%= ... %>\"");
+        case Attr::Url:
+            if (!recent_.empty()) return refuse(kCharRef);
+            if (url_ == Url::Start) return {Escaper::Url, {}};
+            if (unsafe_scheme_)
+                return refuse("a value inside a '" + scheme_ +
+                              ":' URL: kilnc escapes values only in http, https, mailto and tel URLs; print the "
+                              "whole URL as one value (" +
+                              attr_ + "=\"<%= url %>\", an unsafe scheme becomes \"#\"), or call a script function "
+                                      "from an event handler");
+            return {Escaper::UrlPart, {}};
+        case Attr::Js:
+            if (!recent_.empty()) return refuse(kCharRef);
+            return js_value(Escaper::JsAttr, "an event handler");
+    }
+    return {Escaper::Text, {}};
+}
+
+Verdict HtmlState::js_value(Escaper escaper, std::string_view where) const {
+    switch (js_.spot()) {
+        case JsSpot::String:
+            return refuse("a value inside a quoted JavaScript string: kilnc prints a value in " + std::string(where) +
+                          " as a whole string literal, quotes included, so remove the quotes around <%= %>");
+        case JsSpot::Regex:
+            return refuse("a value inside a JavaScript regular expression: build it with new RegExp(<%= ... %>)");
+        case JsSpot::Code:
+        case JsSpot::Comment: break;  // in a comment the literal is as harmless as the comment
+    }
+    return {escaper, {}};
+}
+
+void HtmlState::after_value(size_t value) {
+    if (mode_ == Mode::AttrValue) {
+        recent_.clear();  // a reference the value ends (refused above for URLs and scripts)
+        if (attr_kind_ == Attr::Url && url_ != Url::Rest) {
+            url_ = Url::Scheme;  // the value may have begun a scheme: see url_byte's ':'
+            if (scheme_value_ == kNone) scheme_value_ = value;
+        } else if (attr_kind_ == Attr::Js) {
+            js_.after_value();
+        }
+    } else if (mode_ == Mode::RawText) {
+        if (raw_ == Raw::Script) js_.after_value();
+        recent_.clear();  // an escaped value holds no '<': no end tag spans it
+    }
+}
+
+std::string HtmlState::where() const {
+    switch (mode_) {
+        case Mode::Text: return "element text";
+        case Mode::AttrValue: return "the value of attribute '" + attr_ + "'";
+        case Mode::Comment: return "an HTML comment";
+        case Mode::Declaration:
+        case Mode::Cdata:
+        case Mode::BogusComment: return "a <!...> declaration";
+        case Mode::RawText: return "a <" + tag_ + "> element";
+        case Mode::Lost: return "HTML kilnc cannot follow";
+        default: return tag_.empty() ? "a tag" : "the tag <" + tag_ + ">";
+    }
+}
+
+std::string HtmlState::markup_error(std::string_view what) const {
+    if (mode_ == Mode::Text) return {};
+    return std::string(what) + " renders markup, which belongs in element text, not in " + where();
+}
+
+}  // namespace kiln::kilnc

@@ -1,0 +1,89 @@
+// Where a template's literal HTML leaves off, for contextual escaping: a simplified HTML
+// tokenizer fed the literal text one byte at a time, which decides the escaper of each
+// <%= %> (element text, quoted attribute, URL attribute at its start or after it, script,
+// event handler) or why no escaper is safe there (CSS, unquoted attribute, inside a tag
+// or comment, a value that would supply a URL scheme). Text it does not understand never
+// stops it: it only answers for values, partials and yields. Values and raw output are
+// assumed to leave the context as it was (escaped values cannot change it).
+// A plain value type: equal states compare equal, so code branches can be merged.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kilnc/js_state.hpp"
+#include "kilnc/template_model.hpp"
+
+namespace kiln::kilnc {
+
+// What a <%= %> at some position gets: an escaper, or the reason none is safe.
+struct Verdict {
+    Escaper escaper = Escaper::Text;
+    std::string error;  // non-empty: refused, with the hint
+};
+
+// An error found after the fact: literal text after value number `value` turned that
+// value into part of a URL scheme (`<%= x %>:`).
+struct LateError {
+    size_t value;
+    std::string message;
+};
+
+class HtmlState {
+public:
+    // Reads literal template text; a value this text turns into part of a URL scheme
+    // is reported in `late`.
+    void feed(std::string_view literal, std::vector<LateError>& late);
+    Verdict value() const;
+    // After a value (template node index `value`) was printed here.
+    void after_value(size_t value);
+    // Why a partial or the layout's content (markup) cannot be printed here; empty in
+    // element text.
+    std::string markup_error(std::string_view what) const;
+    bool operator==(const HtmlState&) const = default;
+
+    // A context kilnc cannot follow (after a <script> in the HTML parser's "double
+    // escaped" state, or a loop whose body keeps changing the context): values refused.
+    static HtmlState lost();
+
+private:
+    enum class Mode : uint8_t {
+        Text, TagOpen, EndTagOpen, TagName, BeforeAttrName, AttrName, AfterAttrName, BeforeAttrValue, AttrValue,
+        Declaration, Comment, Cdata, BogusComment, RawText, Lost,
+    };
+    enum class Raw : uint8_t { None, Rcdata, Rawtext, Script, Style, Plaintext };
+    enum class Attr : uint8_t { Plain, Url, Js, Css, Html };
+    enum class Url : uint8_t { Start, Scheme, Rest };
+
+    void step(char c, std::vector<LateError>& late);
+    void raw_text(char c);
+    void start_value(char quote);
+    void value_byte(char c, std::vector<LateError>& late);    // an attribute value byte, as written
+    void decoded_byte(char c, std::vector<LateError>& late);  // after character references
+    void url_byte(char c, std::vector<LateError>& late);
+    void end_attr();
+    void close_tag();
+    Verdict attr_value() const;
+    Verdict raw_text_value() const;
+    Verdict js_value(Escaper escaper, std::string_view where) const;
+    std::string where() const;  // "a <script> element", for messages
+
+    Mode mode_ = Mode::Text;
+    Raw raw_ = Raw::None;
+    Attr attr_kind_ = Attr::Plain;
+    Url url_ = Url::Start;
+    char quote_ = 0;          // AttrValue: '"', '\'' or 0 (unquoted)
+    bool end_tag_ = false;    // the tag being read is an end tag
+    bool unsafe_scheme_ = false;  // the URL's literal scheme is not http, https, mailto or tel
+    bool script_comment_ = false;  // a <script> body inside "<!--" (see raw_text)
+    std::string tag_;      // the tag being read; RawText: the element whose end tag ends it
+    std::string attr_;     // the attribute being read
+    std::string scheme_;   // Url::Scheme: what may be its scheme so far
+    std::string recent_;   // the last bytes (comment and raw-text ends), or a character reference
+    size_t scheme_value_ = kNone;  // a value printed where the URL's scheme may still be
+    JsState js_;           // a <script> body or an on* attribute value
+    static constexpr size_t kNone = static_cast<size_t>(-1);
+};
+
+}  // namespace kiln::kilnc

@@ -1,0 +1,159 @@
+#include "kilnc/js_state.hpp"
+
+#include <string_view>
+
+namespace kiln::kilnc {
+namespace {
+
+bool is_word_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$' ||
+           static_cast<unsigned char>(c) >= 0x80;
+}
+
+// After these words a '/' starts a regular expression (`return /x/`); after any other
+// identifier or number it divides (`n / 2`).
+bool regex_may_follow(std::string_view word) {
+    for (std::string_view k : {"return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case",
+                               "do", "else", "yield", "await"})
+        if (word == k) return true;
+    return false;
+}
+
+constexpr size_t kLongestKeyword = 10;  // "instanceof"
+
+}  // namespace
+
+void JsState::end_word() {
+    if (word_.empty()) return;
+    divides_ = !regex_may_follow(word_);
+    word_.clear();
+}
+
+void JsState::code(char c) {
+    if (is_word_char(c)) {
+        // A word longer than any keyword is kept as "longer than a keyword" only, so
+        // that the state stays small and equal states compare equal.
+        if (word_.size() <= kLongestKeyword) word_ += c;
+        return;
+    }
+    end_word();
+    switch (c) {
+        case ' ': case '\t': case '\n': case '\r': case '\f': case '\v': return;
+        case '"': mode_ = Mode::DqString; return;
+        case '\'': mode_ = Mode::SqString; return;
+        case '`': mode_ = Mode::Template; prev_ = 0; return;
+        case '/': pending_slash_ = true; return;
+        case '{': braces_ += '{'; divides_ = false; return;
+        case '}':
+            if (!braces_.empty()) {
+                char open = braces_.back();
+                braces_.pop_back();
+                if (open == '$') {  // the end of a template literal's ${...}
+                    mode_ = Mode::Template;
+                    prev_ = 0;
+                    return;
+                }
+            }
+            divides_ = false;  // the end of a block: `} /re/.test(s)`
+            return;
+        case ')': case ']': divides_ = true; return;
+        default: divides_ = false; return;  // an operator or punctuation: a regex may follow
+    }
+}
+
+void JsState::slash(char c) {
+    if (c == '/') {
+        mode_ = Mode::LineComment;
+    } else if (c == '*') {
+        mode_ = Mode::BlockComment;
+        prev_ = 0;  // so "/*/" does not close it
+    } else if (divides_) {
+        divides_ = false;
+        code(c);
+    } else {
+        mode_ = Mode::Regex;
+        feed(c);
+    }
+}
+
+void JsState::feed(char c) {
+    if (mode_ != Mode::Code && escaped_) {
+        escaped_ = false;
+        prev_ = 0;  // "\${" is not a substitution
+        return;
+    }
+    switch (mode_) {
+        case Mode::Code:
+            if (pending_slash_) {
+                pending_slash_ = false;
+                slash(c);
+            } else {
+                code(c);
+            }
+            return;
+        case Mode::DqString:
+        case Mode::SqString:
+            if (c == '\\') escaped_ = true;
+            else if (c == (mode_ == Mode::DqString ? '"' : '\'')) mode_ = Mode::Code, divides_ = true;
+            return;
+        case Mode::Template:
+            if (c == '\\') {
+                escaped_ = true;
+            } else if (c == '`') {
+                mode_ = Mode::Code;
+                divides_ = true;
+            } else if (c == '{' && prev_ == '$') {
+                braces_ += '$';
+                mode_ = Mode::Code;
+                divides_ = false;
+            }
+            prev_ = c;
+            return;
+        case Mode::LineComment:
+            if (c == '\n' || c == '\r') mode_ = Mode::Code;
+            return;
+        case Mode::BlockComment:
+            if (prev_ == '*' && c == '/') mode_ = Mode::Code;
+            prev_ = c;
+            return;
+        case Mode::Regex:
+            if (c == '\\') escaped_ = true;
+            else if (c == '[') mode_ = Mode::RegexClass;
+            else if (c == '/') mode_ = Mode::Code, divides_ = true;  // its flags are read as a word
+            else if (c == '\n') mode_ = Mode::Code;  // not a regex after all: resynchronise
+            return;
+        case Mode::RegexClass:
+            if (c == '\\') escaped_ = true;
+            else if (c == ']') mode_ = Mode::Regex;
+            return;
+    }
+}
+
+JsSpot JsState::spot() const {
+    switch (mode_) {
+        case Mode::Code: return pending_slash_ && !divides_ ? JsSpot::Regex : JsSpot::Code;
+        case Mode::DqString:
+        case Mode::SqString:
+        case Mode::Template: return JsSpot::String;
+        case Mode::LineComment:
+        case Mode::BlockComment: return JsSpot::Comment;
+        case Mode::Regex:
+        case Mode::RegexClass: return JsSpot::Regex;
+    }
+    return JsSpot::Code;
+}
+
+void JsState::after_value() {
+    if (mode_ != Mode::Code) return;
+    if (pending_slash_) {
+        pending_slash_ = false;
+        if (!divides_) {  // `/<%= x %>`: the value began a regex (refused; keep reading it as one)
+            mode_ = Mode::Regex;
+            return;
+        }
+    }
+    word_.clear();
+    divides_ = true;  // a literal: `<%= n %> / 2` divides
+}
+
+}  // namespace kiln::kilnc
