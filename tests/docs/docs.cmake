@@ -1,0 +1,26 @@
+# The guide's examples (docs/*.md) are compiled, so they cannot rot: tests/docs/extract.py
+# turns each ```cpp block into a translation unit and each named ```html template into
+# a view, at configure time (an edited page re-runs it). Every block must build with
+# -Werror; a page that stops compiling fails the build.
+if(TARGET kiln AND TARGET kilnc)
+  find_package(Python3 COMPONENTS Interpreter REQUIRED)
+  set(_docs ${PROJECT_SOURCE_DIR}/docs)
+  set(_out ${CMAKE_CURRENT_BINARY_DIR}/docs_examples)
+  file(GLOB _pages CONFIGURE_DEPENDS ${_docs}/*.md)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_pages} ${CMAKE_CURRENT_LIST_DIR}/extract.py)
+  execute_process(COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/extract.py ${_docs} ${_out}
+                  RESULT_VARIABLE _rc)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "tests/docs/extract.py could not read the guide's examples")
+  endif()
+  file(GLOB _examples ${_out}/cpp/*.cpp)
+  # One static library: each block compiles on its own (main renamed, as a library
+  # has none); nothing is linked or run: building it is the test.
+  add_library(docs_examples STATIC ${_examples})
+  target_compile_definitions(docs_examples PRIVATE main=docs_example_main)
+  target_compile_options(docs_examples PRIVATE -Werror)
+  target_link_libraries(docs_examples PRIVATE kiln GTest::gtest)
+  if(EXISTS ${_out}/views)
+    kiln_add_views(docs_examples ${_out}/views)
+  endif()
+endif()
