@@ -1,13 +1,42 @@
-# Layers above kiln_proto (included from src/CMakeLists.txt).
-add_library(kiln STATIC
+# The layers above kiln_proto (included from src/CMakeLists.txt), one static library
+# each, linked only to the layers below it (DESIGN.md's map):
+#
+#   kiln_util  <- kiln_net  <- kiln_http (+ kiln_proto)  <- kiln_app  <- kiln_server
+#   kiln_view  <- kiln_app;  kiln_util <- kiln_db;  kiln = kiln_server + kiln_db
+#
+# A call that goes up does not link: tests/layers builds, for every layer, a program
+# that pulls in every object of that layer (whole-archive) with only the layers below
+# it, so an upward reference is an undefined symbol in the build, not a comment.
+find_package(Threads REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)
+find_package(OpenSSL REQUIRED)
+find_package(nlohmann_json REQUIRED)  # Request::json() returns its DOM
+find_package(SQLite3 REQUIRED)
+
+function(kiln_layer name)
+  add_library(${name} STATIC ${ARGN})
+  target_include_directories(${name} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+                             PRIVATE ${PROJECT_SOURCE_DIR}/src)
+endfunction()
+
+kiln_layer(kiln_util
   util/log.cpp
   util/random.cpp
+)
+target_link_libraries(kiln_util PUBLIC Threads::Threads)
+
+kiln_layer(kiln_net
   net/buffer.cpp
   net/timer.cpp
   net/loop.cpp
   net/listener.cpp
   net/output.cpp
   net/peer.cpp
+)
+target_link_libraries(kiln_net PUBLIC kiln_util)
+
+kiln_layer(kiln_http
   http/status.cpp
   http/serializer.cpp
   http/connection.cpp
@@ -15,10 +44,18 @@ add_library(kiln STATIC
   http/exchange.cpp
   http/request.cpp
   http/response.cpp
+  http/http_date_parse.cpp
+)
+target_link_libraries(kiln_http PUBLIC kiln_net kiln_proto)
+
+kiln_layer(kiln_view
   view/escape.cpp
   view/tags.cpp
   view/url.cpp
   view/dates.cpp
+)
+
+kiln_layer(kiln_app
   app/request.cpp
   app/response.cpp
   app/router.cpp
@@ -33,12 +70,28 @@ add_library(kiln STATIC
   app/dispatcher.cpp
   app/testing.cpp
   app/csrf.cpp
-  http/http_date_parse.cpp
   app/mime.cpp
   app/file_http.cpp
   app/file_root.cpp
   app/file_cache.cpp
   app/files.cpp
+)
+target_link_libraries(kiln_app PUBLIC kiln_http kiln_view nlohmann_json::nlohmann_json PRIVATE OpenSSL::Crypto)
+
+# The SQLite data layer; sqlite3.h stays out of the public headers.
+kiln_layer(kiln_db
+  db/error.cpp
+  db/statement.cpp
+  db/database.cpp
+  db/row.cpp
+  db/transaction.cpp
+  db/per_thread.cpp
+  db/migrate.cpp
+  db/model.cpp
+)
+target_link_libraries(kiln_db PUBLIC kiln_util PRIVATE SQLite::SQLite3)
+
+kiln_layer(kiln_server
   server/flags.cpp
   server/run.cpp
   server/serve.cpp
@@ -54,14 +107,12 @@ add_library(kiln STATIC
   server/thread_pool.cpp
   server/session_segment.cpp
 )
-target_include_directories(kiln PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> PRIVATE ${PROJECT_SOURCE_DIR}/src)
-find_package(Threads REQUIRED)
-find_package(PkgConfig REQUIRED)
-pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)
-find_package(OpenSSL REQUIRED)
-find_package(nlohmann_json REQUIRED)  # Request::json() returns its DOM
-target_link_libraries(kiln PUBLIC kiln_proto Threads::Threads nlohmann_json::nlohmann_json
-                      PRIVATE PkgConfig::TOMLPP OpenSSL::Crypto)
+target_link_libraries(kiln_server PUBLIC kiln_app PRIVATE PkgConfig::TOMLPP)
+
+# What applications link.
+add_library(kiln INTERFACE)
+target_link_libraries(kiln INTERFACE kiln_server kiln_db)
+add_library(kiln::kiln ALIAS kiln)
 
 # A sanitized static library needs the sanitizer runtime wherever it is linked, also
 # in projects built against the installed package (kiln new in `make asan`).
@@ -73,13 +124,15 @@ add_library(kiln_internal INTERFACE)
 target_link_libraries(kiln_internal INTERFACE kiln)
 target_include_directories(kiln_internal INTERFACE ${PROJECT_SOURCE_DIR}/src)
 
-add_library(kiln::kiln ALIAS kiln)
-
 # Installed package: find_package(kiln) then target_link_libraries(app kiln::kiln).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 target_include_directories(kiln_proto INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-install(TARGETS kiln kiln_proto EXPORT kilnTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+set(KILN_LAYERS kiln_util kiln_net kiln_proto kiln_http kiln_view kiln_app kiln_db kiln_server)
+foreach(l ${KILN_LAYERS})
+  target_include_directories(${l} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+endforeach()
+install(TARGETS kiln ${KILN_LAYERS} EXPORT kilnTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT kilnTargets NAMESPACE kiln:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 file(WRITE ${CMAKE_BINARY_DIR}/kilnConfig.cmake
@@ -87,20 +140,6 @@ file(WRITE ${CMAKE_BINARY_DIR}/kilnConfig.cmake
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/kilnConfig.cmake ${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
-
-# --- db: the SQLite data layer (src/db). sqlite3.h stays out of the public headers. ---
-target_sources(kiln PRIVATE
-  db/error.cpp
-  db/statement.cpp
-  db/database.cpp
-  db/row.cpp
-  db/transaction.cpp
-  db/per_thread.cpp
-  db/migrate.cpp
-  db/model.cpp
-)
-find_package(SQLite3 REQUIRED)
-target_link_libraries(kiln PRIVATE SQLite::SQLite3)
 
 # Templates: kiln_add_views() for users of the installed package (kilnc itself joins
 # the kilnTargets export set in tools/kilnc/CMakeLists.txt).
