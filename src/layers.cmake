@@ -70,6 +70,7 @@ kiln_layer(kiln_app
   app/dispatcher.cpp
   app/testing.cpp
   app/csrf.cpp
+  app/security_headers.cpp
   app/mime.cpp
   app/file_http.cpp
   app/file_root.cpp

@@ -12,6 +12,7 @@
 #include <kiln/model.hpp>
 #include <kiln/request.hpp>
 #include <kiln/response.hpp>
+#include <kiln/security_headers.hpp>
 #include <kiln/server.hpp>
 #include <kiln/session.hpp>
 #include <kiln/view.hpp>

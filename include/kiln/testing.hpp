@@ -47,6 +47,9 @@ public:
     Result request(std::string_view method, std::string_view target, std::string_view body = {},
                    const Headers& headers = {});
 
+    // Later requests arrive as over HTTPS (req.secure() true, Secure cookies).
+    void https(bool on);
+
     // A cookie the app set and has not cleared, as the next request sends it.
     std::optional<std::string> cookie(std::string_view name) const;
     void clear_cookies();

@@ -63,6 +63,7 @@ struct Client::Impl {
     app::Dispatcher dispatcher;
     std::unique_ptr<PrivateStore> store;
     std::vector<std::pair<std::string, std::string>> cookies;
+    bool https = false;  // requests come as from a trusted proxy that says https
 
     void keep_cookies(const http::Response& res) {
         for (const auto& [name, value] : res.headers()) {
@@ -111,6 +112,7 @@ Result Client::request(std::string_view method, std::string_view target, std::st
             raw.append(i ? "; " : "").append(impl_->cookies[i].first).append("=").append(impl_->cookies[i].second);
         raw.append("\r\n");
     }
+    if (impl_->https) raw.append("X-Forwarded-Proto: https\r\n");
     if (!body.empty() && !has_length) raw.append("Content-Length: ").append(std::to_string(body.size())).append("\r\n");
     raw.append("\r\n");
 
@@ -123,7 +125,7 @@ Result Client::request(std::string_view method, std::string_view target, std::st
         return out;
     }
     http::Request req;
-    req.start(head.get(), false);
+    req.start(head.get(), impl_->https);
     if (req.set_path(head->path) != http::PathStatus::Ok) {
         out.status = 400;
         out.body = error_body(400, "bad path");
@@ -180,5 +182,7 @@ std::optional<std::string> Client::cookie(std::string_view name) const {
 }
 
 void Client::clear_cookies() { impl_->cookies.clear(); }
+
+void Client::https(bool on) { impl_->https = on; }
 
 }  // namespace kiln::testing
