@@ -7,7 +7,7 @@ LOCK     := flock /tmp/kiln-build.lock
 PORT     ?= 8080
 FUZZ_SECONDS ?= 20
 
-.PHONY: all deps build run test fuzz fuzz-build asan bench clean
+.PHONY: all deps build run test fuzz fuzz-build asan tsan bench clean
 
 all: build
 
@@ -41,8 +41,18 @@ asan: deps
 	$(LOCK) ninja -C build-asan -j$(JOBS)
 	cd build-asan && ctest --output-on-failure -j$(JOBS) --timeout 600
 
+# ThreadSanitizer on what runs on several threads: the engine's loops and the hybrid
+# pool (unit tests over a socketpair, the test client, the end-to-end tests that use
+# several loop threads or the pool). Processes (supervisor, prefork) are left to asan.
+TSAN_TARGETS := kiln_test_server connection_test loop_test testing_client_test
+TSAN_TESTS   := ^(connection_test|loop_test|testing_client_test|integration_(hybrid|keepalive|pipelining|sessions|timeouts))$$
+tsan: deps
+	cmake -S . -B build-tsan -G Ninja -DKILN_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	$(LOCK) ninja -C build-tsan -j$(JOBS) $(TSAN_TARGETS)
+	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j$(JOBS) --timeout 600 -R '$(TSAN_TESTS)'
+
 bench:
 	@bash bench/plaintext.sh
 
 clean:
-	rm -rf $(BUILD) build-fuzz build-asan
+	rm -rf $(BUILD) build-fuzz build-asan build-tsan

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <latch>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -31,13 +32,30 @@ namespace {
 
 std::atomic<bool> g_recycled{false};  // this worker spent its request budget
 
-// One event-loop thread, as the main thread sees it.
+// One event-loop thread, as the main thread sees it. Its loop and server live on
+// that thread's stack: the main thread reaches them only through if_serving(), under
+// the mutex the loop thread takes to say they are gone, so a stop or a wake never
+// lands on a loop being destroyed (or on a closed, maybe reused, descriptor).
 struct LoopThread {
     std::thread thread;
-    net::Loop* loop = nullptr;       // set by the thread before the start latch
-    http::Server* server = nullptr;  // likewise
     std::atomic<bool> drain{false};
     std::atomic<bool> done{false};
+
+    template <class F>
+    void if_serving(F fn) {
+        std::lock_guard<std::mutex> g(mu);
+        if (loop) fn(*loop, *server);
+    }
+    void serving(net::Loop* l, http::Server* s) {
+        std::lock_guard<std::mutex> g(mu);
+        loop = l;
+        server = s;
+    }
+
+private:
+    std::mutex mu;
+    net::Loop* loop = nullptr;
+    http::Server* server = nullptr;
 };
 
 // What every loop thread of the process shares (read-only while they run).
@@ -103,14 +121,14 @@ void run_loop(LoopThread& self, const Shared& shared, const std::vector<int>& gr
             server.drain([&loop] { loop.stop(); });
         }
     });
-    self.loop = &loop;
-    self.server = &server;
+    self.serving(&loop, &server);
     started.count_down();
     try {
         loop.run();
     } catch (const std::exception& e) {
         util::log(util::LogLevel::Error, "event loop failed: %s", e.what());
     }
+    self.serving(nullptr, nullptr);  // from here the server and the loop go away
     self.done.store(true);
 }
 
@@ -132,8 +150,10 @@ sigset_t block_stop_signals(bool worker) {
 void drain(std::vector<std::unique_ptr<LoopThread>>& loops, const sigset_t& signals, uint32_t timeout_ms, bool worker) {
     for (auto& l : loops) {
         l->drain.store(true);
-        l->server->request_stop();
-        l->loop->wake();
+        l->if_serving([](net::Loop& loop, http::Server& server) {
+            server.request_stop();
+            loop.wake();
+        });
     }
     timespec slice{0, 50'000'000};
     for (uint32_t waited = 0;; waited += 50) {
@@ -146,7 +166,7 @@ void drain(std::vector<std::unique_ptr<LoopThread>>& loops, const sigset_t& sign
         bool again = !worker && (s == SIGTERM || s == SIGINT);
         if (again || waited >= timeout_ms) {
             util::log(util::LogLevel::Warn, again ? "second signal: stopping now" : "drain timeout: stopping now");
-            for (auto& l : loops) l->loop->stop();
+            for (auto& l : loops) l->if_serving([](net::Loop& loop, http::Server&) { loop.stop(); });
             break;
         }
     }

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -63,12 +64,16 @@ public:
             server.accept(server_end);
             started.set_value(&loop);
             loop.run();
+            std::lock_guard<std::mutex> g(stopping_);  // stop() has returned: the loop may go
         });
         loop_ = ready.get();
     }
     ~Engine() {
         if (client_ >= 0) ::close(client_);
-        loop_->stop();
+        {
+            std::lock_guard<std::mutex> g(stopping_);
+            loop_->stop();
+        }
         thread_.join();
     }
 
@@ -133,6 +138,7 @@ private:
     EchoService service_;
     Counter counter_;
     std::thread thread_;
+    std::mutex stopping_;
     net::Loop* loop_ = nullptr;
     int client_ = -1;
     std::string buf_;
