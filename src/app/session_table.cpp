@@ -344,8 +344,10 @@ bool SharedSessionTable::load(const SessionId& id, int64_t now, std::string& dat
     if (ok) {
         Slot& sl = slot(s, i);
         sl.last_used = now;
-        lru_remove(s, i);
-        lru_push(s, i, kProtected);  // someone came back for it
+        if (s.lru_head[kProtected] != i + 1) {  // already the most recent: nothing to move
+            lru_remove(s, i);
+            lru_push(s, i, kProtected);  // someone came back for it
+        }
         data.assign(sl.data(), sl.len);
     }
     pthread_mutex_unlock(&s.mu);
@@ -369,7 +371,7 @@ bool SharedSessionTable::save(const SessionId& id, int64_t now, std::string_view
     }
     if (i == kNone) {
         i = insert(s, b, id, now, now, kProbation);
-    } else {
+    } else if (s.lru_head[slot(s, i).segment] != i + 1) {
         lru_remove(s, i);
         lru_push(s, i, slot(s, i).segment);
     }
