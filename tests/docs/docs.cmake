@@ -2,7 +2,8 @@
 # turns each ```cpp block into a translation unit and each named ```html template into
 # a view, at configure time (an edited page re-runs it). Every block must build with
 # -Werror; a page that stops compiling fails the build.
-if(TARGET kiln AND TARGET kilnc)
+# Compile-only, so the sanitizer builds (make asan, make tsan) skip them.
+if(TARGET kiln AND TARGET kilnc AND NOT KILN_SANITIZE AND NOT KILN_TSAN)
   find_package(Python3 COMPONENTS Interpreter REQUIRED)
   set(_docs ${PROJECT_SOURCE_DIR}/docs)
   set(_out ${CMAKE_CURRENT_BINARY_DIR}/docs_examples)
