@@ -117,9 +117,20 @@ class Generated(unittest.TestCase):
         self.assertEqual(STATE["scaffold"].returncode, 0, STATE["scaffold"].stderr)
         self.root = STATE["root"]
 
+    def test_the_projects_own_tests_pass(self):
+        # kiln new writes a GoogleTest that runs the app in-process (kiln::testing::Client);
+        # `kiln routes` built it with the app.
+        self.assertEqual(STATE["routes"].returncode, 0, STATE["routes"].stderr)
+        binary = os.path.join(self.root, "build", "blog_test")
+        self.assertTrue(os.path.isfile(binary), "the project's test was not built")
+        r = subprocess.run([binary], cwd=self.root, capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("[  PASSED  ] 4 tests", r.stdout)
+
     def test_new_writes_a_project(self):
-        for f in ("CMakeLists.txt", "Makefile", "main.cpp", "kiln.toml", ".gitignore", "views/layouts/app.html",
-                  "views/home/index.html", "public/app.css", "tests/test_app.py", "lib/database.cpp"):
+        for f in ("CMakeLists.txt", "Makefile", "main.cpp", "app.cpp", "app.hpp", "kiln.toml", ".gitignore",
+                  "views/layouts/app.html", "views/home/index.html", "public/app.css", "tests/test_app.py",
+                  "tests/app_test.cpp", "lib/database.cpp"):
             self.assertTrue(os.path.isfile(os.path.join(self.root, f)), f)
         self.assertTrue(os.path.isdir(os.path.join(self.root, "db", "migrations")))
         with open(os.path.join(self.root, "CMakeLists.txt")) as f:
@@ -136,8 +147,8 @@ class Generated(unittest.TestCase):
                   "views/posts/show.html", "views/posts/new.html", "views/posts/edit.html", "views/posts/_form.html"):
             self.assertIn("create    " + f, out)
             self.assertTrue(os.path.isfile(os.path.join(self.root, f)), f)
-        self.assertIn("update    main.cpp", out)
-        with open(os.path.join(self.root, "main.cpp")) as f:
+        self.assertIn("update    app.cpp", out)
+        with open(os.path.join(self.root, "app.cpp")) as f:
             self.assertIn("register_routes_posts(app);\n    // kiln:routes", f.read())
         with open(os.path.join(self.root, "models", "post.hpp")) as f:
             self.assertIn("struct kiln::db::Model<Post>", f.read())
@@ -337,7 +348,7 @@ class ErrorPaths(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("force     models/product.hpp", r.stdout)
         self.assertIn("identical db/migrations/002_create_products.sql", r.stdout)
-        with open(os.path.join(root, "main.cpp")) as f:
+        with open(os.path.join(root, "app.cpp")) as f:
             self.assertEqual(f.read().count("register_routes_products(app);"), 1)
         r = run_kiln(["generate", "controller", "pages", "home", "new"], cwd=root)
         self.assertEqual(r.returncode, 2)

@@ -1,6 +1,6 @@
 // kiln generate scaffold|model|controller: plans every file (see file_plan.hpp),
 // refuses if one is in the way (unless --force), then writes them and adds the
-// route registration at the marked lines of main.cpp and routes.hpp.
+// route registration at the marked lines of app.cpp and routes.hpp.
 #include <cstdio>
 #include <string>
 #include <system_error>
@@ -42,11 +42,11 @@ struct Invocation {
     std::string command;                 // for the generated files' comments
 };
 
-// main.cpp gets `register_routes_NAME(app);`, routes.hpp its declaration.
+// app.cpp gets `register_routes_NAME(app);`, routes.hpp its declaration.
 std::string add_route_hooks(FilePlan& plan, const Project& p, const std::string& group) {
     for (auto [file, marker, line] : {
              std::tuple{"routes.hpp", kDeclarationsMarker, "void register_routes_" + group + "(kiln::App& app);"},
-             std::tuple{"main.cpp", kRoutesMarker, "register_routes_" + group + "(app);"},
+             std::tuple{"app.cpp", kRoutesMarker, "register_routes_" + group + "(app);"},
          }) {
         auto text = read_text_file(p.root / file);
         if (!text) return std::string("cannot read ") + file + " in " + p.root.string();

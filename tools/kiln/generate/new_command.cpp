@@ -43,6 +43,8 @@ FilePlan project_files(const ProjectInfo& p) {
     plan.add("kiln.toml", render_to_string(t::kiln_toml{.p = p}));
     plan.add(".gitignore", render_to_string(t::gitignore{}));
     plan.add("main.cpp", render_to_string(t::main_cpp{.p = p}));
+    plan.add("app.hpp", render_to_string(t::app_hpp{.p = p}));
+    plan.add("app.cpp", render_to_string(t::app_cpp{.p = p}));
     plan.add("routes.hpp", render_to_string(t::routes_hpp{.p = p}));
     plan.add("lib/database.hpp", render_to_string(t::database_hpp{.p = p}));
     plan.add("lib/database.cpp", render_to_string(t::database_cpp{.p = p}));
@@ -51,6 +53,7 @@ FilePlan project_files(const ProjectInfo& p) {
     plan.add("views/home/index.html", render_to_string(t::home{.p = p}));
     plan.add("public/app.css", render_to_string(t::app_css{}));
     plan.add("tests/test_app.py", render_to_string(t::test_app{.p = p}));
+    plan.add("tests/app_test.cpp", render_to_string(t::app_test{.p = p}));
     plan.add_dir("db/migrations");
     return plan;
 }

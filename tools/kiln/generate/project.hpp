@@ -1,6 +1,6 @@
 // A kiln project on disk: the directory whose CMakeLists.txt starts with the line
 // "# kiln-app: NAME" (what `kiln new` writes), and the marked places in its sources
-// where generators add lines (`// kiln:routes` in main.cpp,
+// where generators add lines (`// kiln:routes` in app.cpp,
 // `// kiln:route-declarations` in routes.hpp).
 #pragma once
 #include <filesystem>

@@ -24,7 +24,7 @@ void add(Snapshot& s, const fs::path& root, const fs::path& p) {
 Snapshot snapshot_sources(const fs::path& root) {
     Snapshot s;
     std::error_code ec;
-    for (const char* top : {"CMakeLists.txt", "main.cpp", "routes.hpp"}) add(s, root, root / top);
+    for (const char* top : {"CMakeLists.txt", "main.cpp", "app.cpp", "app.hpp", "routes.hpp"}) add(s, root, root / top);
     for (const char* dir : {"controllers", "models", "routes", "lib", "views", "db"}) {
         fs::recursive_directory_iterator it(root / dir, fs::directory_options::skip_permission_denied, ec), end;
         for (; !ec && it != end; it.increment(ec))
