@@ -7,7 +7,7 @@ LOCK     := flock /tmp/kiln-build.lock
 PORT     ?= 8080
 FUZZ_SECONDS ?= 20
 
-.PHONY: all deps build run test fuzz fuzz-build asan tsan bench clean
+.PHONY: all deps build run test fuzz fuzz-build fuzz-coverage asan tsan bench clean
 
 all: build
 
@@ -36,6 +36,12 @@ fuzz-build: deps build-fuzz/build.ninja
 fuzz: fuzz-build
 	@bash tests/fuzz/run.sh build-fuzz 600
 
+# Line coverage per fuzz target (tests/fuzz/REPORT.md): fuzz each target in turn into a
+# kept corpus, then replay it in a coverage build (build-cov).
+fuzz-coverage: fuzz-build
+	@bash tests/fuzz/coverage.sh grow build-fuzz 90 build-cov/corpus
+	@bash tests/fuzz/coverage.sh report build-cov build-cov/corpus
+
 asan: deps
 	cmake -S . -B build-asan -G Ninja -DKILN_SANITIZE=ON
 	$(LOCK) ninja -C build-asan -j$(JOBS)
@@ -55,4 +61,4 @@ bench:
 	@bash bench/plaintext.sh
 
 clean:
-	rm -rf $(BUILD) build-fuzz build-asan build-tsan
+	rm -rf $(BUILD) build-fuzz build-cov build-asan build-tsan

@@ -76,6 +76,7 @@ kiln_layer(kiln_app
   app/file_root.cpp
   app/file_cache.cpp
   app/files.cpp
+  app/static_path.cpp
 )
 target_link_libraries(kiln_app PUBLIC kiln_http kiln_view nlohmann_json::nlohmann_json PRIVATE OpenSSL::Crypto)
 
@@ -101,6 +102,7 @@ kiln_layer(kiln_server
   server/supervisor.cpp
   server/config.cpp
   server/access_log.cpp
+  server/log_escape.cpp
   server/log_file.cpp
   server/secret_handoff.cpp
   server/stats.cpp

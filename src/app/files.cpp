@@ -1,8 +1,9 @@
 // App::files(): the static file handler. It decides the answer from the request
-// and the file (validators, conditionals, range, coding); file_root.hpp does the
-// file-system calls, file_cache.hpp keeps small files, file_http.hpp holds the
-// header rules. The handler is shared by every event-loop thread: FileServer's
-// fields are immutable after construction except the cache, which locks itself.
+// and the file (validators, conditionals, range, coding); static_path.hpp maps the
+// request path to a file name, file_root.hpp does the file-system calls,
+// file_cache.hpp keeps small files, file_http.hpp holds the header rules. The
+// handler is shared by every event-loop thread: FileServer's fields are immutable
+// after construction except the cache, which locks itself.
 #include <kiln/app.hpp>
 
 #include <sys/stat.h>
@@ -20,6 +21,7 @@
 #include "app/file_http.hpp"
 #include "app/file_root.hpp"
 #include "app/mime.hpp"
+#include "app/static_path.hpp"
 #include "http/date.hpp"
 #include "http/parser.hpp"
 
@@ -58,45 +60,6 @@ struct Rep {
     UniqueFd fd;
     bool ok() const { return error == 0 && !is_dir; }
 };
-
-// True if every segment of `rel` (the path below the prefix, no leading '/') may be
-// looked up: no "." or "..", no empty segment except a trailing one, no NUL or
-// backslash, no leading '.' unless dotfiles are allowed. The server has already
-// normalised the path; this is the second line of defence, not the first.
-bool safe_relative(std::string_view rel, bool dotfiles) {
-    while (!rel.empty()) {
-        size_t slash = rel.find('/');
-        std::string_view seg = rel.substr(0, slash);
-        rel = slash == rel.npos ? std::string_view() : rel.substr(slash + 1);
-        if (seg.empty()) return false;  // "//": the server never passes one on
-        if (seg == "." || seg == "..") return false;
-        if (seg[0] == '.' && !dotfiles) return false;
-        if (seg.find('\0') != seg.npos || seg.find('\\') != seg.npos) return false;
-    }
-    return true;
-}
-
-// Percent-encodes a decoded path for a Location header: bytes outside the
-// unreserved and path-safe sets become %XX, so the header can never carry CR, LF,
-// '?' or '#' from the path.
-std::string encode_path(std::string_view path) {
-    static constexpr char kHex[] = "0123456789ABCDEF";
-    std::string out;
-    out.reserve(path.size() + 8);
-    for (char ch : path) {
-        auto c = static_cast<unsigned char>(ch);
-        bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    std::string_view("-._~!$&'()*+,;=:@/").find(ch) != std::string_view::npos;
-        if (keep) {
-            out.push_back(ch);
-        } else {
-            out.push_back('%');
-            out.push_back(kHex[c >> 4]);
-            out.push_back(kHex[c & 15]);
-        }
-    }
-    return out;
-}
 
 time_t seconds_of(int64_t ns) {
     int64_t s = ns / 1000000000;
@@ -233,7 +196,7 @@ std::string_view FileServer::content_type(std::string_view name) const {
 }
 
 void FileServer::redirect_to_directory(Request& req, Response& res) const {
-    std::string location = encode_path(req.path());
+    std::string location = app::encode_path(req.path());
     location.push_back('/');
     if (!req.query_string().empty()) location.append("?").append(req.query_string());
     res.redirect(location, 301);
@@ -249,27 +212,20 @@ void FileServer::serve(Request& req, Response& res) {
 // Maps the request path to a file and loads it. Returns false after answering
 // (404, 403, 301) when there is nothing to serve.
 bool FileServer::select(Request& req, Response& res, Selected& s) {
-    std::string_view path = req.path();
-    std::string_view rest = path.substr(prefix_.size());  // the router matched prefix_ as whole segments
-    if (rest.empty()) {
+    app::StaticPath target = app::map_static_path(prefix_, req.path(), opts_.dotfiles, opts_.index);
+    if (target.kind == app::StaticPath::Kind::Mount) {
         redirect_to_directory(req, res);
         return false;
     }
-    rest.remove_prefix(1);
-    const bool dir_form = path.back() == '/';
-    if (!safe_relative(rest, opts_.dotfiles)) return not_found(res);
-    s.rel = rest;
-    if (dir_form) {
-        if (opts_.index.empty()) return not_found(res);
-        s.rel += opts_.index;
-    }
+    if (target.kind == app::StaticPath::Kind::Refused) return not_found(res);
+    s.rel = std::move(target.rel);
     s.rep = load(s.rel);
     if (s.rep.error) {
         answer_error(res, s.rep.error, s.rel);
         return false;
     }
     if (s.rep.is_dir) {
-        if (dir_form) return not_found(res);
+        if (target.dir_form) return not_found(res);
         redirect_to_directory(req, res);
         return false;
     }

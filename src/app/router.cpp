@@ -64,18 +64,24 @@ void Router::add(Method method, std::string_view pattern, const void* target) {
     };
     if (pattern.empty() || pattern[0] != '/') bad("must start with '/'");
     if (method == Method::Other) bad("unsupported method");
-    Node* n = root_.get();
-    std::string_view rest = strip(pattern);
+    // The whole pattern is checked before the tree is touched: a refused pattern must
+    // leave no node behind, or its parameter names would refuse later, valid routes.
+    // (A conflict or a duplicate below is found only on nodes that already exist.)
     size_t params = 0;
-    while (!rest.empty()) {
+    for (std::string_view rest = strip(pattern); !rest.empty();) {
         std::string_view seg = next_segment(rest);
         if (seg.empty()) bad("empty segment");
+        if (seg[0] != ':' && seg[0] != '*') continue;
+        if (seg.size() == 1) bad("parameter without a name");
+        if (++params > kMaxParams) bad("too many parameters");
+        if (seg[0] == '*' && !rest.empty()) bad("'*' must be the last segment");
+    }
+    Node* n = root_.get();
+    for (std::string_view rest = strip(pattern); !rest.empty();) {
+        std::string_view seg = next_segment(rest);
         if (seg[0] == ':' || seg[0] == '*') {
             std::string_view name = seg.substr(1);
-            if (name.empty()) bad("parameter without a name");
-            if (++params > kMaxParams) bad("too many parameters");
             bool is_rest = seg[0] == '*';
-            if (is_rest && !rest.empty()) bad("'*' must be the last segment");
             std::unique_ptr<Node>& child = is_rest ? n->rest : n->param;
             std::string& child_name = is_rest ? n->rest_name : n->param_name;
             if (!child) {

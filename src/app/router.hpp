@@ -26,7 +26,8 @@ public:
     ~Router();
 
     // Registers `target` for (method, pattern). Throws std::invalid_argument for a
-    // malformed pattern, a duplicate route or two parameter names at one position.
+    // malformed pattern, a duplicate route or two parameter names at one position;
+    // the table is then as it was before the call.
     void add(Method method, std::string_view pattern, const void* target);
 
     struct Match {

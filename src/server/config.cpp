@@ -29,7 +29,7 @@ struct Value {
     std::string_view text;             // from the environment
 };
 
-using Apply = std::function<std::string(const Value&, ServerOptions&)>;  // "" or why not
+using Apply = std::function<std::string(const Value&, ServerOptions&)>;  // "" or why not (nothing set)
 
 struct Key {
     std::string_view name;
@@ -53,13 +53,20 @@ std::string get_integer(const Value& v, T min, T max, T* out) {
     return {};
 }
 
+// TOML's "\u0000" puts a NUL in a string, and every value here ends up in a C API
+// (open, inet_pton, getpwnam) that would read only up to it: refused.
+constexpr const char* kNul = "must not contain a NUL byte";
+
 std::string get_string(const Value& v, std::string* out) {
+    std::string_view text;
     if (v.node) {
         if (!v.node->is_string()) return "expected a string";
-        *out = **v.node->as_string();
+        text = **v.node->as_string();
     } else {
-        *out = std::string(v.text);
+        text = v.text;
     }
+    if (text.find('\0') != text.npos) return kNul;
+    *out = std::string(text);
     return {};
 }
 
@@ -72,8 +79,10 @@ std::string get_nonempty(const Value& v, std::string* out) {
 }
 
 std::string get_path(const Value& v, std::string* out) {
-    if (std::string e = get_string(v, out); !e.empty()) return e;
-    if (!out->empty() && (*out)[0] != '/') return "a path must start with '/', got '" + *out + "'";
+    std::string path;
+    if (std::string e = get_string(v, &path); !e.empty()) return e;
+    if (!path.empty() && path[0] != '/') return "a path must start with '/', got '" + path + "'";
+    *out = std::move(path);
     return {};
 }
 
@@ -84,6 +93,7 @@ std::string get_list(const Value& v, std::vector<std::string>* out) {
     if (v.node && v.node->is_array()) {
         for (const toml::node& e : *v.node->as_array()) {
             if (!e.is_string()) return "expected an array of strings";
+            if ((**e.as_string()).find('\0') != std::string::npos) return kNul;
             out->push_back(**e.as_string());
         }
         return {};
@@ -114,18 +124,23 @@ const std::vector<Key>& keys() {
              std::vector<std::string> all;
              if (std::string e = get_list(v, &all); !e.empty()) return e;
              if (all.empty()) return std::string("needs at least one address");
-             o.also_listen.clear();
+             std::string first_host = o.host;
+             uint16_t first_port = o.port;
+             std::vector<std::string> also;
              for (size_t i = 0; i < all.size(); ++i) {
                  std::string host;
                  uint16_t port;
                  if (std::string e = parse_listen(all[i], &host, &port); !e.empty()) return e;
                  if (i == 0 && !all[i].starts_with("unix:")) {
-                     o.host = host;
-                     o.port = port;
+                     first_host = host;
+                     first_port = port;
                  } else {
-                     o.also_listen.push_back(all[i]);
+                     also.push_back(all[i]);
                  }
              }
+             o.host = std::move(first_host);  // only now: a refused list changes nothing
+             o.port = first_port;
+             o.also_listen = std::move(also);
              return std::string();
          }},
         integer("timeouts.header_ms", &ServerOptions::header_timeout_ms, 1u, 3'600'000u),
@@ -184,8 +199,10 @@ const std::vector<Key>& keys() {
         integer("session.max_bytes", &ServerOptions::session_max_bytes, size_t{64}, size_t{1} << 20),
         {"secret",
          [](const Value& v, ServerOptions& o) {
-             if (std::string e = get_nonempty(v, &o.secret); !e.empty()) return e;
-             if (o.secret.size() < 16) return std::string("must be at least 16 characters");
+             std::string secret;
+             if (std::string e = get_nonempty(v, &secret); !e.empty()) return e;
+             if (secret.size() < 16) return std::string("must be at least 16 characters");
+             o.secret = std::move(secret);
              return std::string();
          }},
         {"server.name", [](const Value& v, ServerOptions& o) { return get_string(v, &o.server_name); }},
@@ -311,6 +328,12 @@ std::string apply_setting(std::string_view key, std::string_view text, ServerOpt
     const Key* k = find_key(key);
     if (!k) return "unknown key '" + std::string(key) + "'";
     return k->apply(Value{nullptr, text}, *out);
+}
+
+std::vector<std::string_view> config_keys() {
+    std::vector<std::string_view> names;
+    for (const Key& k : keys()) names.push_back(k.name);
+    return names;
 }
 
 std::string load_config_env(ServerOptions* out) {

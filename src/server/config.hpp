@@ -21,6 +21,7 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <kiln/server.hpp>
 
@@ -30,8 +31,11 @@ namespace kiln::server {
 std::string load_config_file(const std::string& path, ServerOptions* out);
 
 // Applies one key ("timeouts.header_ms") from its text form, as the environment
-// and the flags give it. Returns "" or why the value is refused.
+// and the flags give it. Returns "" or why the value is refused (*out unchanged).
 std::string apply_setting(std::string_view key, std::string_view text, ServerOptions* out);
+
+// Every key's dotted name, in the table's order (the config fuzzer tries each).
+std::vector<std::string_view> config_keys();
 
 // Applies KILN_<KEY> variables from the environment. Returns "" or an error naming
 // the variable. Variables of the supervisor/worker handshake are not keys.

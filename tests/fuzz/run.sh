@@ -10,7 +10,8 @@ set -uo pipefail
 build=${1:?usage: run.sh BUILD_DIR SECONDS}
 seconds=${2:?usage: run.sh BUILD_DIR SECONDS}
 here=$(cd "$(dirname "$0")" && pwd)
-targets=(fuzz_parser fuzz_chunked fuzz_url fuzz_multipart fuzz_form fuzz_cookie fuzz_template)
+targets=(fuzz_parser fuzz_chunked fuzz_url fuzz_multipart fuzz_form fuzz_cookie fuzz_template fuzz_escape
+         fuzz_router fuzz_session_record fuzz_log_escape fuzz_static_path fuzz_config)
 
 work=$(mktemp -d /tmp/kiln-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -31,6 +32,9 @@ for t in "${targets[@]}"; do
   # inside one input is caught by -timeout and anything worse by timeout(1).
   dict="$here/http.dict"
   [[ $t == fuzz_template ]] && dict="$here/template.dict"
+  [[ $t == fuzz_escape ]] && dict="$here/escape.dict"
+  [[ $t == fuzz_router ]] && dict="$here/router.dict"
+  [[ $t == fuzz_config ]] && dict="$here/config.dict"
   timeout --kill-after=10 $((seconds + 60)) "$bin" \
     -max_total_time="$seconds" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
     -dict="$dict" -artifact_prefix="$work/$t/artifacts/" \

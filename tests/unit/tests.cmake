@@ -69,3 +69,8 @@ include(${CMAKE_CURRENT_LIST_DIR}/../views/tests.cmake)  # kilnc_render_test and
 if(TARGET kiln_generate)
   kiln_test(kiln_generate_test unit/kiln_generate_test.cpp DEPS kiln_generate)
 endif()
+
+# --- server/config: key rules and refusals (regressions from tests/fuzz/fuzz_config) ---
+if(TARGET kiln)
+  kiln_test(config_test unit/config_test.cpp)
+endif()

@@ -1,0 +1,36 @@
+# libFuzzer targets for what the app and server layers read from outside: route
+# patterns and paths, session records, access-log fields, static-file paths and the
+# configuration. The kiln library is not part of the fuzz configuration, so each target
+# builds, instrumented like kiln_proto, only the few sources it exercises (and links
+# what those need). Included from tests/fuzz/CMakeLists.txt; binaries go to <build>/fuzz/.
+set(KILN_SRC ${PROJECT_SOURCE_DIR}/src)
+
+# kiln_fuzz_target(NAME SOURCES...): NAME.cpp, fuzzing the kiln SOURCES built beside it.
+function(kiln_fuzz_target name)
+  add_library(${name}_sources STATIC ${ARGN})
+  target_include_directories(${name}_sources PUBLIC ${PROJECT_SOURCE_DIR}/include ${KILN_SRC})
+  target_compile_options(${name}_sources PRIVATE ${KILN_FUZZ_FLAGS})
+  target_link_libraries(${name}_sources PUBLIC kiln_proto)
+  add_executable(${name} ${name}.cpp)
+  target_link_libraries(${name} PRIVATE ${name}_sources)
+  target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined
+                         -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1)
+  target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz)
+endfunction()
+
+kiln_fuzz_target(fuzz_router ${KILN_SRC}/app/router.cpp)
+# session.cpp also starts sessions (a random id from util/random; the cookie setters
+# it calls are stubbed in the fuzzer, as Response's cookie code needs the app layer).
+kiln_fuzz_target(fuzz_session_record ${KILN_SRC}/app/session.cpp ${KILN_SRC}/util/random.cpp)
+kiln_fuzz_target(fuzz_log_escape ${KILN_SRC}/server/log_escape.cpp)
+find_package(nlohmann_json REQUIRED)  # the fuzzer's second opinion on the JSON form
+target_link_libraries(fuzz_log_escape PRIVATE nlohmann_json::nlohmann_json)
+kiln_fuzz_target(fuzz_static_path ${KILN_SRC}/app/static_path.cpp ${KILN_SRC}/app/file_root.cpp)
+# config.cpp checks addresses (net/peer), log levels (util/log) and reads the secret's
+# environment variables (server/secret_handoff); toml++ parses.
+kiln_fuzz_target(fuzz_config ${KILN_SRC}/server/config.cpp ${KILN_SRC}/net/peer.cpp ${KILN_SRC}/util/log.cpp
+                 ${KILN_SRC}/server/secret_handoff.cpp)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)
+target_link_libraries(fuzz_config_sources PRIVATE PkgConfig::TOMLPP)

@@ -1,0 +1,137 @@
+// Fuzzes the access log's escapers (server/log_escape.hpp) on any field bytes. Both
+// only append, and no output byte is a control byte, DEL or a '"' that is not part of
+// an escape (or, for JSON, the literal's own quotes). Decoding the escapes with the
+// decoders here gives the field back (an empty field is "-" in the combined format).
+// The JSON literal is well formed by the grammar checked here; nlohmann::json parses
+// it, to the same bytes, exactly when the field is valid UTF-8 (the header's promise:
+// other bytes pass through, so such a line is not JSON).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "fuzz_check.hpp"
+#include "server/log_escape.hpp"
+
+using kiln::server::append_clf;
+using kiln::server::append_json_string;
+
+namespace {
+
+constexpr std::string_view kBefore = "earlier line content ";
+
+int hex(char c, bool upper_only) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (!upper_only && c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+bool is_control(unsigned char c) { return c < 0x20 || c == 0x7f; }
+
+void check_clf(std::string_view field) {
+    std::string out(kBefore);
+    append_clf(out, field);
+    FUZZ_CHECK(out.starts_with(kBefore));
+    std::string_view got = std::string_view(out).substr(kBefore.size());
+    std::string decoded;
+    for (size_t i = 0; i < got.size(); ++i) {
+        auto c = static_cast<unsigned char>(got[i]);
+        FUZZ_CHECK(c >= 0x20 && c < 0x7f && c != '"');  // printable ASCII only
+        if (c != '\\') {
+            decoded += static_cast<char>(c);
+            continue;
+        }
+        FUZZ_CHECK(i + 3 < got.size() && got[i + 1] == 'x');
+        int hi = hex(got[i + 2], true), lo = hex(got[i + 3], true);
+        FUZZ_CHECK(hi >= 0 && lo >= 0);
+        decoded += static_cast<char>(hi << 4 | lo);
+        i += 3;
+    }
+    FUZZ_CHECK(decoded == (field.empty() ? std::string_view("-") : field));
+}
+
+// RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF.
+bool valid_utf8(std::string_view s) {
+    for (size_t i = 0; i < s.size();) {
+        auto c = static_cast<unsigned char>(s[i]);
+        size_t n = c < 0x80 ? 0 : (c >> 5) == 6 ? 1 : (c >> 4) == 14 ? 2 : (c >> 3) == 30 ? 3 : 9;
+        if (n == 9 || s.size() - i - 1 < n) return false;
+        uint32_t cp = n == 0 ? c : c & (0x3f >> n);
+        for (size_t k = 1; k <= n; ++k) {
+            auto cc = static_cast<unsigned char>(s[i + k]);
+            if ((cc & 0xc0) != 0x80) return false;
+            cp = cp << 6 | (cc & 0x3f);
+        }
+        static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+        if (cp < kMin[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+        i += n + 1;
+    }
+    return true;
+}
+
+void check_json(std::string_view field) {
+    std::string out(kBefore);
+    append_json_string(out, field);
+    FUZZ_CHECK(out.starts_with(kBefore));
+    std::string_view lit = std::string_view(out).substr(kBefore.size());
+    FUZZ_CHECK(lit.size() >= 2 && lit.front() == '"' && lit.back() == '"');
+    std::string_view body = lit.substr(1, lit.size() - 2);
+    std::string decoded;
+    for (size_t i = 0; i < body.size(); ++i) {
+        auto c = static_cast<unsigned char>(body[i]);
+        FUZZ_CHECK(!is_control(c) && c != '"');
+        if (c != '\\') {
+            decoded += static_cast<char>(c);
+            continue;
+        }
+        FUZZ_CHECK(i + 1 < body.size());
+        char e = body[++i];
+        switch (e) {
+            case '"': decoded += '"'; break;
+            case '\\': decoded += '\\'; break;
+            case '/': decoded += '/'; break;
+            case 'b': decoded += '\b'; break;
+            case 'f': decoded += '\f'; break;
+            case 'n': decoded += '\n'; break;
+            case 'r': decoded += '\r'; break;
+            case 't': decoded += '\t'; break;
+            case 'u': {
+                FUZZ_CHECK(i + 4 < body.size());
+                uint32_t cp = 0;
+                for (size_t k = 1; k <= 4; ++k) {
+                    int h = hex(body[i + k], false);
+                    FUZZ_CHECK(h >= 0);
+                    cp = cp << 4 | static_cast<uint32_t>(h);
+                }
+                // The escaper writes \u only for control bytes and DEL, which decode to one byte.
+                FUZZ_CHECK(cp < 0x20 || cp == 0x7f);
+                decoded += static_cast<char>(cp);
+                i += 4;
+                break;
+            }
+            default: FUZZ_CHECK(!"an escape JSON does not have");
+        }
+    }
+    FUZZ_CHECK(decoded == field);
+
+    bool parsed = false;
+    try {
+        nlohmann::json j = nlohmann::json::parse(lit);
+        FUZZ_CHECK(j.is_string() && j.get_ref<const std::string&>() == field);
+        parsed = true;
+    } catch (const nlohmann::json::parse_error&) {
+    }
+    FUZZ_CHECK(parsed == valid_utf8(field));
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    std::string_view field(reinterpret_cast<const char*>(data), size);
+    check_clf(field);
+    check_json(field);
+    return 0;
+}

@@ -1,0 +1,87 @@
+// server/config: what apply_setting and load_config_file refuse, and that a refusal
+// leaves the options as they were. Mostly regressions found by tests/fuzz/fuzz_config.
+#include "server/config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::server {
+namespace {
+
+class ConfigFile : public ::testing::Test {
+protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/kiln-config-test.XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+        path_ = dir_ + "/kiln.toml";
+    }
+    void TearDown() override { std::filesystem::remove_all(dir_); }
+    std::string load(std::string_view text, ServerOptions* o) {
+        FILE* f = std::fopen(path_.c_str(), "wb");
+        std::fwrite(text.data(), 1, text.size(), f);
+        std::fclose(f);
+        return load_config_file(path_, o);
+    }
+    std::string dir_, path_;
+};
+
+TEST(Config, EveryKeyIsListedOnceAndAppliesFromText) {
+    std::vector<std::string_view> keys = config_keys();
+    EXPECT_EQ(std::set<std::string_view>(keys.begin(), keys.end()).size(), keys.size());
+    ServerOptions o;
+    EXPECT_EQ(apply_setting("timeouts.header_ms", "5000", &o), "");
+    EXPECT_EQ(o.header_timeout_ms, 5000u);
+    EXPECT_EQ(apply_setting("listen", "10.1.2.3:81,unix:/run/a.sock", &o), "");
+    EXPECT_EQ(o.host, "10.1.2.3");
+    EXPECT_EQ(o.port, 81);
+    EXPECT_EQ(o.also_listen, std::vector<std::string>{"unix:/run/a.sock"});
+}
+
+// --- error paths ---
+
+// Found by fuzz_config: "listen" set the first address before refusing the second,
+// "secret" kept a value it refused as too short, a path key kept a relative path.
+TEST(ConfigErrors, ARefusedSettingChangesNothing) {
+    ServerOptions o;
+    EXPECT_NE(apply_setting("listen", "10.1.2.3:81,bogus", &o), "");
+    EXPECT_NE(apply_setting("listen", "unix:/run/a.sock,bogus", &o), "");
+    EXPECT_EQ(o.host, "127.0.0.1");
+    EXPECT_EQ(o.port, 8080);
+    EXPECT_TRUE(o.also_listen.empty());
+    EXPECT_NE(apply_setting("secret", "short", &o), "");
+    EXPECT_EQ(o.secret, "");
+    EXPECT_NE(apply_setting("metrics.path", "metrics", &o), "");
+    EXPECT_EQ(o.metrics_path, "");
+}
+
+// Found by fuzz_config: TOML's "\u0000" reached options that C APIs (open, inet_pton,
+// getpwnam) read only up to the NUL, so what was checked was not what was used.
+TEST_F(ConfigFile, ANulByteInAStringIsRefusedWithItsLine) {
+    ServerOptions o;
+    std::string err = load("\nlog.access = \"/tmp/a\\u0000.log\"\n", &o);
+    EXPECT_EQ(err, path_ + ":2: key 'log.access': must not contain a NUL byte");
+    EXPECT_EQ(o.access_log, "off");
+    err = load("proxy.trusted = [\"10.0.0.1\\u0000junk\"]\n", &o);
+    EXPECT_EQ(err, path_ + ":1: key 'proxy.trusted': must not contain a NUL byte");
+    EXPECT_TRUE(o.trusted_proxies.empty());
+    EXPECT_NE(apply_setting("user", std::string_view("root\0x", 6), &o), "");
+    EXPECT_EQ(o.user, "");
+}
+
+TEST_F(ConfigFile, ErrorsNameTheFileAndLine) {
+    ServerOptions o;
+    EXPECT_EQ(load("workers = 2\n\n[timeouts]\nheader_ms = 0\n", &o),
+              path_ + ":4: key 'timeouts.header_ms': must be from 1 to 3600000, got 0");
+    EXPECT_EQ(load("a = 1\n", &o), path_ + ":1: key 'a': unknown key");
+    EXPECT_TRUE(load("[a\n", &o).starts_with(path_ + ":1: "));
+}
+
+}  // namespace
+}  // namespace kiln::server
