@@ -3,11 +3,12 @@
 // migrations in db/migrations run at start, and the stylesheet is served from
 // public/ (both found under BLOG_ROOT, by default this source folder).
 //
-// With --workers N, main() runs in the supervisor and again in every worker, so
-// each process migrates (idempotent, safe concurrently) and opens its own
+// The migrations run once per node (App::on_node_start: in the supervisor, after the
+// sockets are bound and before any worker starts); each worker then opens its own
 // connections, one per loop thread, when a handler first asks.
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 
 #include <kiln/kiln.hpp>
@@ -22,15 +23,14 @@ std::string env_or(const char* name, const char* fallback) {
     return v && *v ? v : fallback;
 }
 
-// Brings the schema up to date; false (having said why) if a migration fails.
-bool migrate(const std::string& db_path, const std::string& dir) {
+// Brings the schema up to date; throws, naming the database, if a migration fails
+// (the start stops there).
+void migrate(const std::string& db_path, const std::string& dir) {
     try {
-        kiln::db::Database conn(db_path);  // closed again before the server forks
+        kiln::db::Database conn(db_path);  // closed again before the workers start
         kiln::db::migrate(conn, dir);
-        return true;
     } catch (const kiln::db::Error& e) {
-        std::fprintf(stderr, "blog: %s: %s\n", db_path.c_str(), e.what());
-        return false;
+        throw std::runtime_error(db_path + ": " + e.what());
     }
 }
 
@@ -45,13 +45,13 @@ kiln::Handler action(Controller& c, void (Controller::*fn)(kiln::Request&, kiln:
 int main(int argc, char** argv) {
     const std::string root = env_or("BLOG_ROOT", BLOG_ROOT);
     const std::string db_path = env_or("BLOG_DB", "data/blog.sqlite");
-    if (!migrate(db_path, root + "/db/migrations")) return 1;
 
     kiln::db::PerThread db(db_path);
     blog::PostsController posts(db);
     using C = blog::PostsController;
 
     kiln::App app;
+    app.on_node_start([&](const kiln::ServerOptions&) { migrate(db_path, root + "/db/migrations"); });
     app.use(blog::not_found_pages());
     app.use(kiln::csrf_protect());
     app.get("/", [](kiln::Request&, kiln::Response& res) { res.redirect("/posts", 303); });

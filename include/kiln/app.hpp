@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -137,6 +138,20 @@ public:
 
     // Middleware runs in registration order around every request, matched or not.
     App& use(Middleware m);
+
+    // Set-up with the settings read: once per node, in the process that starts the
+    // workers (or serves alone), after the sockets are bound and privileges dropped,
+    // before any worker starts: migrations, cache warm-up. And once in every worker
+    // process before it serves: connections, per-process state. main() itself runs
+    // again in every worker, so work done there happens once per process. A hook
+    // that throws stops the start (exit 2; a worker exits and is restarted).
+    using StartHook = std::function<void(const ServerOptions&)>;
+    App& on_node_start(StartHook hook);
+    App& on_worker_start(StartHook hook);
+
+    // The app's own setting `name` ([app] in kiln.toml, KILN_APP_<NAME>, --set
+    // NAME=VALUE), once run() has read them; nullopt if unset.
+    std::optional<std::string_view> setting(std::string_view name) const;
 
     // Every route in registration order (App::files mounts included).
     std::vector<RouteInfo> route_list() const;

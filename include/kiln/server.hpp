@@ -3,12 +3,22 @@
 // defaults.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <kiln/session.hpp>
 
 namespace kiln {
+
+// How requests are run (config `server.mpm`, --mpm): Event, handlers on the event
+// loops (must not block); Hybrid, loops do the I/O and handlers run on a bounded
+// thread pool (blocking is fine); Prefork, one connection at a time per process,
+// processes recycled (a crash or a leak costs one request).
+enum class Mpm : uint8_t { Event, Hybrid, Prefork };
+std::string_view mpm_name(Mpm m);  // "event", "hybrid", "prefork"
 
 struct ServerOptions {
     std::string host = "127.0.0.1";
@@ -34,11 +44,8 @@ struct ServerOptions {
     size_t max_header_count = 100;
     uint64_t upload_spool_bytes = uint64_t{1} << 30;  // upload temp files on disk per worker process; past it 507
     std::string server_name = "kiln";
-    // Concurrency model: "event" (handlers run on the event loops, must not block),
-    // "hybrid" (loops do the I/O, handlers run on a bounded thread pool: blocking
-    // is fine) or "prefork" (one connection at a time per process, processes
-    // recycled; a crash or leak costs one request).
-    std::string mpm = "event";
+    // Concurrency model (see Mpm).
+    Mpm mpm = Mpm::Event;
     uint64_t max_requests_per_worker = 10'000;  // prefork: recycle after this many; 0: never
     uint32_t request_timeout_ms = 30'000;       // prefork: kill a handler running longer
     unsigned pool_threads = 64;                 // hybrid: handler threads per worker process
@@ -66,6 +73,11 @@ struct ServerOptions {
     // Key for signed cookies. Empty: the supervisor makes a random one at start,
     // shared by its workers (signed cookies then do not survive a restart).
     std::string secret;
+    // The app's own settings, as text: the [app] table of kiln.toml (nested tables
+    // as dotted names), KILN_APP_<NAME> variables (lower-cased: KILN_APP_DB_PATH is
+    // "db_path"), --set NAME=VALUE flags, later sources winning. Read them with
+    // App::setting.
+    std::map<std::string, std::string, std::less<>> app_settings;
 };
 
 // Parses argv into options. On --help prints usage and returns 0 in *exit_status;

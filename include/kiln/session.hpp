@@ -27,6 +27,11 @@
 #include <vector>
 
 namespace kiln {
+namespace app {
+struct SessionRecord;
+}
+class Request;
+class App;
 
 using SessionId = std::array<uint8_t, 16>;
 
@@ -98,25 +103,27 @@ public:
     // Ends the session: removed from the store, its cookie expired.
     void destroy();
 
-    // Framework use (App): attach to a store and the response cookie sink.
+    struct Binding;  // what a session is attached to while a handler runs (app/session_binding.hpp)
+
+private:
+    friend class Request;             // begin() on first use
+    friend class App;                 // end() after the handler
+    friend struct app::SessionRecord; // the record format (app/session_record.hpp)
     struct Entry {
         std::string key;
         Kind kind;
         std::string value;  // strings and blobs as is; integers as 8 little-endian bytes
     };
-    struct Binding;
     // Loads the session the cookie names; if there is none, starts a new one, or
     // (create == false) stays detached and returns false.
     bool begin(Binding* binding, std::string_view cookie_value, bool create = true);
     // Saves what changed (if `save`) and detaches. Throws what the store throws.
     void end(bool save);
     bool active() const { return binding_ != nullptr; }
-
-    // Serialized form (what a store keeps): one record per entry.
+    // The record a store keeps: one entry after another.
     static void serialize(const std::vector<Entry>& entries, std::string& out);
     static bool deserialize(std::string_view data, std::vector<Entry>& out);
 
-private:
     const Entry* find(std::string_view key) const;
     void put(std::string_view key, Kind kind, std::string_view value);
     void fresh_id();

@@ -162,6 +162,22 @@ void App::fail_in_chain(Request& req, Response& res, int status, std::string_vie
     res.text(std::string(message) + "\n");
 }
 
+App& App::on_node_start(StartHook hook) {
+    impl_->node_start.push_back(std::move(hook));
+    return *this;
+}
+
+App& App::on_worker_start(StartHook hook) {
+    impl_->worker_start.push_back(std::move(hook));
+    return *this;
+}
+
+std::optional<std::string_view> App::setting(std::string_view name) const {
+    auto it = impl_->settings.find(name);
+    if (it == impl_->settings.end()) return std::nullopt;
+    return std::string_view(it->second);
+}
+
 App& App::error_page(ErrorPage page) {
     impl_->error_page = std::move(page);
     return *this;

@@ -2,6 +2,7 @@
 // once serving starts (every loop thread reads it without locks).
 #pragma once
 #include <memory>
+#include <map>
 #include <string>
 #include <typeindex>
 #include <unordered_map>
@@ -32,7 +33,9 @@ struct App::Impl {
     std::string secret;  // signed cookies
     std::unordered_map<std::type_index, std::shared_ptr<void>> factories;  // App::controller
     App::ErrorPage error_page;  // empty: the message as text
-    bool csrf = false;   // csrf_protect() is installed (use()): uploads are checked before spooling
+    bool csrf = false;
+    std::vector<App::StartHook> node_start, worker_start;
+    std::map<std::string, std::string, std::less<>> settings;  // ServerOptions::app_settings, set by run()   // csrf_protect() is installed (use()): uploads are checked before spooling
 };
 
 }  // namespace kiln

@@ -8,6 +8,7 @@
 
 #include "app/app_impl.hpp"
 #include "app/csrf_internal.hpp"
+#include "app/session_record.hpp"
 #include "util/random.hpp"
 
 namespace kiln {
@@ -53,12 +54,12 @@ void CsrfCheck::operator()(Request& req, Response& res, Next& next) const {
 bool csrf_token_matches(SessionStore& store, std::string_view session_id, std::string_view sent, int64_t now) {
     SessionId id;
     std::string data;
-    std::vector<Session::Entry> entries;
+    std::vector<SessionRecord::Entry> entries;
     if (sent.empty() || !parse_session_id(session_id, id) || !store.load(id, now, data) ||
-        !Session::deserialize(data, entries))
+        !SessionRecord::read(data, entries))
         return false;
-    for (const Session::Entry& e : entries)
-        if (e.key == kTokenKey && e.kind != Session::Kind::Int)
+    for (const SessionRecord::Entry& e : entries)
+        if (e.key == kTokenKey && e.kind != SessionRecord::Kind::Int)
             return sent.size() == e.value.size() && CRYPTO_memcmp(sent.data(), e.value.data(), sent.size()) == 0;
     return false;
 }

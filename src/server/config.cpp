@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <toml++/toml.h>
@@ -233,10 +234,12 @@ const std::vector<Key>& keys() {
          [](const Value& v, ServerOptions& o) {
              std::string mpm;
              if (std::string e = get_string(v, &mpm); !e.empty()) return e;
-             if (mpm != "event" && mpm != "hybrid" && mpm != "prefork")
-                 return "expected \"event\", \"hybrid\" or \"prefork\", got '" + mpm + "'";
-             o.mpm = mpm;
-             return std::string();
+             for (Mpm m : {Mpm::Event, Mpm::Hybrid, Mpm::Prefork}) {
+                 if (mpm != mpm_name(m)) continue;
+                 o.mpm = m;
+                 return std::string();
+             }
+             return "expected \"event\", \"hybrid\" or \"prefork\", got '" + mpm + "'";
          }},
     };
     return table;
@@ -252,11 +255,45 @@ std::string at(const std::string& path, const toml::node& n, std::string_view ke
     return path + ":" + std::to_string(n.source().begin.line) + ": key '" + std::string(key) + "': ";
 }
 
+// A value of the [app] table as the text App::setting gives: strings as they are,
+// numbers and booleans as TOML writes them; "" (with *why) for arrays and dates.
+bool app_value_text(const toml::node& n, std::string* out, std::string* why) {
+    if (auto s = n.value<std::string>()) *out = *s;
+    else if (n.is_integer()) *out = std::to_string(*n.value<int64_t>());
+    else if (n.is_floating_point()) *out = std::to_string(*n.value<double>());
+    else if (n.is_boolean()) *out = *n.value<bool>() ? "true" : "false";
+    else {
+        *why = "an [app] setting must be a string, a number or a boolean";
+        return false;
+    }
+    if (out->find('\0') != std::string::npos) {
+        *why = kNul;
+        return false;
+    }
+    return true;
+}
+
+std::string walk_app(const std::string& path, const toml::table& t, const std::string& prefix, ServerOptions* out) {
+    for (const auto& [k, node] : t) {
+        std::string name = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+        if (const toml::table* sub = node.as_table()) {
+            if (std::string e = walk_app(path, *sub, name, out); !e.empty()) return e;
+            continue;
+        }
+        std::string text, why;
+        if (name.find('\0') != std::string::npos) return at(path, node, "app") + kNul;
+        if (!app_value_text(node, &text, &why)) return at(path, node, "app." + name) + why;
+        out->app_settings[name] = std::move(text);
+    }
+    return {};
+}
+
 std::string walk(const std::string& path, const toml::table& t, const std::string& prefix, ServerOptions* out) {
     for (const auto& [k, node] : t) {
         std::string name = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
         if (const toml::table* sub = node.as_table()) {
-            if (std::string e = walk(path, *sub, name, out); !e.empty()) return e;
+            std::string e = name == "app" ? walk_app(path, *sub, "", out) : walk(path, *sub, name, out);
+            if (!e.empty()) return e;
             continue;
         }
         const Key* key = find_key(name);
@@ -352,7 +389,21 @@ std::string load_config_env(ServerOptions* out) {
             for (char c : k.name) spelled += c == '.' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
             if (spelled == name) key = &k;
         }
-        if (!key) return "environment: " + std::string(name) + " is not a kiln setting";
+        if (!key && name.starts_with("KILN_APP_") && name.size() > 9) {
+            std::string setting(name.substr(9));
+            for (char& c : setting) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            out->app_settings[setting] = std::string(value);
+            continue;
+        }
+        if (!key) {
+            // A variable of some other tool that happens to start with KILN_ (a
+            // benchmark harness's KILN_DIR): said once, by the process that reads the
+            // settings first (not again by every worker), and not a reason to stop.
+            if (!std::getenv(kEnvWorkerFds))
+                std::fprintf(stderr, "kiln: warning: environment: %.*s is not a kiln setting (ignored; the app's own "
+                             "settings are KILN_APP_<NAME>)\n", static_cast<int>(name.size()), name.data());
+            continue;
+        }
         if (std::string err = key->apply(Value{nullptr, value}, *out); !err.empty())
             return "environment: " + std::string(name) + ": " + err;
     }
@@ -364,3 +415,16 @@ std::string load_config_env(ServerOptions* out) {
 }
 
 }  // namespace kiln::server
+
+namespace kiln {
+
+std::string_view mpm_name(Mpm m) {
+    switch (m) {
+        case Mpm::Event: return "event";
+        case Mpm::Hybrid: return "hybrid";
+        case Mpm::Prefork: return "prefork";
+    }
+    return "event";
+}
+
+}  // namespace kiln

@@ -91,6 +91,8 @@ void usage(const char* prog) {
         "  --error-log DEST          stderr (default), stdout or a file (reopened on SIGUSR1)\n"
         "  --log-level LEVEL         error, warn or info (default)\n"
         "  --quiet                   no error log at all\n"
+        "  --set NAME=VALUE          one of the app's own settings (App::setting; also [app] in\n"
+        "                            kiln.toml and KILN_APP_<NAME>)\n"
         "  --help                    this text\n",
         prog);
 }
@@ -174,6 +176,12 @@ bool parse_server_flags(int argc, char** argv, ServerOptions* o, int* exit_statu
         } else if (arg == "--check-config" || arg == "--routes") {  // --routes: App::run
         } else if (arg == "--quiet") {
             o->log_errors = false;
+        } else if (arg == "--set") {
+            if (!take()) return fail("flag --set needs NAME=VALUE");
+            size_t eq = value.find('=');
+            if (eq == 0 || eq == std::string_view::npos) return fail("flag --set: expected NAME=VALUE, got '" + std::string(value) + "'");
+            if (value.find('\0') != std::string_view::npos) return fail("flag --set: a NUL byte in '" + std::string(value.substr(0, eq)) + "'");
+            o->app_settings[std::string(value.substr(0, eq))] = std::string(value.substr(eq + 1));
         } else if (std::string_view key = setting_for(arg); !key.empty()) {
             if (!take()) return fail("flag " + std::string(arg) + " needs a value");
             if (std::string e = server::apply_setting(key, value, o); !e.empty())
@@ -193,7 +201,7 @@ bool parse_server_flags(int argc, char** argv, ServerOptions* o, int* exit_statu
                     "  timeouts ms: header %u, body %u, keepalive %u, write %u, drain %u\n"
                     "  access log %s (%s)\n",
                     prog, o->config_path.empty() ? "no file, defaults" : o->config_path.c_str(), o->host.c_str(),
-                    o->port, o->workers, o->threads, o->mpm.c_str(), o->header_timeout_ms, o->body_timeout_ms,
+                    o->port, o->workers, o->threads, std::string(mpm_name(o->mpm)).c_str(), o->header_timeout_ms, o->body_timeout_ms,
                     o->keepalive_timeout_ms, o->write_timeout_ms, o->drain_timeout_ms, o->access_log.c_str(),
                     o->access_log_format.c_str());
         *exit_status = 0;

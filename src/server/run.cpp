@@ -57,7 +57,7 @@ struct Plan {
 
 std::string plan(const ServerOptions& o, Plan* out) {
     unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    out->prefork = o.mpm == "prefork";
+    out->prefork = o.mpm == Mpm::Prefork;
     // Prefork processes each hold one connection, so there are more of them.
     out->processes = o.workers >= 0 ? static_cast<unsigned>(o.workers) : out->prefork ? 4 * cores : cores;
     if (out->prefork && out->processes == 0) return "--mpm prefork needs worker processes (--workers >= 1)";
@@ -86,6 +86,21 @@ std::string open_logs(const ServerOptions& o, const server::Identity& id) {
     return e;
 }
 
+// The set-up the app asked for (App::on_node_start, on_worker_start); "" or why the
+// start stops.
+std::string run_hooks(const std::vector<App::StartHook>& hooks, const ServerOptions& o, const char* which) {
+    for (const App::StartHook& hook : hooks) {
+        try {
+            hook(o);
+        } catch (const std::exception& e) {
+            return std::string(which) + " set-up failed: " + e.what();
+        } catch (...) {
+            return std::string(which) + " set-up failed";
+        }
+    }
+    return {};
+}
+
 }  // namespace
 
 int App::run(int argc, char** argv) {
@@ -112,6 +127,7 @@ int App::run(const ServerOptions& options) {
     impl_->session_options = {options.session_cookie,
                               force_secure ? SessionOptions::Secure::Always : options.session_secure};
     impl_->secret = options.secret;
+    impl_->settings = options.app_settings;
     server::SessionSegment sessions;  // the default session store's memory
 
     // A worker: everything was prepared by the supervisor.
@@ -123,6 +139,10 @@ int App::run(const ServerOptions& options) {
             impl_->store = sessions.store();
         }
         if (impl_->secret.empty()) impl_->secret = server::take_env_secrets().generated;
+        if (std::string e = run_hooks(impl_->worker_start, options, "worker"); !e.empty()) {
+            util::log(util::LogLevel::Error, "%s", e.c_str());
+            return 2;
+        }
         return server::serve(*this, impl_->store, options, fds, ready_fd, true);
     }
 
@@ -143,7 +163,7 @@ int App::run(const ServerOptions& options) {
     if (std::string e = server::bind_listeners(opts, p.loops(), !p.prefork, &bound); !e.empty()) return refuse(e);
     opts.port = bound.addresses.front().port;
     std::fprintf(stderr, "kiln: listening on %s with %u worker%s of %u thread%s (%s)\n", bound.where.c_str(),
-                 p.processes, p.processes == 1 ? "" : "s", p.threads, p.threads == 1 ? "" : "s", opts.mpm.c_str());
+                 p.processes, p.processes == 1 ? "" : "s", p.threads, p.threads == 1 ? "" : "s", std::string(mpm_name(opts.mpm)).c_str());
     if (!opts.user.empty()) {
         if (std::string e = server::drop_privileges(identity); !e.empty()) {
             server::close_fd_groups(bound.fds);
@@ -156,6 +176,14 @@ int App::run(const ServerOptions& options) {
         impl_->secret = handoff.generated = util::random_hex(32);
         util::log(util::LogLevel::Info, "no `secret` configured: using a random one; signed cookies will not "
                   "survive a restart");
+    }
+
+    std::string hook_error = run_hooks(impl_->node_start, opts, "node");
+    if (hook_error.empty() && p.processes == 0) hook_error = run_hooks(impl_->worker_start, opts, "worker");
+    if (!hook_error.empty()) {
+        server::close_fd_groups(bound.fds);
+        bound.remove_unix_files();
+        return refuse(hook_error);
     }
 
     int status;

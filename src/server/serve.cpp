@@ -83,7 +83,7 @@ http::EngineConfig engine_config(const ServerOptions& o) {
         net::AddressRange r;
         if (net::AddressRange::parse(text, &r)) c.trusted_proxies.push_back(r);  // validated by the config
     }
-    if (o.mpm == "prefork") {
+    if (o.mpm == Mpm::Prefork) {
         c.max_connections = 1;
         c.max_requests = o.max_requests_per_worker;
     }
@@ -198,7 +198,7 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
 
     // Hybrid: one pool per process, shared by its loops; destroyed after them.
     std::unique_ptr<ThreadPool> pool;
-    if (opts.mpm == "hybrid") pool = std::make_unique<ThreadPool>(opts.pool_threads, opts.pool_queue);
+    if (opts.mpm == Mpm::Hybrid) pool = std::make_unique<ThreadPool>(opts.pool_threads, opts.pool_queue);
 
     AppService service(app, opts, stats, sessions);
     // Counting costs two clock reads and a few atomic adds per request: only when

@@ -39,20 +39,22 @@ auto fields(const ServerOptions& o) {
                     o.pool_threads, o.pool_queue, o.config_path, o.error_log, o.log_level, o.access_log,
                     o.access_log_format, o.user, o.group, o.metrics_path, o.trusted_proxies, o.health_path,
                     o.log_errors, o.session_cookie, o.session_secure, o.session_idle_timeout_s,
-                    o.session_max_age_s, o.session_memory, o.session_max_bytes, o.secret);
+                    o.session_max_age_s, o.session_memory, o.session_max_bytes, o.secret, o.app_settings);
 }
 
 bool same(const ServerOptions& a, const ServerOptions& b) { return fields(a) == fields(b); }
 
 bool no_nul(const ServerOptions& o) {
     auto clean = [](const std::string& s) { return s.find('\0') == s.npos; };
-    for (const std::string* s : {&o.host, &o.server_name, &o.mpm, &o.error_log, &o.log_level, &o.access_log,
+    for (const std::string* s : {&o.host, &o.server_name, &o.error_log, &o.log_level, &o.access_log,
                                  &o.access_log_format, &o.user, &o.group, &o.metrics_path, &o.health_path,
                                  &o.session_cookie, &o.secret})
         if (!clean(*s)) return false;
     for (const auto* list : {&o.also_listen, &o.trusted_proxies})
         for (const std::string& s : *list)
             if (!clean(s)) return false;
+    for (const auto& [name, value] : o.app_settings)
+        if (!clean(name) || !clean(value)) return false;
     return true;
 }
 

@@ -1,4 +1,4 @@
-// Fuzzes the session record format (Session::serialize / deserialize: what a store hands
+// Fuzzes the session record format (app::SessionRecord::write / read: what a store hands
 // back from memory every worker process writes) and the cookie's id (parse_session_id).
 // deserialize accepts exactly what a reference reader written here accepts (kind 1-3,
 // 2-byte key and 4-byte value lengths, little-endian, integers of 8 bytes, nothing left
@@ -15,9 +15,10 @@
 #include <kiln/response.hpp>
 #include <kiln/session.hpp>
 
+#include "app/session_record.hpp"
 #include "fuzz_check.hpp"
 
-using kiln::Session;
+using Record = kiln::app::SessionRecord;
 
 // session.cpp sets and clears its cookie through Response, whose cookie code lives in
 // the app layer (not built here). The record format never gets there: if a change
@@ -56,7 +57,7 @@ long reference_count(std::string_view s) {
     return n;
 }
 
-bool same(const std::vector<Session::Entry>& a, const std::vector<Session::Entry>& b) {
+bool same(const std::vector<Record::Entry>& a, const std::vector<Record::Entry>& b) {
     if (a.size() != b.size()) return false;
     for (size_t i = 0; i < a.size(); ++i)
         if (a[i].key != b[i].key || a[i].kind != b[i].kind || a[i].value != b[i].value) return false;
@@ -64,45 +65,45 @@ bool same(const std::vector<Session::Entry>& a, const std::vector<Session::Entry
 }
 
 void check_parse(std::string_view in) {
-    std::vector<Session::Entry> fresh;
-    bool ok = Session::deserialize(in, fresh);
+    std::vector<Record::Entry> fresh;
+    bool ok = Record::read(in, fresh);
     long expected = reference_count(in);
     FUZZ_CHECK(ok == (expected >= 0));
     if (!ok) return;
     FUZZ_CHECK(fresh.size() == static_cast<size_t>(expected));
-    for (const Session::Entry& e : fresh) {
-        FUZZ_CHECK(e.kind == Session::Kind::String || e.kind == Session::Kind::Int || e.kind == Session::Kind::Blob);
-        if (e.kind == Session::Kind::Int) FUZZ_CHECK(e.value.size() == 8);
+    for (const Record::Entry& e : fresh) {
+        FUZZ_CHECK(e.kind == Record::Kind::String || e.kind == Record::Kind::Int || e.kind == Record::Kind::Blob);
+        if (e.kind == Record::Kind::Int) FUZZ_CHECK(e.value.size() == 8);
     }
     std::string out = "stale bytes the serializer must clear";
-    Session::serialize(fresh, out);
+    Record::write(fresh, out);
     FUZZ_CHECK(out == in);
 
     // Reuse: more, fewer and differently shaped entries already in the vector.
-    std::vector<Session::Entry> reused(in.size() % 5, {std::string(300, 'k'), Session::Kind::Int, "old"});
-    FUZZ_CHECK(Session::deserialize(in, reused));
+    std::vector<Record::Entry> reused(in.size() % 5, {std::string(300, 'k'), Record::Kind::Int, "old"});
+    FUZZ_CHECK(Record::read(in, reused));
     FUZZ_CHECK(same(reused, fresh));
 }
 
 // Entries from the input: per entry a kind byte and a length byte, then key and value
 // bytes; an integer always takes 8 value bytes (zero-padded), as set_int writes it.
 void check_build(std::string_view in) {
-    std::vector<Session::Entry> entries;
+    std::vector<Record::Entry> entries;
     while (in.size() >= 2) {
-        auto kind = static_cast<Session::Kind>(static_cast<uint8_t>(in[0]) % 3 + 1);
+        auto kind = static_cast<Record::Kind>(static_cast<uint8_t>(in[0]) % 3 + 1);
         size_t klen = static_cast<uint8_t>(in[1]) & 0x0f, vlen = static_cast<uint8_t>(in[1]) >> 4;
         in.remove_prefix(2);
         std::string key(in.substr(0, klen));
         in.remove_prefix(key.size());
-        std::string value(in.substr(0, kind == Session::Kind::Int ? 8 : vlen));
+        std::string value(in.substr(0, kind == Record::Kind::Int ? 8 : vlen));
         in.remove_prefix(value.size());
-        if (kind == Session::Kind::Int) value.resize(8, '\0');
+        if (kind == Record::Kind::Int) value.resize(8, '\0');
         entries.push_back({std::move(key), kind, std::move(value)});
     }
     std::string record;
-    Session::serialize(entries, record);
-    std::vector<Session::Entry> back;
-    FUZZ_CHECK(Session::deserialize(record, back));
+    Record::write(entries, record);
+    std::vector<Record::Entry> back;
+    FUZZ_CHECK(Record::read(record, back));
     FUZZ_CHECK(same(back, entries));
 }
 

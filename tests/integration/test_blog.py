@@ -370,10 +370,12 @@ class Startup(unittest.TestCase):
         tmp = tempfile.mkdtemp(prefix="kiln-blog-bad-")
         self.addCleanup(shutil.rmtree, tmp, True)
         os.makedirs(os.path.join(tmp, "root", "db", "migrations"))
+        os.makedirs(os.path.join(tmp, "root", "public"))  # routes (static files) come first, then the set-up
         with open(os.path.join(tmp, "root", "db", "migrations", "001_broken.sql"), "w") as f:
             f.write("CREATE TABLE posts (;\n")
         p = self.run_blog(tmp, {"BLOG_ROOT": os.path.join(tmp, "root"), "BLOG_DB": os.path.join(tmp, "b.sqlite")})
-        self.assertEqual(p.returncode, 1, p)
+        self.assertEqual(p.returncode, 2, p)  # the node's set-up (App::on_node_start) refused the start
+        self.assertIn("node set-up failed", p.stderr.decode())
         self.assertIn("001_broken.sql", p.stderr.decode())
 
     def test_unopenable_database_stops_the_start(self):
@@ -382,7 +384,7 @@ class Startup(unittest.TestCase):
         blocker = os.path.join(tmp, "file")
         open(blocker, "w").close()  # a file where the database's folder should be
         p = self.run_blog(tmp, {"BLOG_DB": os.path.join(blocker, "blog.sqlite")})
-        self.assertEqual(p.returncode, 1, p)
+        self.assertEqual(p.returncode, 2, p)
         self.assertIn("blog.sqlite", p.stderr.decode())
 
 

@@ -43,9 +43,11 @@ class MalformedFiles(unittest.TestCase):
         self.assertIn("config file '/nonexistent/kiln.toml' not found", err)
 
     def test_bad_environment_variables_name_the_variable(self):
+        # A KILN_ variable kiln does not know may be another tool's (a harness's
+        # KILN_DIR): a warning naming it, not a refusal to start.
         code, _, err = check_config([], env={"KILN_WORKERZ": "1"})
-        self.assertEqual(code, 2)
-        self.assertIn("environment: KILN_WORKERZ is not a kiln setting", err)
+        self.assertEqual(code, 0, err)
+        self.assertIn("warning: environment: KILN_WORKERZ is not a kiln setting (ignored", err)
         code, _, err = check_config([], env={"KILN_TIMEOUTS_HEADER_MS": "soon"})
         self.assertEqual(code, 2)
         self.assertIn("environment: KILN_TIMEOUTS_HEADER_MS: expected an integer, got 'soon'", err)
@@ -129,6 +131,72 @@ class ServesWhatTheFileSays(unittest.TestCase):
             self.assertEqual(proc.returncode, 0, err)
             harness.assert_no_sanitizer_report(err)
             self.assertIn("with 1 worker of 1 thread", err)
+
+
+
+class AppSettingsAndHooks(unittest.TestCase):
+    """The app's own settings ([app], KILN_APP_*, --set) and its set-up hooks: once
+    per node before the workers start, once in every worker."""
+
+    def start(self, args, env, port):
+        e = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
+        e.update(env)
+        proc = subprocess.Popen([harness.BINARIES["server"], "--port", str(port), *args], env=e,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: proc.poll() is None and (proc.terminate(), proc.communicate(timeout=15)))
+        return proc
+
+    def get(self, port, path):
+        for _ in range(100):
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+                c.request("GET", path)
+                body = c.getresponse().read()
+                c.close()
+                return body
+            except OSError:
+                time.sleep(0.05)
+        self.fail("no answer on %d" % port)
+
+    def test_settings_from_file_environment_and_flags(self):
+        port = harness.free_port()
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "kiln.toml")
+            with open(path, "w") as f:
+                f.write('[app]\ngreeting = "from the file"\ncolour = "blue"\n[app.db]\npath = "a.db"\n')
+            self.start(["--workers", "0", "--config", path, "--set", "greeting=from a flag"],
+                       {"KILN_APP_COLOUR": "green"}, port)
+            self.assertEqual(self.get(port, "/setting?name=greeting"), b"from a flag")
+            self.assertEqual(self.get(port, "/setting?name=colour"), b"green")
+            self.assertEqual(self.get(port, "/setting?name=db.path"), b"a.db")
+            self.assertEqual(self.get(port, "/setting?name=nothing"), b"(unset)")
+
+    def test_node_hook_runs_once_and_worker_hook_in_every_worker(self):
+        port = harness.free_port()
+        with tempfile.TemporaryDirectory() as d:
+            proc = self.start(["--workers", "2", "--threads", "1"], {"KILNTEST_HOOK_DIR": d}, port)
+            self.get(port, "/plaintext")
+            deadline = time.monotonic() + 10
+            lines = []
+            while time.monotonic() < deadline:
+                with open(os.path.join(d, "hooks.log")) as f:
+                    lines = f.read().splitlines()
+                if len([l for l in lines if l.startswith("worker")]) >= 2:
+                    break
+                time.sleep(0.05)
+            nodes = [l for l in lines if l.startswith("node")]
+            workers = sorted(int(l.split()[1]) for l in lines if l.startswith("worker"))
+            self.assertEqual(nodes, ["node %d workers=2" % proc.pid])
+            self.assertEqual(workers, sorted(harness.child_pids(proc.pid)))
+
+    def test_a_failing_node_hook_stops_the_start(self):
+        with tempfile.TemporaryDirectory() as d:
+            e = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
+            e.update({"KILNTEST_HOOK_DIR": d, "KILNTEST_HOOK_FAIL": "1"})
+            p = subprocess.run([harness.BINARIES["server"], "--port", str(harness.free_port()), "--workers", "2"],
+                               env=e, capture_output=True, text=True, timeout=20)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("node set-up failed: the database is not there", p.stderr)
 
 
 if __name__ == "__main__":

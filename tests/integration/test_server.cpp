@@ -94,6 +94,25 @@ int main(int argc, char** argv) {
 
     app.get("/plaintext", [](kiln::Request&, kiln::Response& res) { res.text("Hello, World!"); });
 
+    // The app's own settings and set-up hooks (test_config.py).
+    app.get("/setting", [&app](kiln::Request& req, kiln::Response& res) {
+        res.text(std::string(app.setting(req.query("name").value_or("")).value_or("(unset)")));
+    });
+    if (const char* dir = std::getenv("KILNTEST_HOOK_DIR")) {
+        std::string log = std::string(dir) + "/hooks.log";
+        auto append = [log](const std::string& line) {
+            if (FILE* f = std::fopen(log.c_str(), "a")) {
+                std::fputs((line + "\n").c_str(), f);
+                std::fclose(f);
+            }
+        };
+        app.on_node_start([append](const kiln::ServerOptions& o) {
+            if (std::getenv("KILNTEST_HOOK_FAIL")) throw std::runtime_error("the database is not there");
+            append("node " + std::to_string(getpid()) + " workers=" + std::to_string(o.workers));
+        });
+        app.on_worker_start([append](const kiln::ServerOptions&) { append("worker " + std::to_string(getpid())); });
+    }
+
     // Ergonomics (test_routing.py): typed parameters, JSON values, controllers,
     // handler classes, per-request values, the error page.
     app.use([](kiln::Request& req, kiln::Response&, kiln::Next& next) {

@@ -75,6 +75,33 @@ TEST_F(ConfigFile, ANulByteInAStringIsRefusedWithItsLine) {
     EXPECT_EQ(o.user, "");
 }
 
+TEST_F(ConfigFile, TheAppTableHoldsTheAppsOwnSettings) {
+    ServerOptions o;
+    ASSERT_EQ(load("workers = 1\n[app]\ngreeting = \"hi\"\nretries = 3\nratio = 0.5\nbeta = true\n[app.db]\npath = \"a.db\"\n", &o), "");
+    EXPECT_EQ(o.app_settings["greeting"], "hi");
+    EXPECT_EQ(o.app_settings["retries"], "3");
+    EXPECT_EQ(o.app_settings["beta"], "true");
+    EXPECT_EQ(o.app_settings["db.path"], "a.db");
+    EXPECT_EQ(o.app_settings.count("ratio"), 1u);
+    EXPECT_EQ(o.workers, 1);
+}
+
+TEST(ConfigEnv, AppVariablesAreSettingsAndUnknownOnesOnlyWarn) {
+    setenv("KILN_APP_DB_PATH", "/srv/app.db", 1);
+    setenv("KILN_DIR", "/somewhere", 1);  // another tool's variable: not a reason to stop
+    ServerOptions o;
+    EXPECT_EQ(load_config_env(&o), "");
+    EXPECT_EQ(o.app_settings["db_path"], "/srv/app.db");
+    unsetenv("KILN_APP_DB_PATH");
+    unsetenv("KILN_DIR");
+}
+
+TEST_F(ConfigFile, AnAppSettingThatIsNotAScalarIsRefusedWithItsLine) {
+    ServerOptions o;
+    std::string e = load("[app]\nok = 1\nlist = [1, 2]\n", &o);
+    EXPECT_EQ(e, path_ + ":3: key 'app.list': an [app] setting must be a string, a number or a boolean");
+}
+
 TEST_F(ConfigFile, ErrorsNameTheFileAndLine) {
     ServerOptions o;
     EXPECT_EQ(load("workers = 2\n\n[timeouts]\nheader_ms = 0\n", &o),

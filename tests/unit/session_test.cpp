@@ -10,9 +10,11 @@
 #include <kiln/app.hpp>
 #include <kiln/session.hpp>
 
+#include "app/session_record.hpp"
 #include "app/session_table.hpp"
 
 using kiln::SessionId;
+using Record = kiln::app::SessionRecord;
 constexpr auto kCreate = kiln::SessionStore::SaveMode::Create;
 constexpr auto kUpdate = kiln::SessionStore::SaveMode::Update;
 using kiln::app::SessionTableParams;
@@ -272,20 +274,20 @@ TEST(SessionTable, AttachRefusesForeignMemory) {
 }
 
 TEST(SessionData, SerializeRoundTrip) {
-    std::vector<kiln::Session::Entry> in{{"name", kiln::Session::Kind::String, "Ada"},
-                                         {"n", kiln::Session::Kind::Int, std::string(8, '\x01')},
-                                         {"blob", kiln::Session::Kind::Blob, std::string("\0\xff", 2)}};
+    std::vector<Record::Entry> in{{"name", Record::Kind::String, "Ada"},
+                                         {"n", Record::Kind::Int, std::string(8, '\x01')},
+                                         {"blob", Record::Kind::Blob, std::string("\0\xff", 2)}};
     std::string bytes;
-    kiln::Session::serialize(in, bytes);
-    std::vector<kiln::Session::Entry> out;
-    ASSERT_TRUE(kiln::Session::deserialize(bytes, out));
+    Record::write(in, bytes);
+    std::vector<Record::Entry> out;
+    ASSERT_TRUE(Record::read(bytes, out));
     ASSERT_EQ(out.size(), 3u);
     EXPECT_EQ(out[0].value, "Ada");
     EXPECT_EQ(out[2].value, std::string("\0\xff", 2));
     // Every truncation is refused, never read past the end.
     for (size_t cut = 1; cut < bytes.size(); ++cut) {
-        std::vector<kiln::Session::Entry> partial;
-        bool ok = kiln::Session::deserialize(std::string_view(bytes).substr(0, cut), partial);
+        std::vector<Record::Entry> partial;
+        bool ok = Record::read(std::string_view(bytes).substr(0, cut), partial);
         if (ok) {
             EXPECT_LT(partial.size(), 3u);  // only at an entry boundary
         }
@@ -305,15 +307,15 @@ TEST(SessionData, ParseIdAcceptsOnlyLowerHex32) {
 // Regression guard for the in-place reuse of a loop's Session: a record with fewer
 // entries than the previous request's session must not keep any of the old ones.
 TEST(SessionData, DeserializeOverwritesWhatWasThere) {
-    std::vector<kiln::Session::Entry> out{{"old1", kiln::Session::Kind::String, "a"},
-                                          {"old2", kiln::Session::Kind::String, "b"},
-                                          {"old3", kiln::Session::Kind::Blob, "c"}};
+    std::vector<Record::Entry> out{{"old1", Record::Kind::String, "a"},
+                                          {"old2", Record::Kind::String, "b"},
+                                          {"old3", Record::Kind::Blob, "c"}};
     std::string bytes;
-    kiln::Session::serialize({{"new", kiln::Session::Kind::Int, std::string(8, '\x02')}}, bytes);
-    ASSERT_TRUE(kiln::Session::deserialize(bytes, out));
+    Record::write({{"new", Record::Kind::Int, std::string(8, '\x02')}}, bytes);
+    ASSERT_TRUE(Record::read(bytes, out));
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].key, "new");
-    EXPECT_EQ(out[0].kind, kiln::Session::Kind::Int);
-    ASSERT_TRUE(kiln::Session::deserialize("", out));
+    EXPECT_EQ(out[0].kind, Record::Kind::Int);
+    ASSERT_TRUE(Record::read("", out));
     EXPECT_TRUE(out.empty());
 }
