@@ -33,6 +33,8 @@ kiln_layer(kiln_net
   net/listener.cpp
   net/output.cpp
   net/peer.cpp
+  net/file_root.cpp
+  net/file_io.cpp
 )
 target_link_libraries(kiln_net PUBLIC kiln_util)
 
@@ -73,7 +75,6 @@ kiln_layer(kiln_app
   app/security_headers.cpp
   app/mime.cpp
   app/file_http.cpp
-  app/file_root.cpp
   app/file_cache.cpp
   app/files.cpp
   app/static_path.cpp

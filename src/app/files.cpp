@@ -1,13 +1,12 @@
 // App::files(): the static file handler. It decides the answer from the request
 // and the file (validators, conditionals, range, coding); static_path.hpp maps the
-// request path to a file name, file_root.hpp does the file-system calls,
+// request path to a file name, net/file_root.hpp does the file-system calls,
 // file_cache.hpp keeps small files, file_http.hpp holds the header rules. The
 // handler is shared by every event-loop thread: FileServer's fields are immutable
 // after construction except the cache, which locks itself.
 #include <kiln/app.hpp>
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <memory>
@@ -19,7 +18,8 @@
 #include "app/app_impl.hpp"
 #include "app/file_cache.hpp"
 #include "app/file_http.hpp"
-#include "app/file_root.hpp"
+#include "net/file_io.hpp"
+#include "net/file_root.hpp"
 #include "app/mime.hpp"
 #include "app/static_path.hpp"
 #include "http/date.hpp"
@@ -28,28 +28,7 @@
 namespace kiln {
 namespace {
 
-class UniqueFd {
-public:
-    UniqueFd() = default;
-    explicit UniqueFd(int fd) : fd_(fd) {}
-    UniqueFd(UniqueFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-    UniqueFd& operator=(UniqueFd&& o) noexcept {
-        if (this != &o) {
-            reset();
-            fd_ = std::exchange(o.fd_, -1);
-        }
-        return *this;
-    }
-    ~UniqueFd() { reset(); }
-    int get() const { return fd_; }
-    int release() { return std::exchange(fd_, -1); }
-    void reset() {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = -1;
-    }
-private:
-    int fd_ = -1;
-};
+using net::UniqueFd;
 
 // One file as it will be served: its bytes from memory, or an open descriptor.
 struct Rep {
@@ -121,7 +100,7 @@ private:
 
     const std::string prefix_;  // "" for "/", else "/static" (no trailing '/')
     const FileOptions opts_;
-    const app::FileRoot root_;
+    const net::FileRoot root_;
     app::FileCache cache_;
 };
 
@@ -144,8 +123,8 @@ Rep FileServer::load(const std::string& rel) {
         return rep;
     }
     UniqueFd file(fd);
-    if (::fstat(fd, &st) != 0) {
-        rep.error = errno;
+    if (int e = net::stat_fd(fd, st); e < 0) {
+        rep.error = -e;
         return rep;
     }
     if (S_ISDIR(st.st_mode)) {
@@ -164,17 +143,12 @@ Rep FileServer::load(const std::string& rel) {
     auto entry = std::make_shared<app::CachedFile>();
     entry->stamp = rep.stamp;
     entry->body.resize(rep.stamp.size);
-    size_t got = 0;
-    while (got < entry->body.size()) {
-        ssize_t n = ::pread(fd, entry->body.data() + got, entry->body.size() - got, static_cast<off_t>(got));
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            rep.error = errno;
-            return rep;
-        }
-        if (n == 0) break;
-        got += static_cast<size_t>(n);
+    long read = net::read_full(fd, 0, entry->body.data(), entry->body.size());
+    if (read < 0) {
+        rep.error = static_cast<int>(-read);
+        return rep;
     }
+    size_t got = static_cast<size_t>(read);
     if (got != entry->body.size()) {  // truncated while we read: serve what is there, cache nothing
         entry->body.resize(got);
         entry->stamp.size = got;
@@ -311,7 +285,7 @@ void FileServer::answer(const Request& req, Response& res, Selected& s) const {
         res.send(std::string_view(chosen.cached->body).substr(offset, length), type);
         return;
     }
-    if (!app::make_blocking(chosen.fd.get()))
+    if (!net::make_blocking(chosen.fd.get()))
         throw std::system_error(errno, std::generic_category(), "static file '" + s.rel + "': fcntl");
     res.file(chosen.fd.release(), offset, length, type);
 }

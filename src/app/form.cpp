@@ -1,8 +1,5 @@
 #include <kiln/form.hpp>
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -12,6 +9,7 @@
 #include <utility>
 
 #include "app/upload_sink.hpp"
+#include "net/file_io.hpp"
 
 namespace kiln {
 
@@ -22,7 +20,7 @@ UploadedFile::UploadedFile(UploadedFile&& o) noexcept
 UploadedFile& UploadedFile::operator=(UploadedFile&& o) noexcept {
     if (this == &o) return *this;
     if (fd_ >= 0) {
-        ::close(fd_);
+        net::UniqueFd closing(fd_);
         app::release_spool(size);
     }
     field = std::move(o.field);
@@ -36,7 +34,7 @@ UploadedFile& UploadedFile::operator=(UploadedFile&& o) noexcept {
 
 UploadedFile::~UploadedFile() {
     if (fd_ < 0) return;
-    ::close(fd_);
+    net::UniqueFd closing(fd_);
     app::release_spool(size);  // its bytes no longer count against limits.upload_spool_bytes
 }
 
@@ -47,48 +45,24 @@ size_t UploadedFile::read(uint64_t offset, void* out, size_t n) const {
         std::memcpy(out, memory_.data() + offset, k);
         return k;
     }
-    for (;;) {
-        ssize_t got = ::pread(fd_, out, n, static_cast<off_t>(offset));
-        if (got >= 0) return static_cast<size_t>(got);
-        if (errno != EINTR) throw std::system_error(errno, std::generic_category(), "reading an uploaded file");
-    }
+    long got = net::read_at(fd_, offset, out, n);
+    if (got < 0) throw std::system_error(static_cast<int>(-got), std::generic_category(), "reading an uploaded file");
+    return static_cast<size_t>(got);
 }
 
 std::string UploadedFile::contents() const {
     if (fd_ < 0) return memory_;
     std::string out(size, '\0');
-    size_t got = 0;
-    while (got < size) {
-        ssize_t n = ::pread(fd_, out.data() + got, size - got, static_cast<off_t>(got));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) throw std::system_error(errno ? errno : EIO, std::generic_category(), "reading an uploaded file");
-        got += static_cast<size_t>(n);
-    }
+    long got = net::read_full(fd_, 0, out.data(), size);
+    if (got < 0 || static_cast<uint64_t>(got) != size)
+        throw std::system_error(got < 0 ? static_cast<int>(-got) : EIO, std::generic_category(), "reading an uploaded file");
     return out;
 }
 
 void UploadedFile::save_as(const std::string& path) const {
-    if (fd_ >= 0) {
-        // An O_TMPFILE file gets its name without a copy.
-        std::string proc = "/proc/self/fd/" + std::to_string(fd_);
-        if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW) == 0) return;
-        throw std::system_error(errno, std::generic_category(), "saving upload as " + path);
-    }
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) throw std::system_error(errno, std::generic_category(), "saving upload as " + path);
-    size_t done = 0;
-    while (done < memory_.size()) {
-        ssize_t n = ::write(fd, memory_.data() + done, memory_.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            int e = errno;
-            ::close(fd);
-            ::unlink(path.c_str());
-            throw std::system_error(e, std::generic_category(), "saving upload as " + path);
-        }
-        done += static_cast<size_t>(n);
-    }
-    ::close(fd);
+    // A temporary file gets its name without a copy; a small upload is written out.
+    int e = fd_ >= 0 ? net::link_as(fd_, path) : net::write_new_file(path, memory_);
+    if (e < 0) throw std::system_error(-e, std::generic_category(), "saving upload as " + path);
 }
 
 std::optional<std::string_view> Form::get(std::string_view name) const {

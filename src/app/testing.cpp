@@ -4,7 +4,6 @@
 #include <kiln/testing.hpp>
 
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <cctype>
 #include <stdexcept>
@@ -15,6 +14,7 @@
 #include "http/parser.hpp"
 #include "http/request.hpp"
 #include "http/response.hpp"
+#include "net/file_io.hpp"
 #include "util/random.hpp"
 
 namespace kiln::testing {
@@ -158,16 +158,10 @@ Result Client::request(std::string_view method, std::string_view target, std::st
     for (const auto& h : res.headers()) out.headers.push_back(h);
     if (res.has_file()) {
         uint64_t off = res.file_offset(), len = res.file_length();
-        int fd = res.release_file();
+        net::UniqueFd fd(res.release_file());
         out.body.resize(len);
-        size_t got = 0;
-        while (got < len) {
-            ssize_t n = pread(fd, out.body.data() + got, len - got, static_cast<off_t>(off + got));
-            if (n <= 0) break;
-            got += static_cast<size_t>(n);
-        }
-        out.body.resize(got);
-        ::close(fd);
+        long got = net::read_full(fd.get(), off, out.body.data(), len);
+        out.body.resize(got > 0 ? static_cast<size_t>(got) : 0);
     } else {
         out.body = std::move(res.body());
     }

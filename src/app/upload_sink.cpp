@@ -1,8 +1,5 @@
 #include "app/upload_sink.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -11,6 +8,7 @@
 #include <kiln/request.hpp>
 
 #include "app/dispatcher.hpp"
+#include "net/file_io.hpp"
 #include "util/log.hpp"
 
 namespace kiln::app {
@@ -71,11 +69,10 @@ bool UploadSink::on_part(const http::PartHead& head) {
 }
 
 bool UploadSink::spill(UploadedFile& f) {
-    const char* dir = std::getenv("TMPDIR");
-    if (!dir || !*dir) dir = "/tmp";
-    int fd = ::open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    const char* dir = net::temp_dir();
+    int fd = net::create_temp_file(dir);
     if (fd < 0) {
-        util::log(util::LogLevel::Error, "upload: cannot create a temporary file in %s: %s", dir, std::strerror(errno));
+        util::log(util::LogLevel::Error, "upload: cannot create a temporary file in %s: %s", dir, std::strerror(-fd));
         return fail(500, "cannot store the upload");
     }
     f.fd_ = fd;
@@ -115,16 +112,13 @@ bool UploadSink::write_to_disk(UploadedFile& f, std::string_view data) {
         return fail(507, "too many uploads in progress; try again later");
     }
     // Page-cache writes: the loop thread pays a memcpy, not a disk wait.
-    while (!data.empty()) {
-        ssize_t n = ::write(f.fd_, data.data(), data.size());
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            g_spooled.fetch_sub(data.size(), std::memory_order_relaxed);  // what was not written
-            util::log(util::LogLevel::Error, "upload: writing a temporary file: %s", std::strerror(errno));
-            return fail(errno == ENOSPC || errno == EDQUOT ? 507 : 500, "cannot store the upload");
-        }
-        f.size += static_cast<size_t>(n);
-        data.remove_prefix(static_cast<size_t>(n));
+    size_t written = 0;
+    int e = net::write_all(f.fd_, data, &written);
+    f.size += written;
+    if (e < 0) {
+        g_spooled.fetch_sub(data.size() - written, std::memory_order_relaxed);  // what was not written
+        util::log(util::LogLevel::Error, "upload: writing a temporary file: %s", std::strerror(-e));
+        return fail(e == -ENOSPC || e == -EDQUOT ? 507 : 500, "cannot store the upload");
     }
     return true;
 }

@@ -19,12 +19,12 @@
 #include <string>
 #include <string_view>
 
-#include "app/file_root.hpp"
+#include "net/file_root.hpp"
 #include "app/static_path.hpp"
 #include "fuzz_check.hpp"
 #include "http/url.hpp"
 
-using kiln::app::FileRoot;
+using kiln::net::FileRoot;
 using kiln::app::StaticPath;
 
 namespace {

@@ -21,12 +21,14 @@
 
 #include "app/file_cache.hpp"
 #include "app/file_http.hpp"
-#include "app/file_root.hpp"
+#include "net/file_root.hpp"
 #include "app/mime.hpp"
 #include "http/date.hpp"
 #include "http/http_date_parse.hpp"
 
 namespace kiln::app {
+using net::FileRoot;
+using net::make_blocking;
 namespace {
 
 // ---------------------------------------------------------------- mime

@@ -1,4 +1,4 @@
-#include "app/file_root.hpp"
+#include "net/file_root.hpp"
 
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <system_error>
 
-namespace kiln::app {
+namespace kiln::net {
 namespace {
 
 constexpr int kOpenFlags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
@@ -88,4 +88,4 @@ bool make_blocking(int fd) {
     return fl >= 0 && ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0;
 }
 
-}  // namespace kiln::app
+}  // namespace kiln::net

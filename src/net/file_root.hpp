@@ -1,18 +1,18 @@
-// kiln::app::FileRoot: the directory App::files() serves, opened once (O_PATH), from
+// kiln::net::FileRoot: a directory served by App::files(), opened once (O_PATH), from
 // which files are opened by relative path and never outside it. Where the kernel
 // has openat2 (Linux >= 5.6) it resolves with RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
 // so ".." and symlinks that climb out fail inside the kernel (absolute symlinks are
 // refused too, even when they point back inside: use relative ones). Without
 // openat2 it opens with openat and then checks the opened file's real path
 // (/proc/self/fd) against the root's; without /proc it refuses everything.
-// Immutable after construction: shared by every thread without locks. This is the
-// one place in app/ that makes file-system calls; nothing here knows HTTP.
+// Immutable after construction: shared by every thread without locks. Nothing
+// here knows HTTP.
 #pragma once
 #include <sys/stat.h>
 
 #include <string>
 
-namespace kiln::app {
+namespace kiln::net {
 
 class FileRoot {
 public:
@@ -47,4 +47,4 @@ private:
 // (errno set) on failure.
 bool make_blocking(int fd);
 
-}  // namespace kiln::app
+}  // namespace kiln::net
