@@ -288,7 +288,9 @@ void Connection::dispatch(std::string_view body, size_t consumed) {
     req.set_body(body);
     head_only_ = h.method == Method::Head;
     http10_ = h.version_minor == 0;
-    keep_alive_ = h.keep_alive && !srv_.stop_requested() && !peer_eof_;
+    ++served_;
+    uint32_t cap = srv_.cfg_.max_requests_per_connection;
+    keep_alive_ = h.keep_alive && !srv_.stop_requested() && !peer_eof_ && (cap == 0 || served_ < cap);
     client_closes_ = !h.keep_alive;
     if (srv_.executor_ && submit(body, consumed)) return;
     Response& res = srv_.response_;

@@ -107,6 +107,7 @@ private:
     bool head_only_ = false;     // HEAD request: no body bytes
     bool http10_ = false;
     bool trusted_proxy_ = false;  // the peer is a proxy whose X-Forwarded-Proto counts
+    uint32_t served_ = 0;         // requests dispatched on this connection
     Framing stream_framing_ = Framing::Length;
     bool close_after_flush_ = false;
     bool client_closes_ = false;  // the request being answered said Connection: close (or was 1.0)

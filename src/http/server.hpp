@@ -55,6 +55,7 @@ struct EngineConfig {
     size_t max_pending_output = 1024 * 1024;    // stop reading requests above this (backpressure)
     size_t max_connections = 0;                 // 0: no cap (prefork: 1)
     uint64_t max_requests = 0;                  // 0: no budget (prefork recycling)
+    uint32_t max_requests_per_connection = 0;   // then its response says Connection: close; 0: no cap
     std::string server_name = "kiln";
     // Peers whose X-Forwarded-Proto is believed (Request::secure); empty: nobody's.
     std::vector<net::AddressRange> trusted_proxies;

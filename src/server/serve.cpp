@@ -79,6 +79,7 @@ http::EngineConfig engine_config(const ServerOptions& o) {
     c.keepalive_timeout_ms = o.keepalive_timeout_ms;
     c.write_timeout_ms = o.write_timeout_ms;
     c.server_name = o.server_name;
+    c.max_requests_per_connection = o.max_requests_per_connection;
     for (const std::string& text : o.trusted_proxies) {
         net::AddressRange r;
         if (net::AddressRange::parse(text, &r)) c.trusted_proxies.push_back(r);  // validated by the config

@@ -206,6 +206,20 @@ TEST(Connection, ClientClosingAfterItsRequestStillGetsTheAnswer) {
     EXPECT_EQ(e.counter().closed.load(), 1);
 }
 
+TEST(Connection, AfterItsRequestBudgetAConnectionIsClosedCleanly) {
+    EngineConfig cfg;
+    cfg.max_requests_per_connection = 3;
+    Engine e(cfg);
+    e.send("GET /1 HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\n"
+           "GET /3 HTTP/1.1\r\nHost: x\r\n\r\nGET /4 HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::string out = e.read_responses(4);
+    EXPECT_EQ(count_of(out, "HTTP/1.1 200"), 3) << out;
+    EXPECT_EQ(count_of(out, "Connection: close"), 1);
+    EXPECT_NE(out.find("GET /3 0"), std::string::npos);
+    EXPECT_EQ(out.find("/4"), std::string::npos) << "the request after the budget is not answered";
+    EXPECT_TRUE(e.sees_eof());
+}
+
 // Error paths -----------------------------------------------------------------
 
 TEST(Connection, MalformedHeadIsA400AndTheConnectionCloses) {
