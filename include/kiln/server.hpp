@@ -44,6 +44,8 @@ struct ServerOptions {
     size_t max_header_count = 100;
     uint64_t upload_spool_bytes = uint64_t{1} << 30;  // upload temp files on disk per worker process; past it 507
     uint32_t max_requests_per_connection = 0;         // then Connection: close (the client reconnects); 0: no cap
+    size_t max_connections = 0;                       // open connections per worker process; beyond, 503 and
+                                                      // close (a log line names the setting); 0: no cap
     std::string server_name = "kiln";
     // Concurrency model (see Mpm).
     Mpm mpm = Mpm::Event;

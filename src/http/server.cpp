@@ -1,10 +1,15 @@
 #include "http/server.hpp"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cassert>
+#include <ctime>
+#include <string_view>
 
 #include "http/connection.hpp"
+#include "util/log.hpp"
 
 namespace kiln::http {
 
@@ -48,8 +53,32 @@ void Server::set_executor(Executor* executor) {
     });
 }
 
+namespace {
+// A connection past limits.max_connections: told so in one small write, then closed.
+// The socket is fresh, so the answer fits its buffer; what does not is dropped.
+void refuse(int fd, size_t limit) {
+    static constexpr std::string_view kFull =
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 38\r\n"
+        "Retry-After: 1\r\nConnection: close\r\n\r\nService Unavailable: too many connections";
+    ssize_t ignored = ::send(fd, kFull.data(), kFull.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    (void)ignored;
+    ::close(fd);
+    static std::atomic<int64_t> last_logged{0};  // one line a minute is enough to find the setting
+    int64_t now = static_cast<int64_t>(time(nullptr)), last = last_logged.load(std::memory_order_relaxed);
+    if (now - last >= 60 && last_logged.compare_exchange_strong(last, now))
+        util::log(util::LogLevel::Warn, "refusing connections: limits.max_connections = %zu are open in this worker",
+                  limit);
+}
+}  // namespace
+
 void Server::accept(int fd, const net::PeerAddress& peer) {
     assert(loop_.in_loop_thread());
+    if (cfg_.max_process_connections && cfg_.open_connections &&
+        cfg_.open_connections->fetch_add(1, std::memory_order_relaxed) >= cfg_.max_process_connections) {
+        cfg_.open_connections->fetch_sub(1, std::memory_order_relaxed);
+        refuse(fd, cfg_.max_process_connections);
+        return;
+    }
     auto* c = new Connection(*this, fd, peer);
     loop_.add(fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, c);
     if (cfg_.max_connections && count_ >= cfg_.max_connections && on_capacity_) on_capacity_(false);
@@ -87,6 +116,8 @@ void Server::unlink(Connection* c) {
     if (c->next_) c->next_->prev_ = c->prev_;
     c->prev_ = c->next_ = nullptr;
     --count_;
+    if (cfg_.max_process_connections && cfg_.open_connections)
+        cfg_.open_connections->fetch_sub(1, std::memory_order_relaxed);
     if (cfg_.max_connections && count_ + 1 == cfg_.max_connections && !draining_ && on_capacity_) on_capacity_(true);
     if (draining_ && count_ == 0 && on_drained_) on_drained_();
 }

@@ -9,7 +9,7 @@
 //   user = "nobody", group = "nogroup"   # after binding, as root
 //   [timeouts] header_ms, body_ms, keepalive_ms, write_ms, drain_ms   # KILN_TIMEOUTS_HEADER_MS ...
 //   [limits]   max_request_line, max_header_bytes, max_header_count, upload_spool_bytes,
-//              max_requests_per_connection
+//              max_requests_per_connection, max_connections
 //   [server]   name, mpm ("event", "hybrid" or "prefork"), max_requests_per_worker (prefork)
 //   [pool]     threads, queue (hybrid)
 //   [timeouts] ... watchdog_ms, request_ms (prefork)

@@ -80,6 +80,7 @@ http::EngineConfig engine_config(const ServerOptions& o) {
     c.write_timeout_ms = o.write_timeout_ms;
     c.server_name = o.server_name;
     c.max_requests_per_connection = o.max_requests_per_connection;
+    c.max_process_connections = o.max_connections;  // open_connections: set by serve()
     for (const std::string& text : o.trusted_proxies) {
         net::AddressRange r;
         if (net::AddressRange::parse(text, &r)) c.trusted_proxies.push_back(r);  // validated by the config
@@ -202,9 +203,12 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
     if (opts.mpm == Mpm::Hybrid) pool = std::make_unique<ThreadPool>(opts.pool_threads, opts.pool_queue);
 
     AppService service(app, opts, stats, sessions);
+    std::atomic<size_t> open_connections{0};  // limits.max_connections: every loop of this process
+    http::EngineConfig config = engine_config(opts);
+    config.open_connections = &open_connections;
     // Counting costs two clock reads and a few atomic adds per request: only when
     // something reads the counts. The heartbeat (for the watchdog) is always on.
-    const Shared shared{engine_config(opts), service, access.get(),
+    const Shared shared{config, service, access.get(),
                         opts.access_log_format == "json" ? AccessLogFormat::Json : AccessLogFormat::Combined,
                         pool.get(), !opts.metrics_path.empty(),
                         opts.watchdog_timeout_ms ? std::clamp(opts.watchdog_timeout_ms / 4, 50u, 1000u) : 1000u};

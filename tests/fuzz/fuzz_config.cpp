@@ -35,7 +35,7 @@ auto fields(const ServerOptions& o) {
     return std::tie(o.host, o.port, o.also_listen, o.workers, o.threads, o.backlog, o.header_timeout_ms,
                     o.body_timeout_ms, o.keepalive_timeout_ms, o.write_timeout_ms, o.drain_timeout_ms,
                     o.watchdog_timeout_ms, o.max_request_line, o.max_header_bytes, o.max_header_count,
-                    o.upload_spool_bytes, o.max_requests_per_connection, o.server_name, o.mpm, o.max_requests_per_worker, o.request_timeout_ms,
+                    o.upload_spool_bytes, o.max_requests_per_connection, o.max_connections, o.server_name, o.mpm, o.max_requests_per_worker, o.request_timeout_ms,
                     o.pool_threads, o.pool_queue, o.config_path, o.error_log, o.log_level, o.access_log,
                     o.access_log_format, o.user, o.group, o.metrics_path, o.trusted_proxies, o.health_path,
                     o.log_errors, o.session_cookie, o.session_secure, o.session_idle_timeout_s,

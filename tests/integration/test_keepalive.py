@@ -160,5 +160,40 @@ class GracefulStop(harness.ServerTestCase):
             harness.RawConnection(self.port, timeout=1).close()
 
 
+
+class ConnectionLimit(harness.ServerTestCase):
+    """limits.max_connections: past it a worker answers a new connection 503 and
+    closes it (the loops of a process count together), and a log line names the
+    setting; once one closes, the next is served."""
+
+    server_args = ("--workers", "0")
+    server_env = {"KILN_LIMITS_MAX_CONNECTIONS": "2"}
+
+    def test_past_the_limit_a_connection_gets_503_then_room_is_made(self):
+        a, b = self.connect(), self.connect()
+        try:
+            for c in (a, b):  # both accepted (on either loop) and kept open
+                self.assertEqual(c.request("GET", "/plaintext").status, 200)
+            with self.connect() as c:
+                r = c.read_response()
+                self.assertEqual(r.status, 503)
+                self.assertEqual(r.header("Retry-After"), "1")
+                self.assertTrue(c.wait_closed(timeout=5)[0])
+            self.assertTrue(self.server.wait_for_output(r"limits\.max_connections = 2", timeout=3),
+                            self.server.output())
+        finally:
+            a.close()
+        deadline = time.monotonic() + 5
+        while True:
+            with self.connect() as c:
+                c.send(build_request("GET", "/plaintext"))
+                r = c.read_response()
+            if r.status == 200 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        self.assertEqual(r.status, 200)
+        b.close()
+
+
 if __name__ == "__main__":
     harness.main()
