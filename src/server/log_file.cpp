@@ -57,6 +57,19 @@ std::string open_error(const char* verb, const char* what, const std::string& pa
     return e;
 }
 
+// Every check, then the open: the fd in *out, or why not (nothing left open).
+std::string open_checked(const std::string& path, const char* what, LogOwner owner, const char* verb, int* out) {
+    if (std::string e = check_directory(path, what, owner); !e.empty()) return e;
+    int fd = open_no_follow(path);
+    if (fd < 0) return open_error(verb, what, path, errno);
+    if (std::string e = check_opened(fd, path, what); !e.empty()) {
+        ::close(fd);
+        return e;
+    }
+    *out = fd;
+    return {};
+}
+
 }  // namespace
 
 LogFile::~LogFile() {
@@ -69,13 +82,8 @@ std::string LogFile::open(const std::string& dest, const char* what, LogOwner ow
     if (dest == "stdout" || dest == "stderr") {
         fd_ = dest == "stdout" ? STDOUT_FILENO : STDERR_FILENO;
     } else {
-        if (std::string e = check_directory(dest, what, owner); !e.empty()) return e;
-        int fd = open_no_follow(dest);
-        if (fd < 0) return open_error("cannot open", what, dest, errno);
-        if (std::string e = check_opened(fd, dest, what); !e.empty()) {
-            ::close(fd);
-            return e;
-        }
+        int fd;
+        if (std::string e = open_checked(dest, what, owner, "cannot open", &fd); !e.empty()) return e;
         if (owned_ && fd_ >= 0) ::close(fd_);
         fd_ = fd;
         path_ = dest;
@@ -98,13 +106,8 @@ std::string LogFile::hand_to(LogOwner owner) {
 
 std::string LogFile::reopen() {
     if (path_.empty()) return {};
-    if (std::string e = check_directory(path_, what_, owner_); !e.empty()) return e;
-    int fd = open_no_follow(path_);
-    if (fd < 0) return open_error("cannot reopen", what_, path_, errno);
-    if (std::string e = check_opened(fd, path_, what_); !e.empty()) {
-        ::close(fd);
-        return e;
-    }
+    int fd;
+    if (std::string e = open_checked(path_, what_, owner_, "cannot reopen", &fd); !e.empty()) return e;
     dup3(fd, fd_, O_CLOEXEC);  // atomic for every thread writing to fd_
     ::close(fd);
     return {};
