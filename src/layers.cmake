@@ -46,7 +46,6 @@ kiln_layer(kiln_http
   http/exchange.cpp
   http/request.cpp
   http/response.cpp
-  http/http_date_parse.cpp
 )
 target_link_libraries(kiln_http PUBLIC kiln_net kiln_proto)
 
@@ -65,7 +64,7 @@ kiln_layer(kiln_app
   app/session.cpp
   app/session_table.cpp
   app/signing.cpp
-  app/cookies.cpp
+  app/cookie_access.cpp
   app/form.cpp
   app/body.cpp
   app/upload_sink.cpp

@@ -4,7 +4,7 @@
 #include <limits>
 #include <optional>
 
-#include "http/http_date_parse.hpp"
+#include "http/http_date.hpp"
 #include "http/parser.hpp"
 
 namespace kiln::app {

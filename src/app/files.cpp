@@ -22,7 +22,7 @@
 #include "net/file_root.hpp"
 #include "app/mime.hpp"
 #include "app/static_path.hpp"
-#include "http/date.hpp"
+#include "http/http_date.hpp"
 #include "http/parser.hpp"
 
 namespace kiln {

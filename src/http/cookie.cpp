@@ -1,7 +1,7 @@
 #include "http/cookie.hpp"
 
 #include "http/chars.hpp"
-#include "http/date.hpp"
+#include "http/http_date.hpp"
 #include "http/parser.hpp"
 
 namespace kiln::http {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "http/date.hpp"
+#include "http/http_date.hpp"
 #include "http/exchange.hpp"
 #include "http/limits.hpp"
 #include "http/parser.hpp"

@@ -1,5 +1,5 @@
 // http::DateCache and the IMF-fixdate formatter (RFC 9110 §5.6.7).
-#include "http/date.hpp"
+#include "http/http_date.hpp"
 
 #include <gtest/gtest.h>
 

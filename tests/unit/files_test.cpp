@@ -23,8 +23,7 @@
 #include "app/file_http.hpp"
 #include "net/file_root.hpp"
 #include "app/mime.hpp"
-#include "http/date.hpp"
-#include "http/http_date_parse.hpp"
+#include "http/http_date.hpp"
 
 namespace kiln::app {
 using net::FileRoot;

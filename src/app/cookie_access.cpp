@@ -1,4 +1,5 @@
-// Request and Response cookie accessors: the app-facing side of http/cookie.
+// Request and Response cookie accessors (the app-facing side of http/cookie.cpp):
+// reading a cookie, setting one, signed ones.
 #include <kiln/request.hpp>
 #include <kiln/response.hpp>
 
