@@ -101,6 +101,7 @@ kiln_layer(kiln_server
   server/process_logs.cpp
   server/supervisor.cpp
   server/config.cpp
+  server/settings_doc.cpp
   server/access_log.cpp
   server/log_escape.cpp
   server/log_file.cpp

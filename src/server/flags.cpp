@@ -9,6 +9,7 @@
 #include <kiln/server.hpp>
 
 #include "server/config.hpp"
+#include "server/settings_doc.hpp"
 
 namespace kiln {
 namespace {
@@ -22,79 +23,23 @@ bool parse_number(std::string_view s, T min, T max, T* out) {
     return true;
 }
 
-// Flags that set a configuration key: validated by the key's own rule (config.cpp).
-std::string_view setting_for(std::string_view flag) {
-    static constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
-        {"--workers", "workers"},
-        {"--threads", "threads"},
-        {"--header-timeout", "timeouts.header_ms"},
-        {"--body-timeout", "timeouts.body_ms"},
-        {"--keepalive-timeout", "timeouts.keepalive_ms"},
-        {"--write-timeout", "timeouts.write_ms"},
-        {"--drain-timeout", "timeouts.drain_ms"},
-        {"--watchdog-timeout", "timeouts.watchdog_ms"},
-        {"--request-timeout", "timeouts.request_ms"},
-        {"--mpm", "server.mpm"},
-        {"--max-requests", "server.max_requests_per_worker"},
-        {"--pool-threads", "pool.threads"},
-        {"--pool-queue", "pool.queue"},
-        {"--access-log", "log.access"},
-        {"--access-log-format", "log.access_format"},
-        {"--error-log", "log.error"},
-        {"--log-level", "log.level"},
-        {"--metrics-path", "metrics.path"},
-        {"--health-path", "health.path"},
-        {"--user", "user"},
-        {"--session-secure", "session.secure"},
-        {"--trusted-proxies", "proxy.trusted"},
-        {"--group", "group"},
-    };
-    for (const auto& [f, key] : kFlags)
-        if (f == flag) return key;
-    return {};
-}
-
+// Flags that set a configuration key (--workers, ...) are validated by the key's own
+// rule (config.cpp) and listed with their help and default by settings_doc.cpp.
 void usage(const char* prog) {
-    std::printf(
-        "usage: %s [flags]\n"
-        "  --host ADDR               address to listen on (default 127.0.0.1; 0.0.0.0 or :: for all)\n"
-        "  --port N                  TCP port (default 8080; 0 picks a free one)\n"
-        "  --listen ADDR             one more address: host:port, [v6]:port or unix:/path (repeatable)\n"
-        "  --workers N               worker processes under a supervisor (default: one per core;\n"
-        "                            0: no supervisor, serve from this process)\n"
-        "  --threads N               event-loop threads per process (default: cores / workers)\n"
-        "  --header-timeout MS       time to receive a request head (default 10000)\n"
-        "  --body-timeout MS         time between two reads of a body (default 30000)\n"
-        "  --keepalive-timeout MS    idle time between requests (default 75000)\n"
-        "  --write-timeout MS        time between two writes that make progress (default 30000)\n"
-        "  --drain-timeout MS        graceful stop: time allowed for in-flight requests (default 10000)\n"
-        "  --watchdog-timeout MS     kill and replace a worker whose event loop is stuck this long\n"
-        "                            (default 30000; 0: off)\n"
-        "  --config FILE             settings file (default: ./kiln.toml if it exists);\n"
-        "                            then KILN_<KEY> variables, then these flags override it\n"
-        "  --check-config            read and validate the settings, print them, exit\n"
-        "  --routes                  print the app's routes (method, pattern), exit\n"
-        "  --access-log DEST         off (default), stdout, stderr or a file (reopened on SIGUSR1)\n"
-        "  --access-log-format F     combined (default) or json\n"
-        "  --metrics-path PATH       serve Prometheus metrics at PATH (default: off)\n"
-        "  --health-path PATH        answer 200 at PATH while serving (default: off)\n"
-        "  --mpm MODEL               event (default), hybrid (handlers on a thread pool) or\n"
-        "                            prefork (one connection per process)\n"
-        "  --pool-threads N          hybrid: handler threads per worker (default 64)\n"
-        "  --pool-queue N            hybrid: requests waiting for a thread before 503 (default 1024)\n"
-        "  --max-requests N          prefork: recycle a worker after N requests (default 10000)\n"
-        "  --request-timeout MS      prefork: kill a handler running longer (default 30000)\n"
-        "  --user NAME, --group NAME run as this user/group once the sockets are bound (as root)\n"
-        "  --session-secure MODE     session cookie Secure: auto (default: when the request is\n"
-        "                            HTTPS), always or never\n"
-        "  --trusted-proxies LIST    proxies (10.0.0.0/8,::1) whose X-Forwarded-Proto is believed\n"
-        "  --error-log DEST          stderr (default), stdout or a file (reopened on SIGUSR1)\n"
-        "  --log-level LEVEL         error, warn or info (default)\n"
-        "  --quiet                   no error log at all\n"
-        "  --set NAME=VALUE          one of the app's own settings (App::setting; also [app] in\n"
-        "                            kiln.toml and KILN_APP_<NAME>)\n"
-        "  --help                    this text\n",
-        prog);
+    std::printf("usage: %s [flags]\n"
+                "  --host ADDR               address to listen on (default 127.0.0.1; 0.0.0.0 or :: for all)\n"
+                "  --port N                  TCP port (default 8080; 0 picks a free one)\n"
+                "  --config FILE             settings file (default: ./kiln.toml if it exists);\n"
+                "                            then KILN_<KEY> variables, then these flags override it\n"
+                "  --check-config            read and validate the settings, print them, exit\n"
+                "  --config-reference        print every setting with its default (Markdown), exit\n"
+                "  --routes                  print the app's routes (method, pattern), exit\n"
+                "  --set NAME=VALUE          one of the app's own settings (App::setting; also [app] in\n"
+                "                            kiln.toml and KILN_APP_<NAME>)\n"
+                "  --quiet                   no error log at all\n"
+                "  --help                    this text\n"
+                "%s",
+                prog, server::flags_help().c_str());
 }
 
 }  // namespace
@@ -182,7 +127,11 @@ bool parse_server_flags(int argc, char** argv, ServerOptions* o, int* exit_statu
             if (eq == 0 || eq == std::string_view::npos) return fail("flag --set: expected NAME=VALUE, got '" + std::string(value) + "'");
             if (value.find('\0') != std::string_view::npos) return fail("flag --set: a NUL byte in '" + std::string(value.substr(0, eq)) + "'");
             o->app_settings[std::string(value.substr(0, eq))] = std::string(value.substr(eq + 1));
-        } else if (std::string_view key = setting_for(arg); !key.empty()) {
+        } else if (arg == "--config-reference") {
+            std::fputs(server::settings_reference().c_str(), stdout);
+            *exit_status = 0;
+            return false;
+        } else if (std::string_view key = server::setting_for_flag(arg); !key.empty()) {
             if (!take()) return fail("flag " + std::string(arg) + " needs a value");
             if (std::string e = server::apply_setting(key, value, o); !e.empty())
                 return fail("flag " + std::string(arg) + ": " + e);

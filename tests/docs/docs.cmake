@@ -25,3 +25,11 @@ if(TARGET kiln AND TARGET kilnc AND NOT KILN_SANITIZE AND NOT KILN_TSAN)
     kiln_add_views(docs_examples ${_out}/views)
   endif()
 endif()
+
+# docs/configuration.md's table is generated from the settings table: it must match.
+if(TARGET hello)
+  find_package(Python3 COMPONENTS Interpreter REQUIRED)
+  add_test(NAME docs_configuration_reference
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_reference.py $<TARGET_FILE:hello>
+                   ${PROJECT_SOURCE_DIR}/docs/configuration.md)
+endif()

@@ -1,6 +1,7 @@
 // server/config: what apply_setting and load_config_file refuse, and that a refusal
 // leaves the options as they were. Mostly regressions found by tests/fuzz/fuzz_config.
 #include "server/config.hpp"
+#include "server/settings_doc.hpp"
 
 #include <gtest/gtest.h>
 
@@ -48,6 +49,21 @@ TEST(Config, EveryKeyIsListedOnceAndAppliesFromText) {
 
 // Found by fuzz_config: "listen" set the first address before refusing the second,
 // "secret" kept a value it refused as too short, a path key kept a relative path.
+TEST(Config, EveryKeyIsDocumentedOnceAndNothingElse) {
+    std::vector<std::string_view> keys = config_keys();
+    std::set<std::string_view> rules(keys.begin(), keys.end()), documented;
+    for (const SettingDoc& d : setting_docs()) EXPECT_TRUE(documented.insert(d.key).second) << d.key;
+    EXPECT_EQ(rules, documented);
+}
+
+TEST(Config, EveryFlagOfTheHelpSetsItsKey) {
+    for (const SettingDoc& d : setting_docs()) {
+        if (d.flag.empty() || d.flag == "--listen") continue;  // --listen adds an address (flags.cpp)
+        EXPECT_EQ(setting_for_flag(d.flag), d.key);
+        EXPECT_NE(flags_help().find(std::string(d.flag) + " "), std::string::npos) << d.flag;
+    }
+}
+
 TEST(ConfigErrors, ARefusedSettingChangesNothing) {
     ServerOptions o;
     EXPECT_NE(apply_setting("listen", "10.1.2.3:81,bogus", &o), "");

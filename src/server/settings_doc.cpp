@@ -1,0 +1,123 @@
+#include "server/settings_doc.hpp"
+
+#include <string>
+
+namespace kiln::server {
+namespace {
+
+template <class T>
+std::string num(T v) {
+    return std::to_string(v);
+}
+std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+std::string or_off(const std::string& s) { return s.empty() ? "off" : quoted(s); }
+
+// Every setting, once. The defaults are read from a default ServerOptions, so
+// server.hpp's initializers are the only place they are written.
+const std::vector<SettingDoc>& table() {
+    using O = ServerOptions;
+    static const std::vector<SettingDoc> docs = {
+        {"listen", "--listen", "ADDR", "addresses: \"host:port\", \"[v6]:port\", \"unix:/path\"; an array for several "
+         "(--host/--port set the first, --listen adds one)",
+         [](const O& o) { return quoted(o.host + ":" + std::to_string(o.port)); }},
+        {"workers", "--workers", "N", "worker processes under a supervisor; 0: serve from this process",
+         [](const O&) { return std::string("one per core (prefork: 4 per core)"); }},
+        {"threads", "--threads", "N", "event-loop threads per process", [](const O&) { return std::string("cores / workers"); }},
+        {"server.mpm", "--mpm", "MODEL", "\"event\", \"hybrid\" (handlers on a thread pool) or \"prefork\" (one "
+         "connection per process)", [](const O& o) { return quoted(std::string(mpm_name(o.mpm))); }},
+        {"server.name", "", "", "the Server header", [](const O& o) { return quoted(o.server_name); }},
+        {"server.max_requests_per_worker", "--max-requests", "N", "prefork: recycle a process after this many (0: never)",
+         [](const O& o) { return num(o.max_requests_per_worker); }},
+        {"pool.threads", "--pool-threads", "N", "hybrid: handler threads per process", [](const O& o) { return num(o.pool_threads); }},
+        {"pool.queue", "--pool-queue", "N", "hybrid: requests waiting for a thread; beyond, 503",
+         [](const O& o) { return num(o.pool_queue); }},
+        {"timeouts.header_ms", "--header-timeout", "MS", "to receive a request head (else 408)",
+         [](const O& o) { return num(o.header_timeout_ms); }},
+        {"timeouts.body_ms", "--body-timeout", "MS", "between two reads of a body (else 408)",
+         [](const O& o) { return num(o.body_timeout_ms); }},
+        {"timeouts.keepalive_ms", "--keepalive-timeout", "MS", "idle between requests",
+         [](const O& o) { return num(o.keepalive_timeout_ms); }},
+        {"timeouts.write_ms", "--write-timeout", "MS", "between two writes that make progress",
+         [](const O& o) { return num(o.write_timeout_ms); }},
+        {"timeouts.drain_ms", "--drain-timeout", "MS", "a graceful stop waits this long for requests in flight",
+         [](const O& o) { return num(o.drain_timeout_ms); }},
+        {"timeouts.watchdog_ms", "--watchdog-timeout", "MS", "a worker whose loop is stuck this long is replaced (0: off)",
+         [](const O& o) { return num(o.watchdog_timeout_ms); }},
+        {"timeouts.request_ms", "--request-timeout", "MS", "prefork: a handler running longer is killed",
+         [](const O& o) { return num(o.request_timeout_ms); }},
+        {"limits.max_request_line", "", "", "longer: 414", [](const O& o) { return num(o.max_request_line); }},
+        {"limits.max_header_bytes", "", "", "a larger header section: 431", [](const O& o) { return num(o.max_header_bytes); }},
+        {"limits.max_header_count", "", "", "more fields: 431", [](const O& o) { return num(o.max_header_count); }},
+        {"limits.upload_spool_bytes", "", "", "upload temp files of one process together; past it 507",
+         [](const O& o) { return num(o.upload_spool_bytes); }},
+        {"limits.max_requests_per_connection", "", "", "after this many, a response says Connection: close (0: no cap)",
+         [](const O& o) { return num(o.max_requests_per_connection); }},
+        {"limits.max_connections", "", "", "open connections per worker process; beyond, 503 and closed, logged (0: no cap)",
+         [](const O& o) { return num(o.max_connections); }},
+        {"session.cookie", "", "", "the session cookie's name; __Host-/__Secure- names imply Secure",
+         [](const O& o) { return quoted(o.session_cookie); }},
+        {"session.secure", "--session-secure", "MODE", "the cookie's Secure: \"auto\" (when the request is HTTPS), "
+         "\"always\", \"never\"", [](const O& o) {
+             return quoted(o.session_secure == SessionOptions::Secure::Auto     ? "auto"
+                           : o.session_secure == SessionOptions::Secure::Always ? "always"
+                                                                                : "never");
+         }},
+        {"session.idle_timeout_s", "", "", "a session unused this long expires", [](const O& o) { return num(o.session_idle_timeout_s); }},
+        {"session.max_age_s", "", "", "and any session after this long", [](const O& o) { return num(o.session_max_age_s); }},
+        {"session.memory", "", "", "bytes for the shared-memory store (pages used as needed)",
+         [](const O& o) { return num(o.session_memory); }},
+        {"session.max_bytes", "", "", "one session's data", [](const O& o) { return num(o.session_max_bytes); }},
+        {"secret", "", "", "key for signed cookies, at least 16 characters", [](const O&) { return std::string("random per start"); }},
+        {"proxy.trusted", "--trusted-proxies", "LIST", "proxies whose X-Forwarded-Proto counts: addresses or CIDR blocks",
+         [](const O&) { return std::string("none"); }},
+        {"user", "--user", "NAME", "run as this user after binding (started as root)", [](const O&) { return std::string(); }},
+        {"group", "--group", "NAME", "and this group (default: the user's)", [](const O&) { return std::string(); }},
+        {"log.error", "--error-log", "DEST", "\"stderr\", \"stdout\" or a file (reopened on SIGUSR1)",
+         [](const O& o) { return quoted(o.error_log); }},
+        {"log.level", "--log-level", "LEVEL", "\"error\", \"warn\" or \"info\"", [](const O& o) { return quoted(o.log_level); }},
+        {"log.access", "--access-log", "DEST", "\"off\", \"stdout\", \"stderr\" or a file (reopened on SIGUSR1)",
+         [](const O& o) { return quoted(o.access_log); }},
+        {"log.access_format", "--access-log-format", "F", "\"combined\" or \"json\"",
+         [](const O& o) { return quoted(o.access_log_format); }},
+        {"metrics.path", "--metrics-path", "PATH", "serve Prometheus metrics here", [](const O& o) { return or_off(o.metrics_path); }},
+        {"health.path", "--health-path", "PATH", "answer 200 here while serving", [](const O& o) { return or_off(o.health_path); }},
+    };
+    return docs;
+}
+
+}  // namespace
+
+const std::vector<SettingDoc>& setting_docs() { return table(); }
+
+std::string_view setting_for_flag(std::string_view flag) {
+    for (const SettingDoc& d : table())
+        if (!d.flag.empty() && d.flag == flag) return d.key;
+    return {};
+}
+
+std::string flags_help() {
+    const ServerOptions defaults;
+    std::string out;
+    for (const SettingDoc& d : table()) {
+        if (d.flag.empty()) continue;
+        std::string left = "  " + std::string(d.flag) + " " + std::string(d.meta);
+        if (left.size() < 28) left.resize(28, ' ');
+        else left += "\n" + std::string(28, ' ');
+        std::string def = d.show(defaults);
+        out += left + std::string(d.help) + (def.empty() ? "" : " (default " + def + ")") + "\n";
+    }
+    return out;
+}
+
+std::string settings_reference() {
+    const ServerOptions defaults;
+    std::string out = "| key | default | flag | what it sets |\n| --- | --- | --- | --- |\n";
+    for (const SettingDoc& d : table()) {
+        std::string def = d.show(defaults);
+        out += "| `" + std::string(d.key) + "` | " + (def.empty() ? std::string() : "`" + def + "`") + " | " +
+               (d.flag.empty() ? std::string() : "`" + std::string(d.flag) + "`") + " | " + std::string(d.help) + " |\n";
+    }
+    return out;
+}
+
+}  // namespace kiln::server
