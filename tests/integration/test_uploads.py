@@ -8,6 +8,8 @@ import atexit
 import hashlib
 import os
 import shutil
+import socket
+import struct
 import tempfile
 import time
 import unittest
@@ -224,6 +226,22 @@ class UploadsOnlyWhereTheRouteTakesThem(harness.ServerTestCase):
                 self.assertEqual(spooled_files(self.server), 0, target)
             self.assertEqual(r.status, 413, target)
             self.assertIn(b"accepts no file uploads", r.body)
+
+    def test_a_client_that_dies_mid_upload_leaves_no_temp_file(self):
+        body = multipart(files(1, 2 * 1024 * 1024), close=False)
+        c = self.connect()
+        c.send(upload_head("POST", "/form", len(body) + 4096) + body)  # on disk, never finished
+        deadline = time.monotonic() + 5
+        while spooled_files(self.server) == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self.assertEqual(spooled_files(self.server), 1)
+        c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        c.close()  # a reset, as a killed client's kernel sends
+        deadline = time.monotonic() + 5
+        while spooled_files(self.server) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self.assertEqual(spooled_files(self.server), 0, "the dead upload's temp file is still open")
+        self.assertEqual(self.get("/plaintext").status, 200)
 
     def test_fields_still_work_on_such_a_route(self):
         body = multipart([("title", b"hi", None, None)])
