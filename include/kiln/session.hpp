@@ -128,6 +128,7 @@ private:
     void put(std::string_view key, Kind kind, std::string_view value);
     void fresh_id();
     void keep() const;  // a new session will be stored: its cookie goes out now
+    void send_cookie() const;  // the cookie naming the current id, on the response
 
     Binding* binding_ = nullptr;
     std::vector<Entry> entries_;

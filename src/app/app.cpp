@@ -201,14 +201,8 @@ void App::handle(Request& req, Response& res) const {
     // inside the chain (Next, so middleware finishes the error page), and what a
     // middleware itself throws, here. The log gets the detail; the client gets only
     // the status (or an HttpError's own message).
-    auto fail = [&](int status, std::string_view client_text) {
-        if (res.streaming()) {  // the head is gone: the only honest signal is a cut
-            res.msg_->abort();
-            return;
-        }
-        res.clear();
-        res.status(status).text(std::string(client_text) + "\n");
-    };
+    // What a middleware throws replaces everything set so far (no header is kept).
+    auto fail = [&](int status, std::string_view client_text) { fail_in_chain(req, res, status, client_text, 0); };
     using Secure = SessionOptions::Secure;
     Secure mode = impl_->session_options.secure;
     bool secure_cookie = mode == Secure::Always || (mode == Secure::Auto && req.secure());

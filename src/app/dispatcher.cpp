@@ -1,6 +1,7 @@
 #include "app/dispatcher.hpp"
 
 #include "app/upload_sink.hpp"
+#include "http/multipart.hpp"
 #include "http/request.hpp"
 #include "http/response.hpp"
 
@@ -16,10 +17,11 @@ size_t Dispatcher::prepare(http::RequestContext& ctx, const http::Request& req) 
 
 std::unique_ptr<http::BodySink> Dispatcher::body_sink(http::RequestContext& ctx, const http::Request& req) {
     auto type = req.header("content-type");
-    if (!type) return nullptr;
+    auto boundary = type ? http::multipart_boundary(*type) : std::nullopt;
+    if (!boundary) return nullptr;  // other bodies are buffered; no rules to build for them
     const Request& r = static_cast<Context&>(ctx).request;
     // Routed already: the route says how many files it takes; unknown routes none.
-    return UploadSink::for_content_type(*type, {app_.max_files(r), spool_limit_, app_.upload_gate(r)});
+    return std::make_unique<UploadSink>(*boundary, UploadRules{app_.max_files(r), spool_limit_, app_.upload_gate(r)});
 }
 
 void Dispatcher::handle(http::RequestContext& ctx, const http::Request&, http::Response& res) {

@@ -166,6 +166,10 @@ std::string_view Session::id() const {
 void Session::keep() const {
     if (!new_ || kept_ || !binding_) return;
     kept_ = true;
+    send_cookie();
+}
+
+void Session::send_cookie() const {
     binding_->response->cookie(binding_->options->cookie, std::string_view(hex_, 32), session_cookie(*binding_));
 }
 
@@ -194,11 +198,9 @@ void Session::regenerate() {
     fresh_id();
     erase(app::kCsrfSessionKey);
     dirty_ = true;
-    // The cookie names the new id: at once for a stored session; for a new one only
-    // if it was to be kept already (its earlier cookie named the old id).
-    bool send = !new_ || kept_;
-    kept_ = !new_ || kept_;
-    if (send) binding_->response->cookie(binding_->options->cookie, std::string_view(hex_, 32), session_cookie(*binding_));
+    // The cookie names the new id: at once for a stored session, and for a new one
+    // already kept (its earlier cookie named the old id); else keep() sends it later.
+    if (!new_ || kept_) send_cookie();
 }
 
 void Session::destroy() {

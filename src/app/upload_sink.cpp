@@ -22,12 +22,6 @@ void release_spool(uint64_t bytes) { g_spooled.fetch_sub(bytes, std::memory_orde
 
 UploadSink::UploadSink(std::string_view boundary, UploadRules rules) : parser_(boundary), rules_(std::move(rules)) {}
 
-std::unique_ptr<UploadSink> UploadSink::for_content_type(std::string_view content_type, UploadRules rules) {
-    auto boundary = http::multipart_boundary(content_type);
-    if (!boundary) return nullptr;
-    return std::make_unique<UploadSink>(*boundary, std::move(rules));
-}
-
 bool UploadSink::fail(int status, std::string reason) {
     status_ = status;
     reason_ = std::move(reason);

@@ -39,8 +39,6 @@ void release_spool(uint64_t bytes);
 class UploadSink final : public http::BodySink, private http::MultipartSink {
 public:
     UploadSink(std::string_view boundary, UploadRules rules);
-    // A sink for this Content-Type, or nullptr if it is not multipart/form-data.
-    static std::unique_ptr<UploadSink> for_content_type(std::string_view content_type, UploadRules rules);
 
     bool write(std::string_view data) override;
     bool finish() override;
