@@ -66,6 +66,7 @@ kiln_layer(kiln_app
   app/signing.cpp
   app/cookie_access.cpp
   app/form.cpp
+  app/form_reader.cpp
   app/body.cpp
   app/upload_sink.cpp
   app/dispatcher.cpp

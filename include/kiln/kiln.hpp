@@ -7,6 +7,7 @@
 #include <kiln/escape.hpp>
 #include <kiln/files.hpp>
 #include <kiln/form.hpp>
+#include <kiln/form_reader.hpp>
 #include <kiln/http_types.hpp>
 #include <kiln/json.hpp>
 #include <kiln/model.hpp>

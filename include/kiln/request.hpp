@@ -63,6 +63,10 @@ public:
     // A query parameter as a T: nullopt if absent; HttpError(400) if it does not convert.
     template <class T>
     std::optional<T> query(std::string_view name) const;
+    // A query parameter as a T, or `fallback` when absent or not convertible: for
+    // values where nonsense means the default ("?page=x" shows the first page).
+    template <class T>
+    T query_or(std::string_view name, T fallback) const;
 
     std::string_view body() const;
 
@@ -171,6 +175,13 @@ std::optional<T> Request::query(std::string_view name) const {
     T out{};
     if (!convert(*raw, out)) bad_param(name, 400);
     return out;
+}
+
+template <class T>
+T Request::query_or(std::string_view name, T fallback) const {
+    auto raw = query(name);
+    T out{};
+    return raw && convert(*raw, out) ? out : fallback;
 }
 
 template <class T>

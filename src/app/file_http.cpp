@@ -4,19 +4,12 @@
 #include <limits>
 #include <optional>
 
+#include "http/chars.hpp"
 #include "http/http_date.hpp"
 #include "http/parser.hpp"
 
 namespace kiln::app {
 namespace {
-
-bool is_ows(char c) { return c == ' ' || c == '\t'; }
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && is_ows(s.front())) s.remove_prefix(1);
-    while (!s.empty() && is_ows(s.back())) s.remove_suffix(1);
-    return s;
-}
 
 // Decimal digits only (no sign, no space), saturating at UINT64_MAX; nullopt if
 // `s` is empty or holds anything else.
@@ -55,14 +48,14 @@ std::string_view opaque(std::string_view tag) { return tag.starts_with("W/") ? t
 
 RangeResult parse_range(std::string_view header, uint64_t size) {
     RangeResult whole;
-    header = trim(header);
+    header = http::chars::trim_ows(header);
     if (size == 0 || header.size() < 6 || !http::iequals(header.substr(0, 6), "bytes=")) return whole;
     std::string_view set = header.substr(6);
     std::string_view spec;
     size_t specs = 0;
     while (!set.empty()) {  // empty list elements ("0-1, ,") are allowed and skipped
         size_t comma = set.find(',');
-        std::string_view element = trim(set.substr(0, comma));
+        std::string_view element = http::chars::trim_ows(set.substr(0, comma));
         set = comma == set.npos ? std::string_view() : set.substr(comma + 1);
         if (element.empty()) continue;
         spec = element;
@@ -113,7 +106,7 @@ bool none_match_hits(std::string_view h, std::string_view etag) {
     std::string_view mine = opaque(etag);
     size_t i = 0;
     while (i < h.size()) {
-        if (is_ows(h[i]) || h[i] == ',') {
+        if (http::chars::is_ows(h[i]) || h[i] == ',') {
             ++i;
             continue;
         }
@@ -129,7 +122,7 @@ bool none_match_hits(std::string_view h, std::string_view etag) {
 }
 
 bool if_range_holds(std::string_view header, std::string_view etag, time_t last_modified) {
-    header = trim(header);
+    header = http::chars::trim_ows(header);
     if (header.starts_with("W/")) return false;  // weak tags are never good enough for a range
     if (header.starts_with("\"")) return !etag.starts_with("W/") && header == etag;
     std::optional<time_t> date = http::parse_http_date(header);
@@ -148,15 +141,15 @@ AcceptedCodings parse_accept_encoding(std::string_view h) {
         std::string_view element = h.substr(0, comma);
         h = comma == h.npos ? std::string_view() : h.substr(comma + 1);
         size_t semi = element.find(';');
-        std::string_view coding = trim(element.substr(0, semi));
+        std::string_view coding = http::chars::trim_ows(element.substr(0, semi));
         int q = 1000;
         while (semi != element.npos) {  // parameters: only q matters
             element = element.substr(semi + 1);
             semi = element.find(';');
-            std::string_view param = trim(element.substr(0, semi));
+            std::string_view param = http::chars::trim_ows(element.substr(0, semi));
             size_t eq = param.find('=');
-            if (eq == param.npos || !http::iequals(trim(param.substr(0, eq)), "q")) continue;
-            std::optional<int> v = parse_qvalue(trim(param.substr(eq + 1)));
+            if (eq == param.npos || !http::iequals(http::chars::trim_ows(param.substr(0, eq)), "q")) continue;
+            std::optional<int> v = parse_qvalue(http::chars::trim_ows(param.substr(eq + 1)));
             q = v ? *v : 0;  // a malformed qvalue makes the coding unacceptable, never preferred
         }
         if (http::iequals(coding, "br")) br = q;

@@ -83,6 +83,12 @@ inline const char* skip_target(const char* p, const char* end) {
     return p;
 }
 inline bool is_ows(char c) { return c == ' ' || c == '\t'; }
+// Without leading and trailing optional whitespace (SP, HTAB).
+inline std::string_view trim_ows(std::string_view s) {
+    while (!s.empty() && is_ows(s.front())) s.remove_prefix(1);
+    while (!s.empty() && is_ows(s.back())) s.remove_suffix(1);
+    return s;
+}
 inline char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c | 0x20) : c; }
 
 }  // namespace kiln::http::chars

@@ -7,12 +7,6 @@
 namespace kiln::http {
 namespace {
 
-std::string_view trim(std::string_view v) {
-    while (!v.empty() && chars::is_ows(v.front())) v.remove_prefix(1);
-    while (!v.empty() && chars::is_ows(v.back())) v.remove_suffix(1);
-    return v;
-}
-
 bool has_control(std::string_view v) {
     for (char c : v) {
         auto u = static_cast<uint8_t>(c);
@@ -85,7 +79,7 @@ bool next_pair(std::string_view* header, CookiePair* out) {
         h = semi == h.npos ? std::string_view() : h.substr(semi + 1);
         size_t eq = piece.find('=');
         if (eq == piece.npos) continue;
-        std::string_view name = trim(piece.substr(0, eq)), value = trim(piece.substr(eq + 1));
+        std::string_view name = chars::trim_ows(piece.substr(0, eq)), value = chars::trim_ows(piece.substr(eq + 1));
         if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
         if (name.empty() || has_control(name) || has_control(value)) continue;
         *out = {name, value};

@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "http/chars.hpp"
+
 namespace kiln::http {
 
 size_t format_imf_fixdate(time_t t, char* out) {
@@ -107,16 +109,10 @@ std::optional<time_t> to_time(int y, int mon, int d, int h, int mi, int s) {
     return static_cast<time_t>(days_from_civil(y, mon, d) * 86400 + h * 3600 + mi * 60 + s);
 }
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-}
-
 }  // namespace
 
 std::optional<time_t> parse_http_date(std::string_view text) {
-    Cursor c{trim(text)};
+    Cursor c{chars::trim_ows(text)};
     int y = 0, mon = 0, d = 0, h = 0, mi = 0, sec = 0;
     for (std::string_view day : kLongDays) {  // RFC 850: "Sunday, 06-Nov-94 08:49:37 GMT"
         Cursor r = c;

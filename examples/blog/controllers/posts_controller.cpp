@@ -1,9 +1,9 @@
 #include "controllers/posts_controller.hpp"
 
-#include <charconv>
+#include <algorithm>
+#include <cstdint>
 #include <ctime>
 #include <optional>
-#include <string_view>
 
 #include "controllers/errors_controller.hpp"
 #include "models/post.hpp"
@@ -17,33 +17,10 @@ namespace db = kiln::db;
 
 namespace {
 
-// A positive decimal number and nothing else; nullopt otherwise.
-std::optional<int64_t> parse_positive(std::string_view text) {
-    int64_t n = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-    if (ec != std::errc() || end != text.data() + text.size() || n < 1) return std::nullopt;
-    return n;
-}
-
-// The post named by the route's :id; nullopt for a malformed id or no such row.
+// The post named by the route's :id (a malformed id is a 404 before this); nullopt
+// for no such row.
 std::optional<Post> find_post(db::Database& conn, const kiln::Request& req) {
-    auto id = parse_positive(req.param("id"));
-    if (!id) return std::nullopt;
-    return db::find<Post>(conn, *id);
-}
-
-std::string_view trim(std::string_view s) {
-    constexpr std::string_view ws = " \t\r\n\f\v";
-    size_t first = s.find_first_not_of(ws);
-    if (first == s.npos) return {};
-    return s.substr(first, s.find_last_not_of(ws) - first + 1);
-}
-
-// Copies the form's title (trimmed) and body into `post`, leaving its id and times.
-void assign_from_form(Post& post, const kiln::Request& req) {
-    const kiln::Form& form = req.form();
-    post.title = trim(form.get("title").value_or(""));
-    post.body = form.get("body").value_or("");
+    return db::find<Post>(conn, req.param<int64_t>("id"));
 }
 
 int64_t now_seconds() { return static_cast<int64_t>(std::time(nullptr)); }
@@ -52,7 +29,7 @@ int64_t now_seconds() { return static_cast<int64_t>(std::time(nullptr)); }
 
 void PostsController::index(kiln::Request& req, kiln::Response& res) {
     // A missing or malformed ?page= shows the first page; one past the end is empty.
-    int64_t number = parse_positive(req.query("page").value_or("")).value_or(1);
+    int64_t number = std::max<int64_t>(1, req.query_or<int64_t>("page", 1));
     auto page = db::page<Post>(db_.get(), number, kPerPage, "created_at DESC, id DESC");
     std::string notice = kiln::take_flash(req, "notice");
     kiln::render(res, views::posts::index{.page = page, .notice = notice});
@@ -68,13 +45,12 @@ void PostsController::show(kiln::Request& req, kiln::Response& res) {
 
 void PostsController::new_(kiln::Request& req, kiln::Response& res) {
     std::string token = kiln::csrf_token(req);
-    kiln::render(res, views::posts::new_{.post = Post{}, .errors = PostErrors{}, .token = token});
+    kiln::render(res, views::posts::new_{.post = Post{}, .errors = kiln::FieldErrors{}, .token = token});
 }
 
 void PostsController::create(kiln::Request& req, kiln::Response& res) {
     Post post;
-    assign_from_form(post, req);
-    if (PostErrors errors = validate(post); errors.any()) {
+    if (kiln::FieldErrors errors = assign_from_form(post, req.form()); errors.any()) {
         std::string token = kiln::csrf_token(req);
         kiln::render(res, views::posts::new_{.post = post, .errors = errors, .token = token});
         res.status(422);
@@ -90,15 +66,14 @@ void PostsController::edit(kiln::Request& req, kiln::Response& res) {
     auto post = find_post(db_.get(), req);
     if (!post) return render_not_found(res, "post");
     std::string token = kiln::csrf_token(req);
-    kiln::render(res, views::posts::edit{.post = *post, .errors = PostErrors{}, .token = token});
+    kiln::render(res, views::posts::edit{.post = *post, .errors = kiln::FieldErrors{}, .token = token});
 }
 
 void PostsController::update(kiln::Request& req, kiln::Response& res) {
     db::Database& conn = db_.get();
     auto post = find_post(conn, req);
     if (!post) return render_not_found(res, "post");
-    assign_from_form(*post, req);
-    if (PostErrors errors = validate(*post); errors.any()) {
+    if (kiln::FieldErrors errors = assign_from_form(*post, req.form()); errors.any()) {
         std::string token = kiln::csrf_token(req);
         kiln::render(res, views::posts::edit{.post = *post, .errors = errors, .token = token});
         res.status(422);
@@ -111,8 +86,7 @@ void PostsController::update(kiln::Request& req, kiln::Response& res) {
 }
 
 void PostsController::destroy(kiln::Request& req, kiln::Response& res) {
-    auto id = parse_positive(req.param("id"));
-    if (!id || !db::remove<Post>(db_.get(), *id)) return render_not_found(res, "post");
+    if (!db::remove<Post>(db_.get(), req.param<int64_t>("id"))) return render_not_found(res, "post");
     kiln::flash(req, "notice", "Post deleted");
     res.redirect("/posts", 303);
 }

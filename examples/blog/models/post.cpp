@@ -1,28 +1,14 @@
 #include "models/post.hpp"
 
+#include <utility>
+
 namespace blog {
-namespace {
 
-bool blank(std::string_view s) {
-    return s.find_first_not_of(" \t\r\n\f\v") == std::string_view::npos;
-}
-
-size_t utf8_chars(std::string_view s) {
-    size_t n = 0;
-    for (unsigned char c : s) n += (c & 0xC0) != 0x80;  // count every byte but continuation bytes
-    return n;
-}
-
-}  // namespace
-
-PostErrors validate(const Post& post) {
-    PostErrors e;
-    if (blank(post.title))
-        e.title = "Title can't be blank";
-    else if (utf8_chars(post.title) > kTitleMaxChars)
-        e.title = "Title is too long (at most " + std::to_string(kTitleMaxChars) + " characters)";
-    if (blank(post.body)) e.body = "Body can't be blank";
-    return e;
+kiln::FieldErrors assign_from_form(Post& post, const kiln::Form& form) {
+    kiln::FormReader in(form);
+    in.text("title", post.title, {.max_chars = kTitleMaxChars});
+    in.text("body", post.body, {.trim = false});
+    return std::move(in).errors();
 }
 
 }  // namespace blog

@@ -1,4 +1,4 @@
-// The blog's one model: a post, its table mapping (kiln::db::Model), its validation
+// The blog's one model: a post, its table mapping (kiln::db::Model), its form rules
 // and its URLs. Values only: no I/O here; controllers load and save through
 // kiln::db with a connection they own.
 #pragma once
@@ -7,6 +7,7 @@
 #include <string_view>
 #include <tuple>
 
+#include <kiln/form_reader.hpp>
 #include <kiln/model.hpp>
 
 namespace blog {
@@ -21,16 +22,11 @@ struct Post {
 
 inline constexpr size_t kTitleMaxChars = 200;
 
-// Field messages for the form; empty when the field is fine.
-struct PostErrors {
-    std::string title;
-    std::string body;
-    bool any() const { return !title.empty() || !body.empty(); }
-};
-
-// Title required and at most kTitleMaxChars characters (UTF-8 code points, as the
-// table's CHECK counts them); body required. Blank (only whitespace) is missing.
-PostErrors validate(const Post& post);
+// Copies a submitted form into `post` (its id and times stay): the title trimmed,
+// required and at most kTitleMaxChars characters (code points, as the table's
+// CHECK counts them); the body required, kept as typed. Blank (only whitespace) is
+// missing. Returns a message for each field that is wrong.
+kiln::FieldErrors assign_from_form(Post& post, const kiln::Form& form);
 
 inline std::string path_of(const Post& post) { return "/posts/" + std::to_string(post.id); }
 inline std::string edit_path_of(const Post& post) { return path_of(post) + "/edit"; }

@@ -10,13 +10,13 @@ namespace {
 // Indexed by FieldType. Numbers and dates are required to parse; booleans are a
 // checkbox (absent means false), so never "missing".
 constexpr TypeInfo kTypes[] = {
-    {"string", "std::string", "", "TEXT NOT NULL DEFAULT ''", "text", "read_text", true},
-    {"text", "std::string", "", "TEXT NOT NULL DEFAULT ''", "textarea", "read_text", true},
-    {"integer", "int32_t", " = 0", "INTEGER NOT NULL DEFAULT 0", "number", "read_integer", true},
-    {"bigint", "int64_t", " = 0", "INTEGER NOT NULL DEFAULT 0", "number", "read_integer", true},
-    {"float", "double", " = 0", "REAL NOT NULL DEFAULT 0", "number", "read_float", true},
-    {"boolean", "bool", " = false", "INTEGER NOT NULL DEFAULT 0", "checkbox", "read_bool", false},
-    {"datetime", "std::chrono::sys_seconds", "{}", "INTEGER NOT NULL DEFAULT 0", "datetime-local", "read_datetime",
+    {"string", "std::string", "", "TEXT NOT NULL DEFAULT ''", "text", "text", true},
+    {"text", "std::string", "", "TEXT NOT NULL DEFAULT ''", "textarea", "text", true},
+    {"integer", "int32_t", " = 0", "INTEGER NOT NULL DEFAULT 0", "number", "number", true},
+    {"bigint", "int64_t", " = 0", "INTEGER NOT NULL DEFAULT 0", "number", "number", true},
+    {"float", "double", " = 0", "REAL NOT NULL DEFAULT 0", "number", "number", true},
+    {"boolean", "bool", " = false", "INTEGER NOT NULL DEFAULT 0", "checkbox", "checkbox", false},
+    {"datetime", "std::chrono::sys_seconds", "{}", "INTEGER NOT NULL DEFAULT 0", "datetime-local", "datetime",
      true},
 };
 

@@ -19,7 +19,7 @@ struct TypeInfo {
     std::string_view cpp_init;    // member initializer: "", " = 0", "{}"
     std::string_view sql_column;  // after the column name: "TEXT NOT NULL DEFAULT ''"
     std::string_view input;       // form control: "text", "textarea", "number", "checkbox", "datetime-local"
-    std::string_view reader;      // lib/form_fields.hpp function: "read_text", "read_integer", ...
+    std::string_view reader;      // kiln::FormReader method: "text", "number", "checkbox", "datetime"
     bool required;                // an empty form value is a validation error
 };
 

@@ -71,7 +71,7 @@ void plan_model(FilePlan& plan, const Project& p, Resource& r) {
     plan.add("models/" + r.names.singular + ".hpp", render_to_string(tpl::model::model_hpp{.r = r}));
 }
 
-void plan_scaffold(FilePlan& plan, const Project& p, const Resource& r) {
+void plan_scaffold(FilePlan& plan, const Resource& r) {
     const Names& n = r.names;
     std::string views = "views/" + n.plural + "/";
     plan.add("controllers/" + n.controller + ".hpp", render_to_string(tpl::scaffold::controller_hpp{.r = r}));
@@ -82,9 +82,6 @@ void plan_scaffold(FilePlan& plan, const Project& p, const Resource& r) {
     plan.add(views + "new.html", render_to_string(tpl::scaffold::new_{.r = r}));
     plan.add(views + "edit.html", render_to_string(tpl::scaffold::edit{.r = r}));
     plan.add(views + "_form.html", render_to_string(tpl::scaffold::form{.r = r}));
-    std::error_code ec;
-    if (!fs::exists(p.root / "lib" / "form_fields.hpp", ec))  // a project from an older kiln new
-        plan.add("lib/form_fields.hpp", render_to_string(tpl::project::form_fields_hpp{}));
 }
 
 void plan_controller(FilePlan& plan, const ControllerSpec& c) {
@@ -165,7 +162,7 @@ int generate_main(const Args& args) {
         Resource r{*names.names, *fields, req.command, {}};
         plan_model(plan, *project, r);
         if (req.kind == "scaffold") {
-            plan_scaffold(plan, *project, r);
+            plan_scaffold(plan, r);
             group = r.names.plural;
         }
     }

@@ -48,7 +48,6 @@ FilePlan project_files(const ProjectInfo& p) {
     plan.add("routes.hpp", render_to_string(t::routes_hpp{.p = p}));
     plan.add("lib/database.hpp", render_to_string(t::database_hpp{.p = p}));
     plan.add("lib/database.cpp", render_to_string(t::database_cpp{.p = p}));
-    plan.add("lib/form_fields.hpp", render_to_string(t::form_fields_hpp{}));
     plan.add("views/layouts/app.html", render_to_string(t::layout{.p = p}));
     plan.add("views/home/index.html", render_to_string(t::home{.p = p}));
     plan.add("public/app.css", render_to_string(t::app_css{}));
