@@ -1,0 +1,3 @@
+module kiln.bench/peers/cerflet/go
+
+go 1.22
