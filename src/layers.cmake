@@ -29,6 +29,9 @@ target_link_libraries(kiln_util PUBLIC Threads::Threads)
 kiln_layer(kiln_net
   net/buffer.cpp
   net/timer.cpp
+  net/deadline_heap.cpp
+  net/async.cpp
+  net/sleep.cpp
   net/loop.cpp
   net/listener.cpp
   net/output.cpp

@@ -22,29 +22,53 @@
 #include <kiln/request.hpp>
 #include <kiln/response.hpp>
 #include <kiln/session.hpp>
+#include <kiln/task.hpp>
 
 namespace kiln {
 
 using Handler = std::function<void(Request&, Response&)>;
+// A handler that may wait (see <kiln/task.hpp>): a coroutine returning kiln::Task<>.
+using AsyncHandler = std::function<Task<>(Request&, Response&)>;
 
 // Calls the rest of the chain (later middleware, then the handler). A middleware
-// that does not call it answers the request itself (e.g. 401).
+// that does not call it answers the request itself (e.g. 401). A coroutine
+// middleware awaits it: `co_await next;` returns when the handler has finished.
+// A plain middleware's next() returns when the rest has finished or, in front of a
+// coroutine handler, when the handler first waits: the response is then not done
+// yet, so work on it after next() belongs in a coroutine middleware.
 class Next {
 public:
     void operator()();
+    Task<> operator co_await();
 private:
     friend class App;
-    Next(const App& app, Request& req, Response& res) : app_(app), req_(req), res_(res) {}
+    Next(const App& app, Request& req, Response& res, bool async) : app_(app), req_(req), res_(res), async_(async) {}
     const App& app_;
     Request& req_;
     Response& res_;
     size_t index_ = 0;
+    bool async_;                  // the chain runs as a coroutine (the request waits)
+    std::vector<Task<>> waiting_;  // what plain middleware's next() left running
 };
 
 using Middleware = std::function<void(Request&, Response&, Next&)>;
+using AsyncMiddleware = std::function<Task<>(Request&, Response&, Next&)>;
+
+namespace detail {
+template <class F>
+concept AsyncHandlerFn = std::is_invocable_v<F&, Request&, Response&> &&
+                         std::is_same_v<std::invoke_result_t<F&, Request&, Response&>, Task<>>;
+template <class F>
+concept AsyncMiddlewareFn = std::is_invocable_v<F&, Request&, Response&, Next&> &&
+                            std::is_same_v<std::invoke_result_t<F&, Request&, Response&, Next&>, Task<>>;
+}  // namespace detail
 
 struct RouteOptions {
     size_t max_body = 8 * 1024 * 1024;  // larger bodies get 413 before they are read
+    // A coroutine handler not finished after this long is cancelled (its awaits
+    // throw kiln::Cancelled) and the client gets 504. 0: the server's
+    // timeouts.handler_ms (whose 0 means no deadline).
+    uint32_t deadline_ms = 0;
     // File parts a multipart/form-data body may carry (more: 413). 0: the route takes
     // no files, and nothing sent to it is ever written to disk; fields still work.
     size_t max_files = 0;
@@ -87,6 +111,21 @@ public:
     App& put(std::string_view pattern, Handler h, RouteOptions o = {}) { return route(Method::Put, pattern, std::move(h), o); }
     App& patch(std::string_view pattern, Handler h, RouteOptions o = {}) { return route(Method::Patch, pattern, std::move(h), o); }
     App& del(std::string_view pattern, Handler h, RouteOptions o = {}) { return route(Method::Delete, pattern, std::move(h), o); }
+
+    // A coroutine handler: `[](Request&, Response&) -> kiln::Task<> { co_await ...; }`.
+    // While it waits, its connection holds the request (pipelined requests behind
+    // it wait, and their responses leave in order) and its loop serves others.
+    App& route(Method method, std::string_view pattern, AsyncHandler handler, RouteOptions opts = {});
+    template <detail::AsyncHandlerFn F>
+    App& get(std::string_view p, F h, RouteOptions o = {}) { return route(Method::Get, p, AsyncHandler(std::move(h)), o); }
+    template <detail::AsyncHandlerFn F>
+    App& post(std::string_view p, F h, RouteOptions o = {}) { return route(Method::Post, p, AsyncHandler(std::move(h)), o); }
+    template <detail::AsyncHandlerFn F>
+    App& put(std::string_view p, F h, RouteOptions o = {}) { return route(Method::Put, p, AsyncHandler(std::move(h)), o); }
+    template <detail::AsyncHandlerFn F>
+    App& patch(std::string_view p, F h, RouteOptions o = {}) { return route(Method::Patch, p, AsyncHandler(std::move(h)), o); }
+    template <detail::AsyncHandlerFn F>
+    App& del(std::string_view p, F h, RouteOptions o = {}) { return route(Method::Delete, p, AsyncHandler(std::move(h)), o); }
 
     // A controller method as a route: app.post("/posts/:id", &PostsController::update),
     // with `void update(kiln::Request&, kiln::Response&)`. A controller is made for
@@ -138,6 +177,11 @@ public:
 
     // Middleware runs in registration order around every request, matched or not.
     App& use(Middleware m);
+    // A coroutine middleware (`co_await next;`). With one installed, every request
+    // runs its chain as a coroutine.
+    template <detail::AsyncMiddlewareFn F>
+    App& use(F m) { return use_async(AsyncMiddleware(std::move(m))); }
+    App& use_async(AsyncMiddleware m);
 
     // Set-up with the settings read: once per node, in the process that starts the
     // workers (or serves alone), after the sockets are bound and privileges dropped,
@@ -171,6 +215,18 @@ private:
     size_t prepare(Request& req) const;
     // Middleware and the handler, exceptions mapped to statuses; saves the session.
     void handle(Request& req, Response& res) const;
+    // The same for a request that may wait (waits(req)): a coroutine route or a
+    // coroutine middleware. Runs until done; never throws.
+    bool waits(const Request& req) const;
+    uint32_t deadline_ms(const Request& req) const;  // the route's; 0: the server's
+    Task<> handle_async(Request& req, Response& res) const;
+    Task<> run_chain(Next& next) const;
+    Task<> run_handler(Request& req, Response& res) const;
+    void begin_request(Request& req, Response& res, Session::Binding& binding) const;
+    void override_method(Request& req) const;
+    // OPTIONS *, 404 and 405 (and OPTIONS's 204): true if answered, false if a route matched.
+    bool answer_without_handler(Request& req, Response& res) const;
+    void end_request(Request& req, Response& res, bool handled) const;
     // While a multipart body arrives: the files the routed request may carry, and the
     // check its fields so far must pass before the first is written (csrf_protect(),
     // when installed with use(): the X-CSRF-Token header or a _csrf field ahead of the

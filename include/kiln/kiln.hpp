@@ -16,4 +16,6 @@
 #include <kiln/security_headers.hpp>
 #include <kiln/server.hpp>
 #include <kiln/session.hpp>
+#include <kiln/sleep.hpp>
+#include <kiln/task.hpp>
 #include <kiln/view.hpp>

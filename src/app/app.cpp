@@ -42,7 +42,15 @@ App::App() : impl_(std::make_unique<Impl>()) {}
 App::~App() = default;
 
 App& App::route(Method method, std::string_view pattern, Handler handler, RouteOptions opts) {
-    auto r = std::make_unique<Route>(Route{std::move(handler), opts});
+    auto r = std::make_unique<Route>(Route{std::move(handler), nullptr, opts});
+    impl_->router.add(method, pattern, r.get());
+    impl_->routes.push_back(std::move(r));
+    impl_->route_infos.push_back({std::string(http::method_name(method)), std::string(pattern), {}});
+    return *this;
+}
+
+App& App::route(Method method, std::string_view pattern, AsyncHandler handler, RouteOptions opts) {
+    auto r = std::make_unique<Route>(Route{nullptr, std::move(handler), opts});
     impl_->router.add(method, pattern, r.get());
     impl_->routes.push_back(std::move(r));
     impl_->route_infos.push_back({std::string(http::method_name(method)), std::string(pattern), {}});
@@ -59,8 +67,22 @@ App& App::session_store(std::shared_ptr<SessionStore> store) {
 
 App& App::use(Middleware m) {
     if (m.target<app::CsrfCheck>()) impl_->csrf = true;
-    impl_->middleware.push_back(std::move(m));
+    impl_->middleware.push_back({std::move(m), nullptr});
     return *this;
+}
+
+App& App::use_async(AsyncMiddleware m) {
+    impl_->middleware.push_back({nullptr, std::move(m)});
+    impl_->async_middleware = true;
+    return *this;
+}
+
+bool App::waits(const Request& req) const {
+    return impl_->async_middleware || (req.route_ && static_cast<const Route*>(req.route_)->async);
+}
+
+uint32_t App::deadline_ms(const Request& req) const {
+    return req.route_ ? static_cast<const Route*>(req.route_)->options.deadline_ms : 0;
 }
 
 size_t App::prepare(Request& req) const {
@@ -91,6 +113,8 @@ bool guarded(const Request& req, Fail& fail, Fn&& fn) {
         return true;
     } catch (const HttpError& e) {
         fail(e.status(), e.what());
+    } catch (const Cancelled&) {  // the request is gone or past its deadline: nothing to log
+        fail(503, "Service Unavailable");
     } catch (const std::exception& e) {
         util::log(util::LogLevel::Error, "%.*s %.*s: handler threw %s: %s", static_cast<int>(req.method_name().size()),
                   req.method_name().data(), static_cast<int>(req.target().size()), req.target().data(),
@@ -112,31 +136,85 @@ size_t App::max_files(const Request& req) const {
 }
 
 void Next::operator()() {
+    if (async_) {
+        // A plain middleware in a chain that may wait: the rest runs up to its first
+        // wait; run_chain awaits what is left once the middleware returns.
+        Task<> rest = app_.run_chain(*this);
+        rest.start();
+        if (rest.done()) rest.result();  // what the rest threw, as a plain chain would
+        else waiting_.push_back(std::move(rest));
+        return;
+    }
     const auto& mw = app_.impl_->middleware;
     if (index_ < mw.size()) {
-        mw[index_++](req_, res_, *this);
+        mw[index_++].plain(req_, res_, *this);
         return;
     }
     if (index_++ != mw.size()) return;  // the handler runs once, however often next() is called
-    if (req_.path() == "*") {  // OPTIONS * asks about the server, not a resource
-        res_.status(204).header("Allow", allow_header(~0u & ~(app::method_bit(Method::Connect) | app::method_bit(Method::Trace))));
-        return;
-    }
-    if (req_.route_) {
-        // Caught here, inside the chain: the middleware around the handler goes on
-        // after next() and finishes the error page as it would any page.
-        size_t keep = res_.headers().size();
-        auto fail = [&](int status, std::string_view text) { app_.fail_in_chain(req_, res_, status, text, keep); };
-        if (!guarded(req_, fail, [&] { static_cast<const Route*>(req_.route_)->handler(req_, res_); }))
-            req_.handler_failed_ = true;
-    } else if (req_.allowed_methods_ == 0) {
-        app_.fail_in_chain(req_, res_, 404, "Not Found", res_.headers().size());
-    } else if (req_.method() == Method::Options) {
-        res_.status(204).header("Allow", allow_header(req_.allowed_methods_ | app::method_bit(Method::Options)));
+    if (app_.answer_without_handler(req_, res_)) return;
+    // Caught here, inside the chain: the middleware around the handler goes on
+    // after next() and finishes the error page as it would any page.
+    size_t keep = res_.headers().size();
+    auto fail = [&](int status, std::string_view text) { app_.fail_in_chain(req_, res_, status, text, keep); };
+    if (!guarded(req_, fail, [&] { static_cast<const Route*>(req_.route_)->handler(req_, res_); }))
+        req_.handler_failed_ = true;
+}
+
+Task<> Next::operator co_await() { return app_.run_chain(*this); }
+
+bool App::answer_without_handler(Request& req, Response& res) const {
+    if (req.path() == "*") {  // OPTIONS * asks about the server, not a resource
+        res.status(204).header("Allow", allow_header(~0u & ~(app::method_bit(Method::Connect) | app::method_bit(Method::Trace))));
+    } else if (req.route_) {
+        return false;
+    } else if (req.allowed_methods_ == 0) {
+        fail_in_chain(req, res, 404, "Not Found", res.headers().size());
+    } else if (req.method() == Method::Options) {
+        res.status(204).header("Allow", allow_header(req.allowed_methods_ | app::method_bit(Method::Options)));
     } else {
-        app_.fail_in_chain(req_, res_, 405, "Method Not Allowed", res_.headers().size());
-        res_.header("Allow", allow_header(req_.allowed_methods_));
+        fail_in_chain(req, res, 405, "Method Not Allowed", res.headers().size());
+        res.header("Allow", allow_header(req.allowed_methods_));
     }
+    return true;
+}
+
+Task<> App::run_chain(Next& next) const {
+    const auto& mw = impl_->middleware;
+    if (next.index_ < mw.size()) {
+        const MiddlewareEntry& m = mw[next.index_++];
+        if (m.async) {
+            co_await m.async(next.req_, next.res_, next);
+            co_return;
+        }
+        size_t mark = next.waiting_.size();
+        m.plain(next.req_, next.res_, next);
+        while (next.waiting_.size() > mark) {
+            Task<> rest = std::move(next.waiting_.back());
+            next.waiting_.pop_back();
+            co_await rest;
+        }
+        co_return;
+    }
+    if (next.index_++ != mw.size()) co_return;  // the handler runs once
+    if (answer_without_handler(next.req_, next.res_)) co_return;
+    co_await run_handler(next.req_, next.res_);
+}
+
+Task<> App::run_handler(Request& req, Response& res) const {
+    const Route& route = *static_cast<const Route*>(req.route_);
+    size_t keep = res.headers().size();
+    auto fail = [&](int status, std::string_view text) { fail_in_chain(req, res, status, text, keep); };
+    if (!route.async) {
+        if (!guarded(req, fail, [&] { route.handler(req, res); })) req.handler_failed_ = true;
+        co_return;
+    }
+    std::exception_ptr error;
+    try {
+        co_await route.async(req, res);
+    } catch (...) {
+        error = std::current_exception();
+    }
+    if (error && !guarded(req, fail, [&] { std::rethrow_exception(error); })) req.handler_failed_ = true;
 }
 
 void App::fail_in_chain(Request& req, Response& res, int status, std::string_view message, size_t keep_headers) const {
@@ -196,41 +274,71 @@ namespace {
 int64_t wall_seconds() { return static_cast<int64_t>(time(nullptr)); }
 }  // namespace
 
-void App::handle(Request& req, Response& res) const {
-    // Exceptions become responses in two places, both through guarded(): a handler's
-    // inside the chain (Next, so middleware finishes the error page), and what a
-    // middleware itself throws, here. The log gets the detail; the client gets only
-    // the status (or an HttpError's own message).
-    // What a middleware throws replaces everything set so far (no header is kept).
-    auto fail = [&](int status, std::string_view client_text) { fail_in_chain(req, res, status, client_text, 0); };
+void App::begin_request(Request& req, Response& res, Session::Binding& binding) const {
     using Secure = SessionOptions::Secure;
     Secure mode = impl_->session_options.secure;
     bool secure_cookie = mode == Secure::Always || (mode == Secure::Auto && req.secure());
-    Session::Binding binding{impl_->store, &impl_->session_options, &res, secure_cookie, wall_seconds()};
+    binding = Session::Binding{impl_->store, &impl_->session_options, &res, secure_cookie, wall_seconds()};
     req.session_binding_ = impl_->store ? &binding : nullptr;
     req.secret_ = res.secret_ = &impl_->secret;
-    // HTML forms can only GET and POST: a POST form with _method=PUT, PATCH or DELETE
-    // is routed as that method (here, once the body is in and the form readable).
-    auto override_method = [&] {
-        if (req.method() != Method::Post || !app::is_form_body(req)) return;
-        auto wanted = req.form().get(kMethodField);
-        if (!wanted) return;
-        Method m = *wanted == "PUT" ? Method::Put : *wanted == "PATCH" ? Method::Patch
-                 : *wanted == "DELETE" ? Method::Delete : Method::Other;
-        if (m == Method::Other) throw HttpError(400, "_method must be PUT, PATCH or DELETE");
-        req.method_ = m;
-        if (req.body().size() > prepare(req)) throw HttpError(413, "request body larger than this route accepts");
-    };
-    // A handler that fails keeps its session changes out of the store, as a failed
-    // transaction would: the session is saved only after a normal return.
-    bool handled = guarded(req, fail, [&] {
-        override_method();
-        Next next(*this, req, res);
-        next();
-    });
+}
+
+// HTML forms can only GET and POST: a POST form with _method=PUT, PATCH or DELETE
+// is routed as that method (here, once the body is in and the form readable).
+void App::override_method(Request& req) const {
+    if (req.method() != Method::Post || !app::is_form_body(req)) return;
+    auto wanted = req.form().get(kMethodField);
+    if (!wanted) return;
+    Method m = *wanted == "PUT" ? Method::Put : *wanted == "PATCH" ? Method::Patch
+             : *wanted == "DELETE" ? Method::Delete : Method::Other;
+    if (m == Method::Other) throw HttpError(400, "_method must be PUT, PATCH or DELETE");
+    req.method_ = m;
+    if (req.body().size() > prepare(req)) throw HttpError(413, "request body larger than this route accepts");
+}
+
+// A handler that fails keeps its session changes out of the store, as a failed
+// transaction would: the session is saved only after a normal return.
+void App::end_request(Request& req, Response& res, bool handled) const {
+    auto fail = [&](int status, std::string_view client_text) { fail_in_chain(req, res, status, client_text, 0); };
     if (req.session_.active()) guarded(req, fail, [&] { req.session_.end(handled && !req.handler_failed_); });
     req.session_binding_ = nullptr;
     req.secret_ = res.secret_ = nullptr;
+}
+
+// Exceptions become responses in two places, both through guarded(): a handler's
+// inside the chain (so middleware finishes the error page), and what a middleware
+// itself throws, here. The log gets the detail; the client gets only the status
+// (or an HttpError's own message). What a middleware throws replaces everything
+// set so far (no header is kept).
+void App::handle(Request& req, Response& res) const {
+    auto fail = [&](int status, std::string_view client_text) { fail_in_chain(req, res, status, client_text, 0); };
+    Session::Binding binding{};
+    begin_request(req, res, binding);
+    bool handled = guarded(req, fail, [&] {
+        override_method(req);
+        Next next(*this, req, res, false);
+        next();
+    });
+    end_request(req, res, handled);
+}
+
+Task<> App::handle_async(Request& req, Response& res) const {
+    Session::Binding binding{};
+    begin_request(req, res, binding);
+    std::exception_ptr error;
+    try {
+        override_method(req);
+        Next next(*this, req, res, true);
+        co_await run_chain(next);
+    } catch (...) {
+        error = std::current_exception();
+    }
+    bool handled = true;
+    if (error) {
+        auto fail = [&](int status, std::string_view client_text) { fail_in_chain(req, res, status, client_text, 0); };
+        handled = guarded(req, fail, [&] { std::rethrow_exception(error); });
+    }
+    end_request(req, res, handled);
 }
 
 }  // namespace kiln

@@ -16,14 +16,22 @@
 namespace kiln {
 
 struct Route {
-    Handler handler;
+    Handler handler;         // one of the two
+    AsyncHandler async;
     RouteOptions options;
+};
+
+// One middleware, plain or coroutine.
+struct MiddlewareEntry {
+    Middleware plain;
+    AsyncMiddleware async;
 };
 
 struct App::Impl {
     app::Router router;
     std::vector<std::unique_ptr<Route>> routes;
-    std::vector<Middleware> middleware;
+    std::vector<MiddlewareEntry> middleware;
+    bool async_middleware = false;  // one is a coroutine: every chain runs as one
     std::vector<RouteInfo> route_infos;  // for App::route_list, in registration order
     size_t default_max_body = RouteOptions{}.max_body;
 

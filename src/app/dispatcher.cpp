@@ -1,5 +1,8 @@
 #include "app/dispatcher.hpp"
 
+#include <coroutine>
+#include <exception>
+
 #include "app/upload_sink.hpp"
 #include "http/multipart.hpp"
 #include "http/request.hpp"
@@ -29,6 +32,64 @@ void Dispatcher::handle(http::RequestContext& ctx, const http::Request&, http::R
     c.response.bind(res);
     app_.handle(c.request, c.response);
     c.request.release();
+}
+
+namespace {
+
+// The coroutine that runs a waiting request's handler: started at once, owned by
+// nobody, gone when it ends (its frame is freed at the final suspend).
+struct Detached {
+    struct promise_type {
+        Detached get_return_object() noexcept { return {}; }
+        std::suspend_never initial_suspend() noexcept { return {}; }
+        std::suspend_never final_suspend() noexcept { return {}; }
+        void return_void() noexcept {}
+        void unhandled_exception() noexcept { std::terminate(); }  // handle_async maps every exception
+    };
+};
+
+}  // namespace
+
+bool Dispatcher::waits(http::RequestContext& ctx) { return app_.waits(static_cast<Context&>(ctx).request); }
+
+void Dispatcher::start(http::RequestContext& ctx, const http::Request&, http::Response& res, http::Completion done) {
+    auto& c = static_cast<Context&>(ctx);
+    c.response.bind(res);
+    c.async = std::make_unique<AsyncRun>();
+    AsyncRun& run = *c.async;
+    run.done = done;
+    run.loop = net::Loop::current();
+    uint32_t ms = app_.deadline_ms(c.request);
+    if (ms == 0) ms = handler_timeout_ms_;
+    if (ms && run.loop) {
+        run.deadline.owner = &run;
+        run.deadline.fire = [](net::Deadline* d) {
+            auto* r = static_cast<AsyncRun*>(d->owner);
+            r->timed_out = true;
+            r->scope.cancel();
+        };
+        run.loop->deadlines().arm(run.deadline, run.loop->now_ms() + ms);
+    }
+    net::AsyncScope::Enter enter(&run.scope);
+    [](Dispatcher& self, Context& waiting) -> Detached {  // no captures: the frame holds the arguments
+        co_await self.app_.handle_async(waiting.request, waiting.response);
+        self.finish_async(waiting);
+    }(*this, c);
+}
+
+void Dispatcher::finish_async(Context& c) {
+    AsyncRun& run = *c.async;
+    if (run.loop) run.loop->deadlines().disarm(run.deadline);
+    if (run.timed_out) app_.fail_in_chain(c.request, c.response, 504, "Gateway Timeout", 0);
+    c.request.release();
+    http::Completion done = run.done;
+    c.async.reset();
+    done.fn(done.arg);  // may free c
+}
+
+void Dispatcher::cancel(http::RequestContext& ctx) {
+    auto& c = static_cast<Context&>(ctx);
+    if (c.async) c.async->scope.cancel();
 }
 
 void Dispatcher::deliver_form(http::RequestContext& ctx, Form&& form) {

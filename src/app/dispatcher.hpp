@@ -13,30 +13,48 @@
 #include <kiln/response.hpp>
 
 #include "http/service.hpp"
+#include "net/async.hpp"
+#include "net/deadline_heap.hpp"
 
 namespace kiln::app {
+
+// A request that waits: its scope (the waits to cancel together), its deadline.
+struct AsyncRun {
+    net::AsyncScope scope;
+    net::Deadline deadline;
+    net::Loop* loop = nullptr;
+    http::Completion done;
+    bool timed_out = false;
+};
 
 struct Context final : http::RequestContext {
     Request request;
     Response response{Response::Unowned{}};
+    std::unique_ptr<AsyncRun> async;  // while a waiting request runs
 };
 
 class Dispatcher : public http::Service {
 public:
-    Dispatcher(const App& app, uint64_t upload_spool_limit) : app_(app), spool_limit_(upload_spool_limit) {}
+    Dispatcher(const App& app, uint64_t upload_spool_limit, uint32_t handler_timeout_ms = 0)
+        : app_(app), spool_limit_(upload_spool_limit), handler_timeout_ms_(handler_timeout_ms) {}
     virtual ~Dispatcher() = default;
 
     std::unique_ptr<http::RequestContext> new_context() override;
     size_t prepare(http::RequestContext& ctx, const http::Request& req) override;
     std::unique_ptr<http::BodySink> body_sink(http::RequestContext& ctx, const http::Request& req) override;
     void handle(http::RequestContext& ctx, const http::Request& req, http::Response& res) override;
+    bool waits(http::RequestContext& ctx) override;
+    void start(http::RequestContext& ctx, const http::Request& req, http::Response& res, http::Completion done) override;
+    void cancel(http::RequestContext& ctx) override;
 
     // The form an upload sink collected, to the request about to be handled.
     static void deliver_form(http::RequestContext& ctx, Form&& form);
 
 private:
+    void finish_async(Context& c);
     const App& app_;
     uint64_t spool_limit_;
+    uint32_t handler_timeout_ms_;  // timeouts.handler_ms: a route without its own deadline
 };
 
 }  // namespace kiln::app

@@ -15,6 +15,7 @@
 #include "http/request.hpp"
 #include "http/response.hpp"
 #include "net/file_io.hpp"
+#include "net/loop.hpp"
 #include "util/random.hpp"
 
 namespace kiln::testing {
@@ -58,12 +59,33 @@ std::optional<std::string_view> Result::header(std::string_view name) const {
 }
 
 struct Client::Impl {
-    explicit Impl(App& a) : app(a), dispatcher(a, uint64_t{1} << 30) {}
+    // A coroutine handler gets 30 s (timeouts.handler_ms), so a test that waits forever fails with 504.
+    explicit Impl(App& a) : app(a), dispatcher(a, uint64_t{1} << 30, 30'000) {}
     App& app;
     app::Dispatcher dispatcher;
     std::unique_ptr<PrivateStore> store;
     std::vector<std::pair<std::string, std::string>> cookies;
     bool https = false;  // requests come as from a trusted proxy that says https
+    std::unique_ptr<net::Loop> loop;  // for coroutine handlers: made on first use
+
+    // A coroutine handler runs on an event loop of the client's own, started inside
+    // it (so its waits find the loop) and run until the handler is done.
+    void run_waiting(http::RequestContext& ctx, const http::Request& req, http::Response& res) {
+        if (!loop) loop = std::make_unique<net::Loop>();
+        struct Run {
+            Impl* self;
+            http::RequestContext* ctx;
+            const http::Request* req;
+            http::Response* res;
+        } run{this, &ctx, &req, &res};
+        loop->defer([](void* p) {
+            auto* r = static_cast<Run*>(p);
+            r->self->dispatcher.start(*r->ctx, *r->req, *r->res, {[](void* l) { static_cast<net::Loop*>(l)->stop(); },
+                                                                  r->self->loop.get()});
+        }, &run);
+        loop->run();
+        loop = std::make_unique<net::Loop>();  // stop() is for good: the next request gets a fresh loop
+    }
 
     void keep_cookies(const http::Response& res) {
         for (const auto& [name, value] : res.headers()) {
@@ -150,7 +172,8 @@ Result Client::request(std::string_view method, std::string_view target, std::st
     }
     http::Response res;
     res.reset(nullptr);
-    impl_->dispatcher.handle(*ctx, req, res);
+    if (impl_->dispatcher.waits(*ctx)) impl_->run_waiting(*ctx, req, res);
+    else impl_->dispatcher.handle(*ctx, req, res);
     impl_->keep_cookies(res);
 
     out.status = res.status();

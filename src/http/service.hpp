@@ -36,6 +36,12 @@ public:
     virtual void deliver(RequestContext& ctx) = 0;
 };
 
+// Called once a request that waited is answered (on its loop thread).
+struct Completion {
+    void (*fn)(void* arg) = nullptr;
+    void* arg = nullptr;
+};
+
 class Service {
 public:
     virtual std::unique_ptr<RequestContext> new_context() = 0;
@@ -47,6 +53,17 @@ public:
     virtual std::unique_ptr<BodySink> body_sink(RequestContext&, const Request&) { return nullptr; }
     // Body complete: fill res. Must not throw (map exceptions to a status).
     virtual void handle(RequestContext& ctx, const Request& req, Response& res) = 0;
+
+    // Requests whose handler may wait (a coroutine). After prepare(): true if this
+    // one does; the engine then keeps the request in an Exchange of its own and
+    // calls start() instead of handle(), on the loop thread.
+    virtual bool waits(RequestContext&) { return false; }
+    // Starts the handler; done runs on this loop thread once res is complete,
+    // possibly before start() returns. Must not throw.
+    virtual void start(RequestContext&, const Request&, Response&, Completion) {}
+    // The client is gone or the server is stopping: the handler's waits end (they
+    // throw kiln::Cancelled); done still runs, and the response is dropped.
+    virtual void cancel(RequestContext&) {}
 protected:
     ~Service() = default;
 };

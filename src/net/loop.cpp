@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace kiln::net {
 
@@ -25,6 +26,8 @@ private:
 };
 
 namespace {
+thread_local Loop* running = nullptr;
+
 [[noreturn]] void fail(const char* what) {
     throw std::runtime_error(std::string(what) + ": " + std::strerror(errno));
 }
@@ -87,23 +90,39 @@ void Loop::stop() {
     wake();
 }
 
+Loop* Loop::current() { return running; }
+
 void Loop::run() {
     owner_ = std::this_thread::get_id();
+    Loop* outer = std::exchange(running, this);
     constexpr int kMaxEvents = 256;
     epoll_event events[kMaxEvents];
     while (!stop_.load(std::memory_order_acquire)) {
-        uint64_t next = UINT64_MAX;
+        uint64_t next = deadlines_.next_deadline();
         for (auto& l : lists_) next = std::min(next, l->next_deadline());
         int timeout = -1;
-        if (next != UINT64_MAX) timeout = next <= now_ms_ ? 0 : static_cast<int>(std::min<uint64_t>(next - now_ms_, 60'000));
+        if (!deferred_.empty()) timeout = 0;
+        else if (next != UINT64_MAX) timeout = next <= now_ms_ ? 0 : static_cast<int>(std::min<uint64_t>(next - now_ms_, 60'000));
         int n = epoll_wait(epoll_fd_, events, kMaxEvents, timeout);
         if (n < 0 && errno != EINTR) fail("epoll_wait");
         update_clock();
         for (int i = 0; i < n; ++i) static_cast<IoHandler*>(events[i].data.ptr)->on_io(events[i].events);
         for (auto& l : lists_) l->expire(now_ms_);
+        deadlines_.expire(now_ms_);
+        run_deferred();
         bury();
     }
+    run_deferred();
     bury();
+    running = outer;
+}
+
+void Loop::run_deferred() {
+    // One batch: what these calls defer waits for the next iteration (epoll_wait
+    // then does not block), so events are never starved.
+    std::vector<Deferred> batch;
+    batch.swap(deferred_);
+    for (const Deferred& d : batch) d.fn(d.arg);
 }
 
 void Loop::bury() {

@@ -1,5 +1,6 @@
 // The event loop: one epoll instance, edge-triggered, one per thread. Handlers
-// are registered per fd with an IoHandler*; timers live in fixed-duration lists;
+// are registered per fd with an IoHandler*; timers live in fixed-duration lists
+// (a connection's phases) or in a heap (one-shot deadlines of any length);
 // the cached clock is refreshed once per iteration (no clock syscall per event).
 // Everything except stop() and wake() must be called on the loop's own thread.
 #pragma once
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "net/buffer.hpp"
+#include "net/deadline_heap.hpp"
 #include "net/timer.hpp"
 
 namespace kiln::net {
@@ -38,6 +40,16 @@ public:
 
     // The list of timers of this duration (created on first use).
     TimerList& timers(uint32_t duration_ms);
+    // One-shot timers with their own deadlines (any duration).
+    DeadlineHeap& deadlines() { return deadlines_; }
+
+    // Runs fn(arg) on this loop thread after the events of the current iteration
+    // (or of the next one, if called between iterations): work that must not run
+    // inside the caller's stack, such as resuming a coroutine whose wait was cancelled.
+    void defer(void (*fn)(void*), void* arg) { deferred_.push_back({fn, arg}); }
+
+    // The loop running on this thread (inside run()), or null.
+    static Loop* current();
 
     uint64_t now_ms() const { return now_ms_; }       // monotonic, cached per iteration
     time_t wall_seconds() const { return wall_s_; }   // CLOCK_REALTIME seconds, cached
@@ -68,6 +80,13 @@ private:
     std::atomic<bool> stop_{false};
     std::vector<std::function<void()>> wake_hooks_;
     std::vector<std::unique_ptr<TimerList>> lists_;
+    DeadlineHeap deadlines_;
+    struct Deferred {
+        void (*fn)(void*);
+        void* arg;
+    };
+    std::vector<Deferred> deferred_;
+    void run_deferred();
     uint64_t now_ms_ = 0;
     time_t wall_s_ = 0;
     BufferPool pool_;

@@ -15,7 +15,7 @@ namespace kiln::server {
 class AppService final : public app::Dispatcher {
 public:
     AppService(const App& app, const ServerOptions& o, const SharedStats& stats, const SessionStore* sessions)
-        : Dispatcher(app, o.upload_spool_bytes), metrics_(o.metrics_path), health_(o.health_path), stats_(stats),
+        : Dispatcher(app, o.upload_spool_bytes, o.handler_timeout_ms), metrics_(o.metrics_path), health_(o.health_path), stats_(stats),
           sessions_(sessions) {}
 
     void handle(http::RequestContext& ctx, const http::Request& req, http::Response& res) override {

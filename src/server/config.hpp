@@ -12,7 +12,7 @@
 //              max_requests_per_connection, max_connections
 //   [server]   name, mpm ("event", "hybrid" or "prefork"), max_requests_per_worker (prefork)
 //   [pool]     threads, queue (hybrid)
-//   [timeouts] ... watchdog_ms, request_ms (prefork)
+//   [timeouts] ... handler_ms, watchdog_ms, request_ms (prefork)
 //   [metrics]  path (e.g. "/metrics")   [health] path (e.g. "/health")
 //   [session]  cookie ("kiln_sid"; "__Host-sid" implies secure), secure ("auto", "always", "never"),
 //              idle_timeout_s, max_age_s, memory, max_bytes

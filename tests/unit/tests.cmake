@@ -31,6 +31,7 @@ if(TARGET kiln)
   kiln_test(loop_test unit/loop_test.cpp)
   kiln_test(testing_client_test unit/testing_client_test.cpp)
   kiln_test(form_reader_test unit/form_reader_test.cpp)
+  kiln_test(coroutine_test unit/coroutine_test.cpp)
   kiln_test(security_headers_test unit/security_headers_test.cpp)
 endif()
 # --- static files: mime, HTTP-date parsing, range/conditional rules, root confinement, cache ---
