@@ -245,37 +245,49 @@ private:
 namespace detail {
 template <class M>
 struct MemberOf;
-template <class C>
-struct MemberOf<void (C::*)(Request&, Response&)> {
+template <class C, class R>
+struct MemberOf<R (C::*)(Request&, Response&)> {
     using type = C;
+    using result = R;
 };
-template <class C>
-struct MemberOf<void (C::*)(Request&, Response&) const> {
+template <class C, class R>
+struct MemberOf<R (C::*)(Request&, Response&) const> {
     using type = C;
+    using result = R;
 };
 }  // namespace detail
 
 template <class M>
     requires std::is_member_function_pointer_v<M>
 App& App::route(Method method, std::string_view pattern, M handler, RouteOptions opts) {
-    using C = typename detail::MemberOf<M>::type;  // not found: the method is not void(Request&, Response&)
+    // Not found: the method is not void(Request&, Response&) or Task<>(Request&, Response&).
+    using C = typename detail::MemberOf<M>::type;
+    using R = typename detail::MemberOf<M>::result;
+    static_assert(std::is_void_v<R> || std::is_same_v<R, Task<>>, "a controller method returns void or kiln::Task<>");
     auto make = std::static_pointer_cast<std::function<C()>>(factory(typeid(C)));
     if constexpr (!std::is_default_constructible_v<C>) {
         if (!make)
             throw std::logic_error(std::string("kiln: controller ") + typeid(C).name() +
                                    " has no default constructor and no factory: call app.controller<C>(...) first");
     }
-    return route(method, pattern, Handler([make, handler](Request& req, Response& res) {
+    auto construct = [make]() -> C {
         if constexpr (std::is_default_constructible_v<C>) {
-            if (!make) {
-                C c{};
-                (c.*handler)(req, res);
-                return;
-            }
+            if (!make) return C{};
         }
-        C c = (*make)();
-        (c.*handler)(req, res);
-    }), opts);
+        return (*make)();
+    };
+    if constexpr (std::is_void_v<R>) {
+        return route(method, pattern, Handler([construct, handler](Request& req, Response& res) {
+            C c = construct();
+            (c.*handler)(req, res);
+        }), opts);
+    } else {
+        // The controller lives in this coroutine's frame for as long as its method waits.
+        return route(method, pattern, AsyncHandler([construct, handler](Request& req, Response& res) -> Task<> {
+            C c = construct();
+            co_await (c.*handler)(req, res);
+        }), opts);
+    }
 }
 
 template <class C, class F>

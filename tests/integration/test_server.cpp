@@ -3,6 +3,7 @@
 // inputs that size work (ms, n) are bounded so a hostile test cannot wedge the box.
 #include <unistd.h>
 
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cstddef>
@@ -203,6 +204,27 @@ int main(int argc, char** argv) {
     app.get("/sleep", [](kiln::Request& req, kiln::Response& res) {
         std::this_thread::sleep_for(std::chrono::milliseconds(bounded_number(req, "ms", kMaxSleepMs)));
         res.text("slept");
+    });
+    // Coroutine handlers (tests/integration/test_coroutines.py): a wait on the loop,
+    // and per-process counts of the waits that ended and that were cancelled.
+    static std::atomic<long> async_done{0}, async_cancelled{0};
+    app.get("/async/sleep", [](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
+        long ms = bounded_number(req, "ms", kMaxSleepMs);
+        try {
+            co_await kiln::sleep(std::chrono::milliseconds(ms));
+        } catch (const kiln::Cancelled&) {
+            ++async_cancelled;
+            throw;
+        }
+        ++async_done;
+        res.text("slept " + std::to_string(ms));
+    });
+    app.get("/async/fail", [](kiln::Request&, kiln::Response&) -> kiln::Task<> {
+        co_await kiln::sleep(std::chrono::milliseconds(1));
+        throw kiln::HttpError(418, "short and stout");
+    });
+    app.get("/async/stats", [](kiln::Request&, kiln::Response& res) {
+        res.text("done=" + std::to_string(async_done.load()) + " cancelled=" + std::to_string(async_cancelled.load()));
     });
     app.get("/big", [](kiln::Request& req, kiln::Response& res) {
         res.text(std::string(static_cast<size_t>(bounded_number(req, "n", kMaxBigBytes)), 'x'));

@@ -136,6 +136,30 @@ TEST(Coroutines, SessionChangesAfterAWaitAreSaved) {
     EXPECT_EQ(client.get("/count").body, "2");
 }
 
+struct Greeter {
+    std::string greeting = "hello";  // a member: lives as long as the request waits
+    Task<> hi(kiln::Request& req, kiln::Response& res) {
+        co_await kiln::sleep(2ms);
+        res.text(greeting + " " + std::string(req.param("name")));
+    }
+};
+
+struct Ticker {
+    Task<> handle(kiln::Request&, kiln::Response& res) {
+        co_await kiln::sleep(1ms);
+        res.text("tick");
+    }
+};
+
+TEST(Coroutines, ControllerMethodsAndHandlerClasses) {
+    kiln::App app;
+    app.get("/hi/:name", &Greeter::hi);
+    app.get<Ticker>("/tick");
+    Client client(app);
+    EXPECT_EQ(client.get("/hi/ann").body, "hello ann");
+    EXPECT_EQ(client.get("/tick").body, "tick");
+}
+
 TEST(Coroutines, SleepOutsideALoopIsALogicError) {
     auto t = []() -> Task<> { co_await kiln::sleep(1ms); }();
     t.start();
