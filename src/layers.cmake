@@ -70,6 +70,7 @@ kiln_layer(kiln_app
   app/cookie_access.cpp
   app/form.cpp
   app/form_reader.cpp
+  app/form_values.cpp
   app/body.cpp
   app/upload_sink.cpp
   app/dispatcher.cpp
