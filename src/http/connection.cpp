@@ -27,7 +27,7 @@ constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 }  // namespace
 
 Connection::Connection(Server& server, int fd, const net::PeerAddress& peer)
-    : srv_(server), fd_(fd), peer_(peer) {
+    : srv_(server), peer_(peer), fd_(fd) {
     for (const net::AddressRange& r : srv_.cfg_.trusted_proxies) trusted_proxy_ = trusted_proxy_ || r.contains(peer);
     timer_.owner = this;
     timer_.fire = [](net::Timer* t) { static_cast<Connection*>(t->owner)->on_timeout(); };
@@ -37,12 +37,31 @@ Connection::Connection(Server& server, int fd, const net::PeerAddress& peer)
     arm(srv_.header_timers_);
 }
 
-Connection::~Connection() { assert(fd_ < 0); }
+Connection::~Connection() { assert(fd_ < 0 && a_ == nullptr); }
 
 void Connection::arm(net::TimerList& list) { list.arm(timer_, srv_.loop_.now_ms()); }
 
 void Connection::on_io(uint32_t events) {
     if (fd_ < 0) return;
+    activate();
+    handle_io(events);
+    settle();
+}
+
+void Connection::activate() {
+    if (!a_) a_ = srv_.take_active();
+}
+
+void Connection::settle() {
+    // Only here and at the end of complete(), never inside process(): its callers
+    // still use the buffers after it returns.
+    if (fd_ < 0 || !a_ || state_ != State::Idle || write_blocked_ || !a_->in.empty() || !a_->out.empty()) return;
+    a_->in.release(srv_.loop_.buffers());
+    srv_.give_back(a_);
+    a_ = nullptr;
+}
+
+void Connection::handle_io(uint32_t events) {
     if (events & EPOLLERR) {
         close_now();
         return;
@@ -68,13 +87,14 @@ void Connection::resume() {
 }
 
 size_t Connection::read_size() const {
-    if (state_ == State::Body && !is_chunked_) {
-        size_t need = head_len_ + body_len_ - std::min<size_t>(in_.size(), head_len_ + body_len_);
+    const ActiveState& a = *a_;
+    if (state_ == State::Body && !a.is_chunked) {
+        size_t need = a.head_len + a.body_len - std::min<size_t>(a.in.size(), a.head_len + a.body_len);
         // Grow toward the declared length by doubling, so a client that only declares
         // a large body does not get the memory for it at once.
-        return std::max<size_t>(std::min(need, std::max(in_.size(), net::BufferPool::kBlockSize)), 1);
+        return std::max<size_t>(std::min(need, std::max(a.in.size(), net::BufferPool::kBlockSize)), 1);
     }
-    return in_.size() < net::BufferPool::kBlockSize ? kReadChunk : in_.size();
+    return a.in.size() < net::BufferPool::kBlockSize ? kReadChunk : a.in.size();
 }
 
 void Connection::on_readable() {
@@ -86,7 +106,7 @@ void Connection::on_readable() {
     for (;;) {
         read_and_process();
         if (fd_ < 0) return;
-        if (in_.empty()) in_.release(srv_.loop_.buffers());
+        if (a_->in.empty()) a_->in.release(srv_.loop_.buffers());
         bool was_paused = read_paused_;
         if (!flush()) return;
         if (!was_paused || read_paused_ || state_ == State::Closing || state_ == State::Lingering) return;
@@ -97,11 +117,11 @@ void Connection::on_readable() {
 
 void Connection::read_and_process() {
     while (fd_ >= 0 && !read_paused_ && state_ != State::Closing && state_ != State::Handling) {
-        in_.ensure_writable(read_size(), srv_.loop_.buffers());
-        size_t room = in_.writable();
-        ssize_t n = ::read(fd_, in_.write_ptr(), room);
+        a_->in.ensure_writable(read_size(), srv_.loop_.buffers());
+        size_t room = a_->in.writable();
+        ssize_t n = ::read(fd_, a_->in.write_ptr(), room);
         if (n > 0) {
-            in_.commit(static_cast<size_t>(n));
+            a_->in.commit(static_cast<size_t>(n));
             if (state_ == State::Body) arm(srv_.body_timers_);  // progress resets the body timeout
             process();
             // Edge-triggered: a short read means the socket is drained for now, and new
@@ -113,7 +133,7 @@ void Connection::read_and_process() {
         }
         if (n == 0) {
             peer_eof_ = true;
-            if (state_ == State::Head || state_ == State::Body || out_.empty()) {
+            if (state_ == State::Head || state_ == State::Body || a_->out.empty()) {
                 close_now();  // an unfinished request can never complete
                 return;
             }
@@ -137,41 +157,42 @@ void Connection::process() {
     const Limits& limits = srv_.cfg_.limits;
     while (fd_ >= 0 && !read_paused_ && (state_ == State::Idle || state_ == State::Head || state_ == State::Body)) {
         if (state_ != State::Body) {
-            std::string_view data = in_.readable();
+            std::string_view data = a_->in.readable();
             if (data.empty()) {
                 enter_idle();
                 return;
             }
             if (state_ == State::Idle) {
                 state_ = State::Head;
-                scan_hint_ = 0;
+                a_->scan_hint = 0;
+                a_->started_us = 0;
                 arm(srv_.header_timers_);
             }
-            if (!head_may_be_complete(data, scan_hint_, limits)) {
-                scan_hint_ = data.size();
+            if (!head_may_be_complete(data, a_->scan_hint, limits)) {
+                a_->scan_hint = data.size();
                 return;
             }
-            scan_hint_ = data.size();
+            a_->scan_hint = data.size();
             ParseResult r = parse_request_head(data, srv_.head_, limits);
             if (r.status == ParseStatus::Incomplete) return;
             if (r.status == ParseStatus::Error) {
                 respond_error(status_for(r.error), describe(r.error));
                 return;
             }
-            head_len_ = r.consumed;
-            if (srv_.observer_) started_us_ = monotonic_us();
+            a_->head_len = r.consumed;
+            if (srv_.observer_) a_->started_us = monotonic_us();
             if (!start_request()) return;
             const RequestHead& h = srv_.head_;
-            is_chunked_ = h.chunked;
-            body_len_ = h.content_length > 0 ? static_cast<uint64_t>(h.content_length) : 0;
-            continue_sent_ = false;
-            sink_.reset();
-            sunk_ = 0;
-            if (is_chunked_ || body_len_ > 0) sink_ = srv_.service_.body_sink(*srv_.context_, srv_.request_);
-            if (is_chunked_) {
-                chunked_ = ChunkedDecoder();
-                chunk_read_ = chunk_write_ = head_len_;
-            } else if (body_len_ > body_limit_) {
+            a_->is_chunked = h.chunked;
+            a_->body_len = h.content_length > 0 ? static_cast<uint64_t>(h.content_length) : 0;
+            a_->continue_sent = false;
+            a_->sink.reset();
+            a_->sunk = 0;
+            if (a_->is_chunked || a_->body_len > 0) a_->sink = srv_.service_.body_sink(*srv_.context_, srv_.request_);
+            if (a_->is_chunked) {
+                a_->chunked = ChunkedDecoder();
+                a_->chunk_read = a_->chunk_write = a_->head_len;
+            } else if (a_->body_len > a_->body_limit) {
                 respond_error(413, "request body larger than this route accepts");
                 return;
             }
@@ -180,23 +201,24 @@ void Connection::process() {
         }
         if (!body_ready()) {
             if (fd_ < 0 || state_ != State::Body) return;  // error already answered
-            if (!continue_sent_ && head_current_ && srv_.head_.expect_continue) send_continue();
+            if (!a_->continue_sent && head_current_ && srv_.head_.expect_continue) send_continue();
             return;
         }
         if (!head_current_) {
             // The body arrived in a later read: the shared head was reused since, and
             // the buffer may have moved. Parse the (complete) head again.
-            ParseResult r = parse_request_head(in_.readable(), srv_.head_, limits);
-            assert(r.status == ParseStatus::Complete && r.consumed == head_len_);
+            ParseResult r = parse_request_head(a_->in.readable(), srv_.head_, limits);
+            assert(r.status == ParseStatus::Complete && r.consumed == a_->head_len);
             (void)r;
             if (!start_request()) return;
         }
-        if (sink_) {
-            dispatch({}, head_len_);  // the body went to the sink as it came
-        } else if (is_chunked_) {
-            dispatch(std::string_view(in_.readable_data() + head_len_, chunk_write_ - head_len_), chunk_read_);
+        ActiveState& a = *a_;
+        if (a.sink) {
+            dispatch({}, a.head_len);  // the body went to the sink as it came
+        } else if (a.is_chunked) {
+            dispatch(std::string_view(a.in.readable_data() + a.head_len, a.chunk_write - a.head_len), a.chunk_read);
         } else {
-            dispatch(std::string_view(in_.readable_data() + head_len_, body_len_), head_len_ + body_len_);
+            dispatch(std::string_view(a.in.readable_data() + a.head_len, a.body_len), a.head_len + a.body_len);
         }
     }
 }
@@ -204,7 +226,7 @@ void Connection::process() {
 PathStatus Connection::prepare_request(const RequestHead& h, Request& req, RequestContext& ctx) {
     req.start(&h, trusted_proxy_);
     if (PathStatus ps = req.set_path(h.path); ps != PathStatus::Ok) return ps;
-    body_limit_ = srv_.service_.prepare(ctx, req);
+    a_->body_limit = srv_.service_.prepare(ctx, req);
     return PathStatus::Ok;
 }
 
@@ -221,10 +243,11 @@ bool Connection::start_request() {
 }
 
 bool Connection::body_ready() {
-    if (sink_) return pump_body();
-    if (!is_chunked_) return in_.size() >= head_len_ + body_len_;
-    ChunkedStatus st = chunked_.decode(in_.readable_data(), &chunk_read_, &chunk_write_, in_.size(), body_limit_);
-    // NeedMore: later reads append after chunk_read_; decoded bytes stay below chunk_write_.
+    ActiveState& a = *a_;
+    if (a.sink) return pump_body();
+    if (!a.is_chunked) return a.in.size() >= a.head_len + a.body_len;
+    ChunkedStatus st = a.chunked.decode(a.in.readable_data(), &a.chunk_read, &a.chunk_write, a.in.size(), a.body_limit);
+    // NeedMore: later reads append after chunk_read; decoded bytes stay below chunk_write.
     return !refuse_chunked(st) && st == ChunkedStatus::Done;
 }
 
@@ -240,31 +263,32 @@ bool Connection::refuse_chunked(ChunkedStatus st) {
 }
 
 bool Connection::pump_body() {
-    // The head stays at the front of in_ (it is parsed again if the body spans reads);
-    // body bytes go to the sink and are cut out, so in_ never holds more than a read.
+    // The head stays at the front of `in` (it is parsed again if the body spans reads);
+    // body bytes go to the sink and are cut out, so `in` never holds more than a read.
+    ActiveState& a = *a_;
     ChunkedStatus st = ChunkedStatus::Done;
     size_t piece;
-    if (is_chunked_) {
-        st = chunked_.decode(in_.readable_data(), &chunk_read_, &chunk_write_, in_.size(), body_limit_);
-        piece = chunk_write_ - head_len_;
+    if (a.is_chunked) {
+        st = a.chunked.decode(a.in.readable_data(), &a.chunk_read, &a.chunk_write, a.in.size(), a.body_limit);
+        piece = a.chunk_write - a.head_len;
     } else {
-        piece = static_cast<size_t>(std::min<uint64_t>(in_.size() - head_len_, body_len_ - sunk_));
-        sunk_ += piece;
+        piece = static_cast<size_t>(std::min<uint64_t>(a.in.size() - a.head_len, a.body_len - a.sunk));
+        a.sunk += piece;
     }
-    if (piece > 0 && !sink_->write(std::string_view(in_.readable_data() + head_len_, piece))) {
-        respond_error(sink_->status(), sink_->reason());
+    if (piece > 0 && !a.sink->write(std::string_view(a.in.readable_data() + a.head_len, piece))) {
+        respond_error(a.sink->status(), a.sink->reason());
         return false;
     }
-    if (is_chunked_) {
-        in_.erase(head_len_, chunk_read_ - head_len_);
-        chunk_read_ = chunk_write_ = head_len_;
+    if (a.is_chunked) {
+        a.in.erase(a.head_len, a.chunk_read - a.head_len);
+        a.chunk_read = a.chunk_write = a.head_len;
         if (refuse_chunked(st) || st == ChunkedStatus::NeedMore) return false;
     } else {
-        in_.erase(head_len_, piece);
-        if (sunk_ < body_len_) return false;
+        a.in.erase(a.head_len, piece);
+        if (a.sunk < a.body_len) return false;
     }
-    if (!sink_->finish()) {
-        respond_error(sink_->status(), sink_->reason());
+    if (!a.sink->finish()) {
+        respond_error(a.sink->status(), a.sink->reason());
         return false;
     }
     return true;
@@ -272,9 +296,9 @@ bool Connection::pump_body() {
 
 void Connection::send_continue() {
     // Only worth it if the client is waiting: nothing of the body has arrived yet.
-    continue_sent_ = true;
-    if (in_.size() > head_len_) return;
-    out_.append(kContinue, srv_.loop_.buffers());
+    a_->continue_sent = true;
+    if (a_->in.size() > a_->head_len) return;
+    a_->out.append(kContinue, srv_.loop_.buffers());
     flush();
 }
 
@@ -286,12 +310,12 @@ void Connection::dispatch(std::string_view body, size_t consumed) {
     const RequestHead& h = srv_.head_;
     Request& req = srv_.request_;
     req.set_body(body);
-    head_only_ = h.method == Method::Head;
-    http10_ = h.version_minor == 0;
+    a_->head_only = h.method == Method::Head;
+    a_->http10 = h.version_minor == 0;
     ++served_;
     uint32_t cap = srv_.cfg_.max_requests_per_connection;
-    keep_alive_ = h.keep_alive && !srv_.stop_requested() && !peer_eof_ && (cap == 0 || served_ < cap);
-    client_closes_ = !h.keep_alive;
+    a_->keep_alive = h.keep_alive && !srv_.stop_requested() && !peer_eof_ && (cap == 0 || served_ < cap);
+    a_->client_closes = !h.keep_alive;
     if (srv_.executor_ && submit(body, consumed)) return;
     Response& res = srv_.response_;
     if (srv_.executor_) {  // the pool's queue is full: say so now, without blocking the loop
@@ -301,17 +325,17 @@ void Connection::dispatch(std::string_view body, size_t consumed) {
         res.send("Service Unavailable: all handler threads are busy\n", "text/plain; charset=utf-8");
     } else {
         res.reset(this);
-        if (sink_) sink_->deliver(*srv_.context_);
+        if (a_->sink) a_->sink->deliver(*srv_.context_);
         srv_.service_.handle(*srv_.context_, req, res);
     }
     srv_.count_request();
     if (fd_ < 0) return;  // a streamed write failed and closed us
     if (res.streaming()) {
-        if (res.aborted()) keep_alive_ = false;
+        if (res.aborted()) a_->keep_alive = false;
         else res.end();
-        observe(&req, res.status(), streamed_);
+        observe(&req, res.status(), a_->streamed);
     } else {
-        uint64_t sent = head_only_ || status_has_no_body(res.status()) ? 0 : body_size(res);
+        uint64_t sent = a_->head_only || status_has_no_body(res.status()) ? 0 : body_size(res);
         write_response(res);
         observe(&req, res.status(), sent);
     }
@@ -322,14 +346,14 @@ bool Connection::submit(std::string_view body, size_t consumed) {
     // One allocation per request: the hybrid model's price, small next to the
     // blocking handler it exists for.
     auto* ex = new Exchange();
-    ex->head = srv_.head_;  // views into in_, which the exchange takes below
+    ex->head = srv_.head_;  // views into our buffer, which the exchange takes below
     ex->context = srv_.service_.new_context();
     prepare_request(ex->head, ex->request, *ex->context);  // already validated once: cannot fail
     ex->request.set_body(body);
-    if (sink_) sink_->deliver(*ex->context);
+    if (a_->sink) a_->sink->deliver(*ex->context);
     ex->response.reset(nullptr);  // no stream: writes are buffered until the handler returns
     ex->connection = this;
-    ex->buffer = std::move(in_);
+    ex->buffer = std::move(a_->in);
     Service& service = srv_.service_;
     std::shared_ptr<CompletionQueue> done = srv_.completions_;
     bool queued = srv_.executor_->submit([ex, &service, done] {
@@ -337,12 +361,12 @@ bool Connection::submit(std::string_view body, size_t consumed) {
         done->push(ex);
     });
     if (!queued) {
-        in_ = std::move(ex->buffer);
+        a_->in = std::move(ex->buffer);
         delete ex;
         return false;
     }
-    ex_ = ex;
-    pending_consumed_ = consumed;
+    a_->ex = ex;
+    a_->pending_consumed = consumed;
     state_ = State::Handling;
     timer_.disarm();  // the handler takes as long as it takes (the watchdog is for loops)
     return true;
@@ -350,8 +374,8 @@ bool Connection::submit(std::string_view body, size_t consumed) {
 
 void Connection::complete(Exchange* ex) {
     // Back on the loop thread, the request's bytes back where they were.
-    ex_ = nullptr;
-    in_ = std::move(ex->buffer);
+    a_->ex = nullptr;
+    a_->in = std::move(ex->buffer);
     Response& res = ex->response;
     if (res.aborted()) {  // nothing was sent yet: a proper 500 is still possible
         res.clear();
@@ -359,11 +383,11 @@ void Connection::complete(Exchange* ex) {
         res.send("Internal Server Error\n", "text/plain; charset=utf-8");
     }
     srv_.count_request();
-    uint64_t sent = head_only_ || status_has_no_body(res.status()) ? 0 : body_size(res);
+    uint64_t sent = a_->head_only || status_has_no_body(res.status()) ? 0 : body_size(res);
     write_response(res);
     observe(&ex->request, res.status(), sent);
     delete ex;
-    finish_request(pending_consumed_);
+    finish_request(a_->pending_consumed);
     if (state_ == State::Idle) {
         process();  // requests pipelined behind this one
         if (fd_ < 0) return;
@@ -371,98 +395,100 @@ void Connection::complete(Exchange* ex) {
     } else {
         flush();
     }
+    settle();
 }
 
 void Connection::finish_request(size_t consumed) {
     head_current_ = false;
-    sink_.reset();  // uploads' temp files belong to the request now, or are gone
-    in_.consume(consumed);
-    if (!keep_alive_) {
+    a_->sink.reset();  // uploads' temp files belong to the request now, or are gone
+    a_->in.consume(consumed);
+    if (!a_->keep_alive) {
         close_after_flush_ = true;
         // The client said this was its last request and sent nothing after it: no
         // unread byte can turn our close into a reset, so the lingering close (a
         // shutdown, a wait for its FIN, another wake-up) buys nothing. One request
         // per connection (HTTP/1.0, ab, httperf) is common enough to matter.
-        plain_close_ = client_closes_ && in_.empty();
-        in_.consume(in_.size());  // requests pipelined after a close are not answered
+        plain_close_ = a_->client_closes && a_->in.empty();
+        a_->in.consume(a_->in.size());  // requests pipelined after a close are not answered
         state_ = State::Closing;
         return;
     }
     state_ = State::Idle;
-    if (out_.size() > srv_.cfg_.max_pending_output) read_paused_ = true;
+    if (a_->out.size() > srv_.cfg_.max_pending_output) read_paused_ = true;
 }
 
 void Connection::write_head(const Response& res, Framing framing, size_t content_length) {
     HeadParams hp;
     hp.date = srv_.date_.get(srv_.loop_.wall_seconds());
     hp.server = srv_.cfg_.server_name;
-    hp.keep_alive = keep_alive_;
-    hp.http10 = http10_;
+    hp.keep_alive = a_->keep_alive;
+    hp.http10 = a_->http10;
     hp.framing = framing;
     hp.content_length = content_length;
-    serialize_head(res, hp, out_, srv_.loop_.buffers());
+    serialize_head(res, hp, a_->out, srv_.loop_.buffers());
 }
 
 void Connection::write_response(Response& res) {
     // Decided when the head is written: a stop may have begun while the handler ran.
-    keep_alive_ = keep_alive_ && !res.closes_connection() && !srv_.stop_requested();
+    a_->keep_alive = a_->keep_alive && !res.closes_connection() && !srv_.stop_requested();
     bool no_body = status_has_no_body(res.status());
     write_head(res, no_body ? Framing::NoBody : Framing::Length, body_size(res));
-    if (no_body || head_only_) return;
+    if (no_body || a_->head_only) return;
     if (res.has_file()) {
         uint64_t off = res.file_offset(), len = res.file_length();
-        out_.append_file(res.release_file(), off, len);
+        a_->out.append_file(res.release_file(), off, len);
         return;
     }
     net::BufferPool& pool = srv_.loop_.buffers();
-    if (res.body().size() >= kOwnBodyThreshold) out_.append_owned(std::move(res.body()));
-    else out_.append(res.body(), pool);
+    if (res.body().size() >= kOwnBodyThreshold) a_->out.append_owned(std::move(res.body()));
+    else a_->out.append(res.body(), pool);
 }
 
 void Connection::observe(const Request* req, int status, uint64_t body_bytes) {
     if (!srv_.observer_) return;
-    uint64_t elapsed = started_us_ ? monotonic_us() - started_us_ : 0;
+    uint64_t elapsed = a_->started_us ? monotonic_us() - a_->started_us : 0;
     srv_.observer_->on_response({req, status, body_bytes, elapsed, peer_});
-    started_us_ = 0;
+    a_->started_us = 0;
 }
 
 void Connection::begin(Response& res) {
-    streamed_ = 0;
-    keep_alive_ = keep_alive_ && !res.closes_connection() && !srv_.stop_requested();
+    if (fd_ < 0) return;
+    a_->streamed = 0;
+    a_->keep_alive = a_->keep_alive && !res.closes_connection() && !srv_.stop_requested();
     Framing announced;
     if (status_has_no_body(res.status())) {
         announced = Framing::NoBody;
-    } else if (http10_) {
+    } else if (a_->http10) {
         announced = Framing::UntilClose;
-        keep_alive_ = keep_alive_ && head_only_;
+        a_->keep_alive = a_->keep_alive && a_->head_only;
     } else {
         announced = Framing::Chunked;
     }
     // HEAD gets the head a GET would get (RFC 9110 §9.3.2), and no body.
-    stream_framing_ = head_only_ ? Framing::NoBody : announced;
+    a_->stream_framing = a_->head_only ? Framing::NoBody : announced;
     write_head(res, announced, 0);
 }
 
 void Connection::chunk(std::string_view data) {
-    if (fd_ < 0 || data.empty() || stream_framing_ == Framing::NoBody) return;
-    streamed_ += data.size();
+    if (fd_ < 0 || data.empty() || a_->stream_framing == Framing::NoBody) return;
+    a_->streamed += data.size();
     net::BufferPool& pool = srv_.loop_.buffers();
-    if (stream_framing_ == Framing::Chunked) {
+    if (a_->stream_framing == Framing::Chunked) {
         char line[24];
         char* e = std::to_chars(line, line + 16, data.size(), 16).ptr;
         *e++ = '\r';
         *e++ = '\n';
-        out_.append(std::string_view(line, static_cast<size_t>(e - line)), pool);
-        out_.append(data, pool);
-        out_.append("\r\n", pool);
+        a_->out.append(std::string_view(line, static_cast<size_t>(e - line)), pool);
+        a_->out.append(data, pool);
+        a_->out.append("\r\n", pool);
     } else {
-        out_.append(data, pool);
+        a_->out.append(data, pool);
     }
-    if (out_.size() >= kStreamFlushThreshold) flush();
+    if (a_->out.size() >= kStreamFlushThreshold) flush();
 }
 
 void Connection::finish() {
-    if (fd_ >= 0 && stream_framing_ == Framing::Chunked) out_.append("0\r\n\r\n", srv_.loop_.buffers());
+    if (fd_ >= 0 && a_->stream_framing == Framing::Chunked) a_->out.append("0\r\n\r\n", srv_.loop_.buffers());
 }
 
 void Connection::respond_error(int status, std::string_view why) {
@@ -473,22 +499,22 @@ void Connection::respond_error(int status, std::string_view why) {
     body.reserve(64);
     body.append(reason_phrase(status)).append(": ").append(why).append("\n");
     res.send(body, "text/plain; charset=utf-8");
-    keep_alive_ = false;
-    head_only_ = false;
-    http10_ = false;
+    a_->keep_alive = false;
+    a_->head_only = false;
+    a_->http10 = false;
     write_response(res);
     observe(head_current_ ? &srv_.request_ : nullptr, status, res.body().size());
     head_current_ = false;
-    in_.consume(in_.size());
+    a_->in.consume(a_->in.size());
     state_ = State::Closing;
     close_after_flush_ = true;
 }
 
 bool Connection::flush() {
     if (fd_ < 0) return false;
-    if (!out_.empty()) {
+    if (!a_->out.empty()) {
         size_t written = 0;
-        net::OutputQueue::Status st = out_.write_to(fd_, srv_.loop_.buffers(), &written);
+        net::OutputQueue::Status st = a_->out.write_to(fd_, srv_.loop_.buffers(), &written);
         if (st == net::OutputQueue::Status::Error) {
             close_now();
             return false;
@@ -527,14 +553,14 @@ void Connection::arm_state_timer() {
 
 void Connection::enter_idle() {
     state_ = State::Idle;
-    in_.release(srv_.loop_.buffers());
+    a_->in.release(srv_.loop_.buffers());
     if (!write_blocked_) arm(srv_.draining_ ? srv_.drain_grace_timers_ : srv_.keepalive_timers_);
 }
 
 void Connection::start_linger() {
     state_ = State::Lingering;
-    in_.consume(in_.size());
-    in_.release(srv_.loop_.buffers());
+    a_->in.consume(a_->in.size());
+    a_->in.release(srv_.loop_.buffers());
     if (peer_eof_) {
         close_now();
         return;
@@ -569,22 +595,27 @@ void Connection::on_timeout() {
 void Connection::drain() {
     // Idle: closed when the grace ends, unless a request comes first (its response
     // then says Connection: close). Busy: finishes its request the same way.
-    if (state_ == State::Idle && out_.empty() && !write_blocked_) arm(srv_.drain_grace_timers_);
+    if (state_ == State::Idle && (!a_ || a_->out.empty()) && !write_blocked_) arm(srv_.drain_grace_timers_);
 }
 
 void Connection::close_now() {
     if (fd_ < 0) return;
     timer_.disarm();
-    if (ex_) {  // the handler still runs: its exchange outlives us and frees itself
-        ex_->connection = nullptr;
-        ex_ = nullptr;
-    }
     ::close(fd_);  // also removes it from epoll
     fd_ = -1;
-    net::BufferPool& pool = srv_.loop_.buffers();
-    in_.consume(in_.size());
-    in_.release(pool);
-    out_.clear(pool);
+    if (a_) {
+        if (a_->ex) {  // the handler still runs: its exchange outlives us and frees itself
+            a_->ex->connection = nullptr;
+            a_->ex = nullptr;
+        }
+        net::BufferPool& pool = srv_.loop_.buffers();
+        a_->sink.reset();  // an upload's temporary files go with the request
+        a_->in.consume(a_->in.size());
+        a_->in.release(pool);
+        a_->out.clear(pool);
+        srv_.give_back(a_);
+        a_ = nullptr;
+    }
     srv_.unlink(this);
     if (srv_.observer_) srv_.observer_->on_close();
     srv_.loop_.destroy_later(this);

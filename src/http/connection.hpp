@@ -9,6 +9,10 @@
 // empty or the output passes EngineConfig::max_pending_output (then reading stops
 // until the peer drains it). A protocol error gets its status and closes.
 // One Timer, moved between the header/body/keep-alive/write/linger lists.
+// Most connections of a busy server are idle keep-alive ones, so an idle connection
+// holds only what outlives a request (~140 bytes): its buffers and the request being
+// read or answered live in an ActiveState, taken from the Server's spares when an
+// event arrives and given back once the connection is Idle with nothing buffered.
 // Lives on its server's loop thread; destroyed through Loop::destroy_later.
 #pragma once
 #include <cstddef>
@@ -30,6 +34,39 @@ namespace kiln::http {
 
 class Server;
 
+// What a connection needs only while it has something to do: its read and write
+// buffers and the request being read or answered (offsets are relative to
+// in.readable()). Given back to the Server with both buffers empty and released;
+// the other fields are set when a request starts, so a reused one needs no reset.
+struct ActiveState {
+    net::Buffer in;
+    net::OutputQueue out;
+
+    // The request being read.
+    size_t scan_hint = 0;     // bytes already scanned for the end of the head
+    size_t head_len = 0;
+    uint64_t body_len = 0;    // Content-Length
+    size_t body_limit = 0;
+    ChunkedDecoder chunked;
+    size_t chunk_read = 0;    // raw chunked bytes consumed
+    size_t chunk_write = 0;   // end of decoded payload
+    std::unique_ptr<BodySink> sink;  // the body streams here instead of into in
+    uint64_t sunk = 0;               // Content-Length bytes given to sink
+    uint64_t started_us = 0;   // head parsed (only measured with an observer)
+    uint64_t streamed = 0;     // body bytes of a streamed response
+    Exchange* ex = nullptr;    // hybrid: the request a pool thread is handling
+    size_t pending_consumed = 0;
+    bool is_chunked = false;
+    bool continue_sent = false;
+
+    // The response being written.
+    bool keep_alive = true;
+    bool head_only = false;     // HEAD request: no body bytes
+    bool http10 = false;
+    bool client_closes = false;  // the request being answered said Connection: close (or was 1.0)
+    Framing stream_framing = Framing::Length;
+};
+
 class Connection final : public net::IoHandler, public ResponseStream {
 public:
     Connection(Server& server, int fd, const net::PeerAddress& peer);
@@ -48,6 +85,9 @@ private:
     friend class Server;
     enum class State : uint8_t { Idle, Head, Body, Handling, Closing, Lingering };
 
+    void handle_io(uint32_t events);
+    void activate();                  // a_ from the server's spares, if it has none
+    void settle();                    // an Idle connection with nothing buffered gives a_ back
     void on_readable();
     void read_and_process();
     void resume();
@@ -73,52 +113,28 @@ private:
     void observe(const Request* req, int status, uint64_t body_bytes);
     size_t read_size() const;
     bool refuse_chunked(ChunkedStatus st);  // answers a chunked body's error: true if it was one
-    bool pump_body();  // body_ready() for a sink: feeds what arrived, drops it from in_
+    bool pump_body();  // body_ready() for a sink: feeds what arrived, drops it from in
 
+    // Kept while idle: what outlives one request.
     Server& srv_;
-    int fd_;
-    net::PeerAddress peer_;
-    State state_ = State::Idle;
     net::Timer timer_;
-    net::Buffer in_;
-    net::OutputQueue out_;
-
-    // The request being read. Offsets are relative to in_.readable().
-    size_t scan_hint_ = 0;     // bytes already scanned for the end of the head
-    size_t head_len_ = 0;
-    uint64_t body_len_ = 0;    // Content-Length
-    size_t body_limit_ = 0;
-    ChunkedDecoder chunked_;
-    size_t chunk_read_ = 0;    // raw chunked bytes consumed
-    size_t chunk_write_ = 0;   // end of decoded payload
-    bool is_chunked_ = false;
-    std::unique_ptr<BodySink> sink_;  // the body streams here instead of into in_
-    uint64_t sunk_ = 0;               // Content-Length bytes given to sink_
-    bool head_current_ = false;  // srv_.head_ and srv_.request_ describe this request now;
-                                 // only ever true inside one process() call
-    bool continue_sent_ = false;
-    uint64_t started_us_ = 0;   // head parsed (only measured with an observer)
-    uint64_t streamed_ = 0;     // body bytes of a streamed response
-    Exchange* ex_ = nullptr;    // hybrid: the request a pool thread is handling
-    size_t pending_consumed_ = 0;
-
-    // The response being written.
-    bool keep_alive_ = true;
-    bool head_only_ = false;     // HEAD request: no body bytes
-    bool http10_ = false;
-    bool trusted_proxy_ = false;  // the peer is a proxy whose X-Forwarded-Proto counts
+    ActiveState* a_ = nullptr;    // set while the connection has work (always in Head,
+                                  // Body, Handling, Closing, Lingering); null when closed
+    Connection* prev_ = nullptr;  // Server's list
+    Connection* next_ = nullptr;
+    net::PeerAddress peer_;
+    int fd_;
     uint32_t served_ = 0;         // requests dispatched on this connection
-    Framing stream_framing_ = Framing::Length;
+    State state_ = State::Idle;
+    bool trusted_proxy_ = false;  // the peer is a proxy whose X-Forwarded-Proto counts
+    bool head_current_ = false;   // srv_.head_ and srv_.request_ describe this request now;
+                                  // only ever true inside one process() call
     bool close_after_flush_ = false;
-    bool client_closes_ = false;  // the request being answered said Connection: close (or was 1.0)
     bool plain_close_ = false;    // close without lingering (see finish_request)
     bool write_blocked_ = false;
     bool read_paused_ = false;
     bool peer_eof_ = false;       // read() returned 0
     bool peer_fin_seen_ = false;  // epoll reported RDHUP/HUP: a read() will return 0
-
-    Connection* prev_ = nullptr;  // Server's list
-    Connection* next_ = nullptr;
 };
 
 }  // namespace kiln::http

@@ -34,6 +34,30 @@ Server::~Server() {
             delete ex;
         }
     }
+    for (ActiveState* a : spare_active_) delete a;
+}
+
+namespace {
+// Spares beyond this many are freed: a burst of busy connections does not pin its
+// peak for good. Typically one is in use at a time (a connection whose request
+// arrives whole takes it and gives it back in the same event).
+constexpr size_t kMaxSpareActive = 256;
+}  // namespace
+
+ActiveState* Server::take_active() {
+    if (spare_active_.empty()) return new ActiveState();
+    ActiveState* a = spare_active_.back();
+    spare_active_.pop_back();
+    return a;
+}
+
+void Server::give_back(ActiveState* a) {
+    if (spare_active_.size() < kMaxSpareActive) {
+        spare_active_.push_back(a);
+        return;
+    }
+    a->out.clear(loop_.buffers());
+    delete a;
 }
 
 void Server::set_executor(Executor* executor) {

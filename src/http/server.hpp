@@ -23,6 +23,7 @@
 namespace kiln::http {
 
 class Connection;
+struct ActiveState;
 
 // Told about every response the engine sends (access log, metrics). Runs on the
 // loop thread, after the response is queued; must not block.
@@ -98,6 +99,11 @@ private:
     void link(Connection* c);
     void unlink(Connection* c);
     void count_request();
+    // A connection's buffers and request state while it has work; given back with
+    // both buffers empty and released. Kept for reuse (with the output queue's
+    // capacity), so a request on an idle connection allocates nothing for them.
+    ActiveState* take_active();
+    void give_back(ActiveState* a);
 
     net::Loop& loop_;
     Service& service_;
@@ -117,6 +123,7 @@ private:
     Executor* executor_ = nullptr;
     std::shared_ptr<CompletionQueue> completions_;  // shared with handlers still running
     Connection* first_ = nullptr;
+    std::vector<ActiveState*> spare_active_;  // at most kMaxSpareActive
     size_t count_ = 0;
     bool draining_ = false;
     std::atomic<bool> stop_requested_{false};

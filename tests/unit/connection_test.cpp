@@ -15,6 +15,8 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "http/server.hpp"
 #include "net/loop.hpp"
@@ -46,39 +48,17 @@ public:
     std::atomic<int> responses{0}, open{0}, closed{0};
 };
 
-// One loop thread serving the server end of a socketpair.
-class Engine {
+// The test's end of one socketpair: raw bytes out, responses and EOF in.
+class Peer {
 public:
-    explicit Engine(EngineConfig cfg = {}) : cfg_(std::move(cfg)) {
-        int fds[2];
-        EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-        client_ = fds[1];
-        int server_end = fds[0];
-        std::promise<net::Loop*> started;
-        auto ready = started.get_future();
-        thread_ = std::thread([this, server_end, &started] {
-            net::Loop loop;
-            Server server(loop, service_, cfg_);
-            server.set_observer(&counter_);
-            fcntl_nonblock(server_end);
-            server.accept(server_end);
-            started.set_value(&loop);
-            loop.run();
-            std::lock_guard<std::mutex> g(stopping_);  // stop() has returned: the loop may go
-        });
-        loop_ = ready.get();
-    }
-    ~Engine() {
-        if (client_ >= 0) ::close(client_);
-        {
-            std::lock_guard<std::mutex> g(stopping_);
-            loop_->stop();
-        }
-        thread_.join();
+    explicit Peer(int fd) : fd_(fd) {}
+    Peer(Peer&& o) noexcept : fd_(std::exchange(o.fd_, -1)), buf_(std::move(o.buf_)), eof_(o.eof_) {}
+    ~Peer() {
+        if (fd_ >= 0) ::close(fd_);
     }
 
-    void send(std::string_view bytes) const { ASSERT_EQ(::write(client_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size())); }
-    void shut_write() const { ::shutdown(client_, SHUT_WR); }
+    void send(std::string_view bytes) const { ASSERT_EQ(::write(fd_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size())); }
+    void shut_write() const { ::shutdown(fd_, SHUT_WR); }
 
     // Reads until `n` complete responses (Content-Length framed) or EOF or timeout.
     std::string read_responses(int n, int timeout_ms = 2000) {
@@ -100,19 +80,13 @@ public:
         }
         return eof_;
     }
-    Counter& counter() { return counter_; }
-    int handled() const { return service_.handled.load(); }
 
 private:
-    static void fcntl_nonblock(int fd) {
-        int fl = ::fcntl(fd, F_GETFL);
-        ::fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-    }
     bool read_some(int timeout_ms) {
-        pollfd p{client_, POLLIN, 0};
+        pollfd p{fd_, POLLIN, 0};
         if (::poll(&p, 1, timeout_ms) <= 0) return false;
         char tmp[65536];
-        ssize_t n = ::read(client_, tmp, sizeof tmp);
+        ssize_t n = ::read(fd_, tmp, sizeof tmp);
         if (n <= 0) {
             eof_ = true;
             return false;
@@ -134,15 +108,69 @@ private:
         }
     }
 
+    int fd_;
+    std::string buf_;
+    bool eof_ = false;
+};
+
+// One loop thread serving the server ends of `peers` socketpairs (all on that one
+// loop); the single-peer calls speak on the first.
+class Engine {
+public:
+    explicit Engine(EngineConfig cfg = {}, int peers = 1) : cfg_(std::move(cfg)) {
+        std::vector<int> server_ends;
+        for (int i = 0; i < peers; ++i) {
+            int fds[2];
+            EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+            peers_.emplace_back(fds[1]);
+            server_ends.push_back(fds[0]);
+        }
+        std::promise<net::Loop*> started;
+        auto ready = started.get_future();
+        thread_ = std::thread([this, server_ends, &started] {
+            net::Loop loop;
+            Server server(loop, service_, cfg_);
+            server.set_observer(&counter_);
+            for (int fd : server_ends) {
+                fcntl_nonblock(fd);
+                server.accept(fd);
+            }
+            started.set_value(&loop);
+            loop.run();
+            std::lock_guard<std::mutex> g(stopping_);  // stop() has returned: the loop may go
+        });
+        loop_ = ready.get();
+    }
+    ~Engine() {
+        peers_.clear();
+        {
+            std::lock_guard<std::mutex> g(stopping_);
+            loop_->stop();
+        }
+        thread_.join();
+    }
+
+    Peer& peer(size_t i) { return peers_.at(i); }
+    void send(std::string_view bytes) { peer(0).send(bytes); }
+    void shut_write() { peer(0).shut_write(); }
+    std::string read_responses(int n, int timeout_ms = 2000) { return peer(0).read_responses(n, timeout_ms); }
+    bool sees_eof(int timeout_ms = 2000) { return peer(0).sees_eof(timeout_ms); }
+    Counter& counter() { return counter_; }
+    int handled() const { return service_.handled.load(); }
+
+private:
+    static void fcntl_nonblock(int fd) {
+        int fl = ::fcntl(fd, F_GETFL);
+        ::fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    }
+
     EngineConfig cfg_;
     EchoService service_;
     Counter counter_;
     std::thread thread_;
     std::mutex stopping_;
     net::Loop* loop_ = nullptr;
-    int client_ = -1;
-    std::string buf_;
-    bool eof_ = false;
+    std::vector<Peer> peers_;
 };
 
 int count_of(const std::string& s, std::string_view what) {
@@ -220,6 +248,48 @@ TEST(Connection, AfterItsRequestBudgetAConnectionIsClosedCleanly) {
     EXPECT_TRUE(e.sees_eof());
 }
 
+TEST(Connection, AnIdleConnectionServesItsNextRequestAndClosesOnlyAfterTheKeepAliveTimeout) {
+    EngineConfig cfg;
+    cfg.keepalive_timeout_ms = 300;
+    Engine e(cfg);
+    e.send("GET /1 HTTP/1.1\r\nHost: x\r\n\r\n");
+    ASSERT_NE(e.read_responses(1).find("GET /1 0"), std::string::npos);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // idle, well inside the timeout
+    e.send("GET /2 HTTP/1.1\r\nHost: x\r\n\r\n");
+    ASSERT_NE(e.read_responses(2).find("GET /2 0"), std::string::npos);
+    auto idle_since = std::chrono::steady_clock::now();
+    EXPECT_TRUE(e.sees_eof(3000));
+    EXPECT_GE(std::chrono::steady_clock::now() - idle_since, std::chrono::milliseconds(200));
+    for (int i = 0; i < 100 && e.counter().closed.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_EQ(e.counter().closed.load(), 1);
+}
+
+TEST(Connection, ConnectionsWaitingMidRequestKeepTheirOwnBytesWhileOthersComeAndGo) {
+    // Four connections on one loop: three stop mid-request (body, head, chunked body)
+    // while the fourth is answered again and again; then each completes its own.
+    Engine e({}, 4);
+    e.peer(0).send("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nhello");
+    e.peer(1).send("GET /b HTTP/1.1\r\nHost: x\r\n\r\nGET /c HTTP/1.1\r\nHo");
+    e.peer(2).send("POST /d HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n");
+    ASSERT_NE(e.peer(1).read_responses(1).find("GET /b 0"), std::string::npos);
+    for (int i = 0; i < 3; ++i) {
+        e.peer(3).send("GET /e HTTP/1.1\r\nHost: x\r\n\r\nGET /f HTTP/1.1\r\nHost: x\r\n\r\n");
+        std::string out = e.peer(3).read_responses(2 * (i + 1));
+        ASSERT_EQ(count_of(out, "GET /f 0"), i + 1) << out;
+    }
+    e.peer(0).send("world");
+    e.peer(2).send("4\r\ndefg\r\n0\r\n\r\n");
+    e.peer(1).send("st: x\r\n\r\n");
+    std::string a = e.peer(0).read_responses(1), b = e.peer(1).read_responses(2), d = e.peer(2).read_responses(1);
+    EXPECT_NE(a.find("POST /a 10"), std::string::npos) << a;
+    EXPECT_EQ(count_of(a, "HTTP/1.1 "), 1) << a;
+    EXPECT_NE(b.find("GET /c 0"), std::string::npos) << b;
+    EXPECT_EQ(count_of(b, "HTTP/1.1 "), 2) << b;
+    EXPECT_NE(d.find("POST /d 7"), std::string::npos) << d;
+    EXPECT_EQ(count_of(d, "HTTP/1.1 "), 1) << d;
+    EXPECT_EQ(e.handled(), 10);
+}
+
 // Error paths -----------------------------------------------------------------
 
 TEST(Connection, MalformedHeadIsA400AndTheConnectionCloses) {
@@ -250,6 +320,16 @@ TEST(Connection, AStalledHeadGets408AfterTheHeaderTimeout) {
     EXPECT_EQ(out.substr(0, 12), "HTTP/1.1 408") << out;
     EXPECT_GE(waited, std::chrono::milliseconds(50));
     EXPECT_TRUE(e.sees_eof());
+}
+
+TEST(Connection, AConnectionThatNeverSendsAByteIsClosedAfterTheHeaderTimeout) {
+    EngineConfig cfg;
+    cfg.header_timeout_ms = 100;
+    Engine e(cfg);
+    EXPECT_TRUE(e.sees_eof(3000));
+    EXPECT_EQ(e.read_responses(1, 0), "") << "nothing was asked, nothing is answered";
+    for (int i = 0; i < 100 && e.counter().closed.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_EQ(e.counter().closed.load(), 1);
 }
 
 TEST(Connection, PeerVanishingMidBodyReleasesTheConnection) {
