@@ -316,6 +316,10 @@ void Connection::dispatch(std::string_view body, size_t consumed) {
     uint32_t cap = srv_.cfg_.max_requests_per_connection;
     a_->keep_alive = h.keep_alive && !srv_.stop_requested() && !peer_eof_ && (cap == 0 || served_ < cap);
     a_->client_closes = !h.keep_alive;
+    if (srv_.service_.waits(*srv_.context_)) {  // a coroutine: on this loop, in any MPM
+        start_waiting(body, consumed);
+        return;
+    }
     if (srv_.executor_ && submit(body, consumed)) return;
     Response& res = srv_.response_;
     if (srv_.executor_) {  // the pool's queue is full: say so now, without blocking the loop
@@ -372,7 +376,56 @@ bool Connection::submit(std::string_view body, size_t consumed) {
     return true;
 }
 
+void Connection::start_waiting(std::string_view body, size_t consumed) {
+    // Like submit(): the request moves into an Exchange of its own (with the read
+    // buffer its views point into), so it survives while the handler waits and
+    // whatever happens to the connection meanwhile.
+    auto* ex = new Exchange();
+    ex->head = srv_.head_;
+    ex->context = srv_.service_.new_context();
+    prepare_request(ex->head, ex->request, *ex->context);  // already validated once: cannot fail
+    ex->request.set_body(body);
+    if (a_->sink) a_->sink->deliver(*ex->context);
+    ex->response.reset(nullptr);  // buffered until the handler is done
+    ex->connection = this;
+    ex->buffer = std::move(a_->in);
+    ex->waiting = true;
+    a_->ex = ex;
+    a_->pending_consumed = consumed;
+    state_ = State::Handling;
+    timer_.disarm();  // bounded by the handler's deadline (timeouts.handler_ms) instead
+    ex->starting = true;
+    srv_.service_.start(*ex->context, ex->request, ex->response, {&Connection::on_waited, ex});
+    ex->starting = false;
+    if (ex->finished) finish_exchange(ex);  // it never waited: go on as after a plain handler
+}
+
+void Connection::on_waited(void* exchange) {
+    auto* ex = static_cast<Exchange*>(exchange);
+    if (ex->starting) {
+        ex->finished = true;  // start_waiting takes it from here
+        return;
+    }
+    if (ex->connection) {
+        ex->connection->complete(ex);
+        return;
+    }
+    discard(ex, net::Loop::current()->buffers());  // the client left while it waited
+}
+
 void Connection::complete(Exchange* ex) {
+    finish_exchange(ex);
+    if (state_ == State::Idle) {
+        process();  // requests pipelined behind this one
+        if (fd_ < 0) return;
+        on_readable();  // edge-triggered: bytes may have arrived while we did not read
+    } else {
+        flush();
+    }
+    settle();
+}
+
+void Connection::finish_exchange(Exchange* ex) {
     // Back on the loop thread, the request's bytes back where they were.
     a_->ex = nullptr;
     a_->in = std::move(ex->buffer);
@@ -388,14 +441,6 @@ void Connection::complete(Exchange* ex) {
     observe(&ex->request, res.status(), sent);
     delete ex;
     finish_request(a_->pending_consumed);
-    if (state_ == State::Idle) {
-        process();  // requests pipelined behind this one
-        if (fd_ < 0) return;
-        on_readable();  // edge-triggered: bytes may have arrived while we did not read
-    } else {
-        flush();
-    }
-    settle();
 }
 
 void Connection::finish_request(size_t consumed) {
@@ -605,6 +650,7 @@ void Connection::close_now() {
     fd_ = -1;
     if (a_) {
         if (a_->ex) {  // the handler still runs: its exchange outlives us and frees itself
+            if (a_->ex->waiting) srv_.service_.cancel(*a_->ex->context);  // its waits end now
             a_->ex->connection = nullptr;
             a_->ex = nullptr;
         }

@@ -74,7 +74,7 @@ public:
 
     void on_io(uint32_t events) override;
     void drain();  // the server is stopping
-    void complete(Exchange* ex);  // hybrid: the handler finished (loop thread)
+    void complete(Exchange* ex);  // the handler finished (loop thread): a pool's, or one that waited
 
     // ResponseStream: a handler streaming its body.
     void begin(Response& res) override;
@@ -97,6 +97,9 @@ private:
     bool body_ready();                // Content-Length or chunked body complete
     void dispatch(std::string_view body, size_t consumed);
     bool submit(std::string_view body, size_t consumed);  // hybrid: false if the pool is full
+    void start_waiting(std::string_view body, size_t consumed);  // a handler that may wait (coroutine)
+    static void on_waited(void* exchange);  // its Completion
+    void finish_exchange(Exchange* ex);  // its response written, the request done
     void finish_request(size_t consumed);
     void write_head(const Response& res, Framing framing, size_t content_length);
     void write_response(Response& res);

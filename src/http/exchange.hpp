@@ -33,7 +33,17 @@ struct Exchange {
     std::unique_ptr<RequestContext> context;  // the layer above's, for this request
     net::Buffer buffer;            // the connection's read buffer while the handler runs
     Connection* connection;        // null once the connection closed (loop thread only)
+    bool waiting = false;          // a handler that waits on the loop (not a pool thread's)
+    bool starting = false;         // inside Service::start: a completion now is synchronous
+    bool finished = false;         // it completed while starting
 };
+
+// Frees an exchange whose connection is gone, its read buffer back to `pool`.
+inline void discard(Exchange* ex, net::BufferPool& pool) {
+    ex->buffer.consume(ex->buffer.size());
+    ex->buffer.release(pool);
+    delete ex;
+}
 
 // Runs jobs on other threads. submit() returns false when the queue is full.
 class Executor {

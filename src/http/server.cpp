@@ -27,12 +27,9 @@ Server::Server(net::Loop& loop, Service& service, const EngineConfig& config)
 
 Server::~Server() {
     while (first_) first_->close_now();  // in-flight exchanges lose their connection
+    loop_.finish_deferred();  // handlers that waited were cancelled: let them end
     if (completions_) {
-        for (Exchange* ex : completions_->close()) {  // finished, never taken
-            ex->buffer.consume(ex->buffer.size());
-            ex->buffer.release(loop_.buffers());
-            delete ex;
-        }
+        for (Exchange* ex : completions_->close()) discard(ex, loop_.buffers());  // finished, never taken
     }
     for (ActiveState* a : spare_active_) delete a;
 }
@@ -69,9 +66,7 @@ void Server::set_executor(Executor* executor) {
             if (ex->connection) {
                 ex->connection->complete(ex);
             } else {  // the client went away while its handler ran
-                ex->buffer.consume(ex->buffer.size());
-                ex->buffer.release(loop_.buffers());
-                delete ex;
+                discard(ex, loop_.buffers());
             }
         }
     });

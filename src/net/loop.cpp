@@ -117,6 +117,12 @@ void Loop::run() {
     running = outer;
 }
 
+void Loop::finish_deferred() {
+    Loop* outer = std::exchange(running, this);  // the coroutines resumed here may ask for their loop
+    for (int round = 0; round < 64 && !deferred_.empty(); ++round) run_deferred();
+    running = outer;
+}
+
 void Loop::run_deferred() {
     // One batch: what these calls defer waits for the next iteration (epoll_wait
     // then does not block), so events are never starved.

@@ -47,6 +47,9 @@ public:
     // (or of the next one, if called between iterations): work that must not run
     // inside the caller's stack, such as resuming a coroutine whose wait was cancelled.
     void defer(void (*fn)(void*), void* arg) { deferred_.push_back({fn, arg}); }
+    // After run() returned (a server closing its connections on the way out): runs
+    // what is deferred, and what that defers, so cancelled coroutines can end.
+    void finish_deferred();
 
     // The loop running on this thread (inside run()), or null.
     static Loop* current();
