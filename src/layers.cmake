@@ -2,7 +2,8 @@
 # each, linked only to the layers below it (DESIGN.md's map):
 #
 #   kiln_util  <- kiln_net  <- kiln_http (+ kiln_proto)  <- kiln_app  <- kiln_server
-#   kiln_view  <- kiln_app;  kiln_util <- kiln_db;  kiln = kiln_server + kiln_db
+#   kiln_view  <- kiln_app;  kiln_util <- kiln_db;  kiln_net + kiln_db <- kiln_pg
+#   kiln = kiln_server + kiln_db + kiln_pg
 #
 # A call that goes up does not link: tests/layers builds, for every layer, a program
 # that pulls in every object of that layer (whole-archive) with only the layers below
@@ -98,6 +99,18 @@ kiln_layer(kiln_db
 )
 target_link_libraries(kiln_db PUBLIC kiln_util PRIVATE SQLite::SQLite3)
 
+# PostgreSQL on the event loop (libpq pipeline mode); libpq-fe.h stays out of the public header.
+pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
+kiln_layer(kiln_pg
+  pg/values.cpp
+  pg/errors.cpp
+  pg/op.cpp
+  pg/connection.cpp
+  pg/pool.cpp
+  pg/client.cpp
+)
+target_link_libraries(kiln_pg PUBLIC kiln_net kiln_db PRIVATE PkgConfig::LIBPQ)
+
 kiln_layer(kiln_server
   server/flags.cpp
   server/run.cpp
@@ -120,7 +133,7 @@ target_link_libraries(kiln_server PUBLIC kiln_app PRIVATE PkgConfig::TOMLPP)
 
 # What applications link.
 add_library(kiln INTERFACE)
-target_link_libraries(kiln INTERFACE kiln_server kiln_db)
+target_link_libraries(kiln INTERFACE kiln_server kiln_db kiln_pg)
 add_library(kiln::kiln ALIAS kiln)
 
 # A sanitized static library needs the sanitizer runtime wherever it is linked, also
@@ -137,7 +150,7 @@ target_include_directories(kiln_internal INTERFACE ${PROJECT_SOURCE_DIR}/src)
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 target_include_directories(kiln_proto INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-set(KILN_LAYERS kiln_util kiln_net kiln_proto kiln_http kiln_view kiln_app kiln_db kiln_server)
+set(KILN_LAYERS kiln_util kiln_net kiln_proto kiln_http kiln_view kiln_app kiln_db kiln_pg kiln_server)
 foreach(l ${KILN_LAYERS})
   target_include_directories(${l} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 endforeach()
@@ -145,7 +158,7 @@ install(TARGETS kiln ${KILN_LAYERS} EXPORT kilnTargets ARCHIVE DESTINATION ${CMA
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT kilnTargets NAMESPACE kiln:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 file(WRITE ${CMAKE_BINARY_DIR}/kilnConfig.cmake
-     "include(CMakeFindDependencyMacro)\nfind_dependency(Threads)\nfind_dependency(PkgConfig)\npkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)\nfind_dependency(SQLite3)\nfind_dependency(OpenSSL)\nfind_dependency(nlohmann_json)\ninclude(\${CMAKE_CURRENT_LIST_DIR}/kilnTargets.cmake)\n")
+     "include(CMakeFindDependencyMacro)\nfind_dependency(Threads)\nfind_dependency(PkgConfig)\npkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)\npkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)\nfind_dependency(SQLite3)\nfind_dependency(OpenSSL)\nfind_dependency(nlohmann_json)\ninclude(\${CMAKE_CURRENT_LIST_DIR}/kilnTargets.cmake)\n")
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/kilnConfig.cmake ${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)

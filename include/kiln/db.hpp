@@ -44,26 +44,30 @@ enum class ErrorKind : uint8_t {
 
 enum class Constraint : uint8_t { None, Unique, PrimaryKey, ForeignKey, NotNull, Check, Other };
 
-// what() = message, SQLite's code name and the SQL text. Values are never part of
-// it (they are bound), so it is safe to log.
+// what() = message, SQLite's code name (or PostgreSQL's SQLSTATE) and the SQL text.
+// Values are never part of it (they are bound), so it is safe to log.
 class Error : public std::runtime_error {
 public:
-    Error(ErrorKind kind, int code, std::string message, std::string sql);
+    Error(ErrorKind kind, int code, std::string message, std::string sql, std::string sqlstate = {});
     ErrorKind kind() const { return kind_; }
     int code() const { return code_; }  // SQLite's extended result code; 0 if kiln raised it
     const std::string& message() const { return message_; }  // without the SQL
     const std::string& sql() const { return sql_; }          // may be empty
+    // PostgreSQL's five-character SQLSTATE ("23505"); empty for SQLite and kiln's own.
+    const std::string& sqlstate() const { return sqlstate_; }
 
 private:
     ErrorKind kind_;
     int code_;
     std::string message_;
     std::string sql_;
+    std::string sqlstate_;
 };
 
 class ConstraintViolation : public Error {
 public:
-    ConstraintViolation(Constraint which, int code, std::string message, std::string sql);
+    ConstraintViolation(Constraint which, int code, std::string message, std::string sql,
+                        std::string sqlstate = {});
     Constraint constraint() const { return constraint_; }
 
 private:

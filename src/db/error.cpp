@@ -5,9 +5,11 @@
 namespace kiln::db {
 namespace {
 
-std::string describe(const std::string& message, int code, const std::string& sql) {
+std::string describe(const std::string& message, int code, const std::string& sql,
+                     const std::string& sqlstate) {
     std::string out = message;
     if (code != 0) out += " [" + detail::code_name(code) + "]";
+    if (!sqlstate.empty()) out += " [SQLSTATE " + sqlstate + "]";
     if (!sql.empty()) out += " in SQL: " + sql;
     return out;
 }
@@ -25,15 +27,18 @@ Constraint constraint_of(int code) {
 
 }  // namespace
 
-Error::Error(ErrorKind kind, int code, std::string message, std::string sql)
-    : std::runtime_error(describe(message, code, sql)),
+Error::Error(ErrorKind kind, int code, std::string message, std::string sql, std::string sqlstate)
+    : std::runtime_error(describe(message, code, sql, sqlstate)),
       kind_(kind),
       code_(code),
       message_(std::move(message)),
-      sql_(std::move(sql)) {}
+      sql_(std::move(sql)),
+      sqlstate_(std::move(sqlstate)) {}
 
-ConstraintViolation::ConstraintViolation(Constraint which, int code, std::string message, std::string sql)
-    : Error(ErrorKind::Constraint, code, std::move(message), std::move(sql)), constraint_(which) {}
+ConstraintViolation::ConstraintViolation(Constraint which, int code, std::string message, std::string sql,
+                                         std::string sqlstate)
+    : Error(ErrorKind::Constraint, code, std::move(message), std::move(sql), std::move(sqlstate)),
+      constraint_(which) {}
 
 MigrationError::MigrationError(ErrorKind kind, int code, std::string message, std::string sql,
                                std::filesystem::path file)

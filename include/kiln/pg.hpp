@@ -1,0 +1,338 @@
+// kiln::pg: PostgreSQL on kiln's event loop (libpq, pipeline mode). The same one
+// primitive as SQLite, in coroutine form:
+//
+//   kiln::pg::Client db({.url = "postgresql://app@127.0.0.1/app", .pool = 1});
+//   kiln::pg::Result r = co_await db.exec("SELECT id, name FROM users WHERE id = $1", id);
+//   for (const kiln::pg::Row& row : r) use(row.get<long>(0), row.get<std::string_view>(1));
+//   long n = co_await db.scalar<long>("SELECT count(*) FROM users");
+//
+// SQL is a kiln::db::Sql (a string literal, or visibly trusted_sql) with $1..$n
+// placeholders; every value is bound, never spliced into the text: injection cannot
+// happen by construction, and a statement is known by its text, so each distinct SQL
+// text is prepared once per connection, the first time it is used. Many queries from
+// many coroutines travel on one connection at once (pipelined); each gets its own
+// answer, and a query's error reaches only the coroutine that sent it, as the
+// db::Error family with PostgreSQL's SQLSTATE (db::Error::sqlstate()).
+//
+// A Client belongs to the event loop thread that first uses it (checked: another
+// thread gets std::logic_error); its queries resume their coroutines on that thread.
+// It keeps `pool` connections up by itself: a lost connection fails the queries it
+// carried (Error kind Io, "connection to PostgreSQL lost: ..."), then reconnects with
+// back-off; while no connection is up a query fails at once instead of waiting.
+#pragma once
+#include <charconv>
+#include <chrono>
+#include <concepts>
+#include <coroutine>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <kiln/db.hpp>
+#include <kiln/task.hpp>
+
+struct pg_result;  // libpq's PGresult; libpq-fe.h stays out of kiln's public headers
+
+namespace kiln::pg {
+
+namespace detail {
+struct Op;  // one query in flight (src/pg/op.hpp)
+class Pool;
+}  // namespace detail
+
+// ------------------------------------------------------------------ values
+
+// A query's parameters, encoded for the wire as they are added (text format: the
+// value is copied, so nothing given to exec() needs to outlive the call).
+class Params {
+public:
+    void text(std::string_view v);  // throws db::Error(Type) if v holds a NUL byte
+    void null();
+    int size() const { return static_cast<int>(slots_.size()); }
+
+private:
+    friend struct detail::Op;
+    struct Slot {
+        uint32_t offset;  // into data_, NUL-terminated there
+        bool null;
+    };
+    std::string data_;
+    std::vector<Slot> slots_;
+};
+
+// One column of one row, as PostgreSQL sent it (text format).
+class Field {
+public:
+    bool is_null() const;
+    std::string_view text() const;  // valid while the Result lives; empty for NULL
+    std::string_view name() const;
+    uint32_t type_oid() const;  // PostgreSQL's type OID of the column
+    // Throws db::Error(Type) naming the column, its text and `wanted` (e.g. "an integer").
+    [[noreturn]] void mismatch(std::string_view wanted) const;
+
+private:
+    friend class Row;
+    Field(const pg_result* r, int row, int column) : r_(r), row_(row), column_(column) {}
+    const pg_result* r_;
+    int row_;
+    int column_;
+};
+
+// How a C++ type is sent and read: static void write(Params&, const T&) and static T
+// read(const Field&). Specialise it for your own types. Built in: integers, bool,
+// enums, floating point, std::string, std::string_view, const char*, std::optional<T>
+// (NULL <-> nullopt) and std::nullopt / nullptr (NULL). Reading NULL into a
+// non-optional type is a db::Error(Type).
+template <class T>
+struct Codec;
+
+namespace detail {
+[[noreturn]] void null_read(const Field& f, std::string_view wanted);
+double parse_double(const Field& f);
+void write_double(Params& p, double v);
+}  // namespace detail
+
+template <std::integral T>
+struct Codec<T> {
+    static void write(Params& p, T v) {
+        char buf[24];
+        auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+        p.text(std::string_view(buf, static_cast<size_t>(end - buf)));
+    }
+    static T read(const Field& f) {
+        if (f.is_null()) detail::null_read(f, "an integer");
+        std::string_view s = f.text();
+        T v{};
+        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec == std::errc::result_out_of_range) f.mismatch("an integer in the range of the C++ type");
+        if (ec != std::errc() || end != s.data() + s.size()) f.mismatch("an integer");
+        return v;
+    }
+};
+
+template <>
+struct Codec<bool> {
+    static void write(Params& p, bool v) { p.text(v ? "t" : "f"); }
+    static bool read(const Field& f) {
+        if (f.is_null()) detail::null_read(f, "a boolean");
+        std::string_view s = f.text();
+        if (s == "t") return true;
+        if (s == "f") return false;
+        f.mismatch("a boolean (t or f)");
+    }
+};
+
+template <class T>
+    requires std::is_enum_v<T>
+struct Codec<T> {
+    using U = std::underlying_type_t<T>;
+    static void write(Params& p, T v) { Codec<U>::write(p, static_cast<U>(v)); }
+    static T read(const Field& f) { return static_cast<T>(Codec<U>::read(f)); }
+};
+
+template <std::floating_point T>
+struct Codec<T> {
+    static void write(Params& p, T v) { detail::write_double(p, static_cast<double>(v)); }
+    static T read(const Field& f) { return static_cast<T>(detail::parse_double(f)); }
+};
+
+template <>
+struct Codec<std::string_view> {
+    static void write(Params& p, std::string_view v) { p.text(v); }
+    static std::string_view read(const Field& f) {  // valid while the Result lives
+        if (f.is_null()) detail::null_read(f, "text");
+        return f.text();
+    }
+};
+
+template <>
+struct Codec<std::string> {
+    static void write(Params& p, const std::string& v) { p.text(v); }
+    static std::string read(const Field& f) { return std::string(Codec<std::string_view>::read(f)); }
+};
+
+template <>
+struct Codec<const char*> {  // nullptr sends NULL
+    static void write(Params& p, const char* v) { v ? p.text(v) : p.null(); }
+};
+
+template <>
+struct Codec<char*> : Codec<const char*> {};
+
+template <size_t N>
+struct Codec<char[N]> {
+    static void write(Params& p, const char (&v)[N]) { p.text(v); }
+};
+
+template <>
+struct Codec<std::nullopt_t> {
+    static void write(Params& p, std::nullopt_t) { p.null(); }
+};
+
+template <>
+struct Codec<std::nullptr_t> {
+    static void write(Params& p, std::nullptr_t) { p.null(); }
+};
+
+template <class T>
+struct Codec<std::optional<T>> {
+    static void write(Params& p, const std::optional<T>& v) { v ? Codec<T>::write(p, *v) : p.null(); }
+    static std::optional<T> read(const Field& f) {
+        if (f.is_null()) return std::nullopt;
+        return Codec<T>::read(f);
+    }
+};
+
+// ------------------------------------------------------------------ results
+
+// One row of a Result: a view, valid while the Result lives.
+class Row {
+public:
+    int size() const;                           // columns
+    Field field(int index) const;               // throws db::Error(Misuse) if out of range
+    Field field(std::string_view name) const;   // throws db::Error(Misuse) if no such column
+    template <class T>
+    T get(int index) const { return Codec<T>::read(field(index)); }
+    template <class T>
+    T get(std::string_view name) const { return Codec<T>::read(field(name)); }
+    // Columns 0..N-1 as a tuple.
+    template <class... T>
+    std::tuple<T...> as() const { return as_impl<T...>(std::index_sequence_for<T...>{}); }
+
+private:
+    friend class Result;
+    Row(const pg_result* r, int row) : r_(r), row_(row) {}
+    template <class... T, size_t... I>
+    std::tuple<T...> as_impl(std::index_sequence<I...>) const {
+        return std::tuple<T...>(get<T>(static_cast<int>(I))...);
+    }
+    const pg_result* r_;
+    int row_;
+};
+
+// Every row of one query, read in full before the coroutine resumes. Owns them.
+class Result {
+public:
+    Result(Result&& other) noexcept : r_(std::exchange(other.r_, nullptr)) {}
+    Result& operator=(Result&& other) noexcept;
+    Result(const Result&) = delete;
+    Result& operator=(const Result&) = delete;
+    ~Result();
+
+    size_t size() const;  // rows
+    bool empty() const { return size() == 0; }
+    int columns() const;
+    Row operator[](size_t i) const { return Row(r_, static_cast<int>(i)); }  // REQUIRES: i < size()
+    Row at(size_t i) const;  // throws db::Error(Misuse) if i >= size()
+    // Rows an INSERT/UPDATE/DELETE (or SELECT) touched, from the command tag; 0 if none.
+    int64_t affected() const;
+
+    class iterator {
+    public:
+        using value_type = Row;
+        using difference_type = std::ptrdiff_t;
+        iterator() = default;
+        Row operator*() const { return Row(r_, i_); }
+        iterator& operator++() { ++i_; return *this; }
+        iterator operator++(int) { iterator t = *this; ++i_; return t; }
+        bool operator==(const iterator& o) const { return i_ == o.i_; }
+
+    private:
+        friend class Result;
+        iterator(const pg_result* r, int i) : r_(r), i_(i) {}
+        const pg_result* r_ = nullptr;
+        int i_ = 0;
+    };
+    iterator begin() const { return iterator(r_, 0); }
+    iterator end() const { return iterator(r_, static_cast<int>(size())); }
+
+private:
+    friend class Query;
+    explicit Result(pg_result* r) : r_(r) {}
+    pg_result* r_;
+};
+
+// ------------------------------------------------------------------ client
+
+struct Options {
+    std::string url;  // libpq connection string or URI: "postgresql://user@host:port/db"
+    size_t pool = 1;  // connections kept up (each pipelines any number of queries)
+    // Sent at connect as options=-c statement_timeout=...; 0 keeps the server's.
+    // A query that runs longer fails with db::BusyError, sqlstate "57014".
+    std::chrono::milliseconds statement_timeout{0};
+    std::chrono::milliseconds connect_timeout{5000};  // one connection attempt
+    std::chrono::milliseconds reconnect_min{50};      // first retry after a loss,
+    std::chrono::milliseconds reconnect_max{5000};    // doubling up to this
+};
+
+// What co_await client.exec(...) awaits. The query is sent when exec() is called, so
+// several exec()s made before their co_awaits share one round trip. Await it once.
+// Dropping it unawaited is fine (its answer is dropped when it comes).
+class [[nodiscard]] Query {
+public:
+    Query(Query&& other) noexcept : op_(std::exchange(other.op_, nullptr)) {}
+    Query& operator=(Query&&) = delete;
+    ~Query();
+
+    bool await_ready() const noexcept;
+    bool await_suspend(std::coroutine_handle<> h);
+    // The rows, or the query's db::Error; kiln::Cancelled if the request was cancelled.
+    Result await_resume();
+
+private:
+    friend class detail::Pool;
+    explicit Query(detail::Op* op) : op_(op) {}
+    detail::Op* op_;
+};
+
+class Client {
+public:
+    // Connects nothing yet: the first exec() binds the client to its loop thread and
+    // opens the pool (that first query waits for its connection).
+    explicit Client(Options options);
+    // REQUIRES: on its loop thread, while that loop object lives. Queries still in
+    // flight fail with db::Error(Io).
+    ~Client();
+    Client(const Client&) = delete;
+    Client& operator=(const Client&) = delete;
+
+    // Sends one statement with its $1..$n parameters bound in order. Only on an event
+    // loop thread (else std::logic_error).
+    template <class... Args>
+    Query exec(db::Sql sql, const Args&... args) {
+        Params p;
+        (Codec<std::remove_cvref_t<Args>>::write(p, args), ...);
+        return send(sql, std::move(p));
+    }
+
+    // The first column of the first row. No row: nullopt if T is an optional, else
+    // db::Error(NoRows). Arguments are taken by value: the task may run later.
+    template <class T, class... Args>
+    Task<T> scalar(db::Sql sql, Args... args) {
+        Result r = co_await exec(sql, args...);
+        if (r.empty()) {
+            if constexpr (db::detail::is_optional<T>) co_return T();
+            else no_rows(sql);
+        }
+        co_return r[0].template get<T>(0);
+    }
+
+    size_t connected() const;  // connections up now
+
+private:
+    Query send(db::Sql sql, Params params);
+    [[noreturn]] static void no_rows(db::Sql sql);
+    std::unique_ptr<detail::Pool> pool_;
+};
+
+}  // namespace kiln::pg

@@ -1,0 +1,267 @@
+#include "pg/connection.hpp"
+
+#include <sys/epoll.h>
+
+#include <cassert>
+#include <utility>
+
+#include "pg/errors.hpp"
+
+namespace kiln::pg::detail {
+namespace {
+constexpr uint32_t kRead = EPOLLIN | EPOLLRDHUP;
+}  // namespace
+
+Connection::Connection(net::Loop& loop, Owner& owner, const ConnectSpec& spec)
+    : loop_(loop), owner_(owner), spec_(spec) {
+    connect_deadline_.owner = this;
+    connect_deadline_.fire = [](net::Deadline* d) {
+        auto* c = static_cast<Connection*>(d->owner);
+        c->die("no answer within " + std::to_string(c->spec_.timeout_ms) + " ms");
+    };
+}
+
+Connection::~Connection() {
+    if (state_ == State::Dead) return;  // die() let go of everything already
+    unwatch();
+    loop_.deadlines().disarm(connect_deadline_);
+    fail_all("the PostgreSQL client was closed");
+    if (conn_) PQfinish(conn_);
+}
+
+void Connection::start() {
+    assert(state_ == State::Idle);
+    state_ = State::Connecting;
+    std::vector<const char*> keys, values;
+    for (size_t i = 0; i < spec_.keys.size(); ++i) {
+        keys.push_back(spec_.keys[i].c_str());
+        values.push_back(spec_.values[i].c_str());
+    }
+    keys.push_back(nullptr);
+    values.push_back(nullptr);
+    conn_ = PQconnectStartParams(keys.data(), values.data(), /*expand_dbname=*/1);
+    if (!conn_) return die("out of memory");
+    if (PQstatus(conn_) == CONNECTION_BAD) return die(one_line(PQerrorMessage(conn_)));
+    if (PQsetnonblocking(conn_, 1) != 0) return die(one_line(PQerrorMessage(conn_)));
+    loop_.deadlines().arm(connect_deadline_, loop_.now_ms() + spec_.timeout_ms);
+    watch(EPOLLOUT);  // PQconnectStart's first wish: the socket becoming writable
+}
+
+void Connection::poll_connect() {
+    switch (PQconnectPoll(conn_)) {
+        case PGRES_POLLING_READING: return watch(EPOLLIN);
+        case PGRES_POLLING_WRITING: return watch(EPOLLOUT);
+        case PGRES_POLLING_FAILED: return die(one_line(PQerrorMessage(conn_)));
+        case PGRES_POLLING_OK: break;
+        default: return;  // PGRES_POLLING_ACTIVE: obsolete
+    }
+    loop_.deadlines().disarm(connect_deadline_);
+    if (PQenterPipelineMode(conn_) != 1) return die("cannot enter pipeline mode: " + one_line(PQerrorMessage(conn_)));
+    state_ = State::Ready;
+    watch(kRead);
+    std::vector<Queued> queued = std::exchange(queued_, {});
+    for (Queued& q : queued) {
+        if (state_ == State::Dead) {  // a send failed: the rest fail with it
+            q.op->fail(io_error("connection to PostgreSQL lost", q.stmt->sql));
+            q.op->release();
+            continue;
+        }
+        --queries_;  // send() counts it again
+        send(q.op, q.stmt, q.prepare);
+        q.op->release();  // send() holds its own reference
+    }
+    if (state_ == State::Dead) return;
+    flush();
+    if (state_ == State::Ready) owner_.up(*this);
+}
+
+void Connection::submit(Op* op, std::string_view sql) {
+    assert(state_ == State::Connecting || state_ == State::Ready);
+    auto it = statements_.find(sql);
+    bool prepare = it == statements_.end();
+    if (prepare) {
+        auto stmt = std::make_shared<Statement>(Statement{std::string(sql), "k" + std::to_string(++names_), {}});
+        it = statements_.emplace(stmt->sql, std::move(stmt)).first;
+    }
+    std::shared_ptr<Statement> stmt = it->second;
+    if (state_ != State::Ready) {
+        op->hold();
+        queued_.push_back({op, std::move(stmt), prepare});
+        ++queries_;
+        return;
+    }
+    send(op, stmt, prepare);
+    if (state_ == State::Ready) flush();
+}
+
+void Connection::send(Op* op, const std::shared_ptr<Statement>& stmt, bool prepare) {
+    // Entries first: if libpq refuses, die() fails them, this op included.
+    op->hold();
+    ++queries_;
+    // No Sync between a Prepare and its first use: if the Prepare fails, the use is
+    // aborted and reports the Prepare's error (its SQL's real mistake).
+    if (prepare) sent_.push_back({Pending::Prepare, nullptr, stmt});
+    sent_.push_back({Pending::Query, op, stmt});
+    sent_.push_back({Pending::Sync});
+    if (prepare && !PQsendPrepare(conn_, stmt->name.c_str(), stmt->sql.c_str(), 0, nullptr))
+        return die(one_line(PQerrorMessage(conn_)));
+    op->param_values(values_);
+    if (!PQsendQueryPrepared(conn_, stmt->name.c_str(), static_cast<int>(values_.size()), values_.data(), nullptr,
+                             nullptr, 0))
+        return die(one_line(PQerrorMessage(conn_)));
+    op->params = Params();  // libpq copied the values into its buffer
+    if (!PQpipelineSync(conn_)) return die(one_line(PQerrorMessage(conn_)));
+}
+
+void Connection::flush() {
+    int r = PQflush(conn_);
+    if (r < 0) return die(one_line(PQerrorMessage(conn_)));
+    watch(r == 1 ? kRead | EPOLLOUT : kRead);
+}
+
+void Connection::on_io(uint32_t events) {
+    if (state_ == State::Connecting) return poll_connect();
+    if (state_ != State::Ready) return;
+    if (events & EPOLLOUT) {
+        flush();
+        if (state_ != State::Ready) return;
+    }
+    if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+        bool ok = PQconsumeInput(conn_) == 1;
+        drain();  // what arrived before a failure still goes to its queries
+        if (state_ != State::Ready) return;
+        if (!ok) return die(one_line(PQerrorMessage(conn_)));
+    }
+    if (!ending_.empty()) return die(ending_);
+    if (PQstatus(conn_) == CONNECTION_BAD) return die(one_line(PQerrorMessage(conn_)));
+}
+
+void Connection::drain() {
+    // Bounded: libpq on a broken socket must not keep us here.
+    size_t budget = 2 * sent_.size() + 8;
+    int nulls = 0;
+    while (!sent_.empty() && budget-- > 0) {
+        if (PQisBusy(conn_)) return;  // the rest has not arrived
+        PGresult* r = PQgetResult(conn_);
+        Pending& p = sent_.front();
+        if (!r) {
+            // A command's results end with a null; a Sync's result does not.
+            if (p.kind != Pending::Sync && p.got) {
+                Pending done = std::move(p);
+                sent_.pop_front();
+                nulls = 0;
+                if (done.kind == Pending::Query) answer(done);
+                else prepared(done);
+                continue;
+            }
+            if (++nulls > 1) return;  // nothing more to read now
+            continue;
+        }
+        nulls = 0;
+        if (p.kind == Pending::Sync) {
+            ExecStatusType st = PQresultStatus(r);
+            PQclear(r);
+            if (st != PGRES_PIPELINE_SYNC) return die("unexpected answer in the pipeline (" + std::string(PQresStatus(st)) + ")");
+            sent_.pop_front();
+            continue;
+        }
+        if (p.got) PQclear(p.got);  // one statement, one result: keep the last
+        p.got = r;
+    }
+}
+
+void Connection::prepared(Pending& p) {
+    if (PQresultStatus(p.got) != PGRES_COMMAND_OK) {
+        p.stmt->error = result_error(p.got, p.stmt->sql);
+        // Forget it, so a later use prepares again (the table may exist by then).
+        auto it = statements_.find(p.stmt->sql);
+        if (it != statements_.end() && it->second == p.stmt) statements_.erase(it);
+    }
+    PQclear(p.got);
+}
+
+void Connection::answer(Pending& p) {
+    --queries_;
+    Op* op = p.op;
+    switch (PQresultStatus(p.got)) {
+        case PGRES_TUPLES_OK:
+        case PGRES_COMMAND_OK:
+        case PGRES_EMPTY_QUERY:
+            op->succeed(p.got);
+            op->release();
+            return;
+        case PGRES_FATAL_ERROR: {
+            const char* state = PQresultErrorField(p.got, PG_DIAG_SQLSTATE);
+            std::string_view sqlstate = state ? state : "";
+            if (p.stmt->error && sqlstate == "26000") op->fail(p.stmt->error);  // its Prepare failed
+            else op->fail(result_error(p.got, p.stmt->sql));
+            if (!state || ends_connection(sqlstate)) {  // the server is closing the session
+                const char* primary = PQresultErrorField(p.got, PG_DIAG_MESSAGE_PRIMARY);
+                ending_ = primary ? primary : one_line(PQresultErrorMessage(p.got));
+                if (ending_.empty()) ending_ = "the server ended the session";
+            }
+            break;
+        }
+        case PGRES_PIPELINE_ABORTED:
+            op->fail(p.stmt->error ? p.stmt->error
+                                   : make_error("", "aborted by an earlier error in the pipeline", p.stmt->sql));
+            break;
+        default:  // COPY and the like: not in pipeline mode
+            op->fail(std::make_exception_ptr(db::Error(db::ErrorKind::Misuse, 0,
+                                                       std::string("unsupported result: ") + PQresStatus(PQresultStatus(p.got)),
+                                                       p.stmt->sql)));
+            break;
+    }
+    PQclear(p.got);
+    op->release();
+}
+
+void Connection::die(const std::string& why) {
+    if (state_ == State::Dead) return;
+    bool was_up = state_ == State::Ready;
+    state_ = State::Dead;
+    unwatch();
+    loop_.deadlines().disarm(connect_deadline_);
+    std::string where;
+    if (conn_ && PQhost(conn_)) where = std::string(" at ") + PQhost(conn_) + ":" + (PQport(conn_) ? PQport(conn_) : "");
+    std::string message = was_up ? "connection to PostgreSQL lost: " + why : "cannot connect to PostgreSQL" + where + ": " + why;
+    fail_all(message);
+    if (conn_) PQfinish(conn_);
+    conn_ = nullptr;
+    owner_.down(*this, message);
+}
+
+void Connection::fail_all(const std::string& message) {
+    std::deque<Pending> sent = std::exchange(sent_, {});
+    std::vector<Queued> queued = std::exchange(queued_, {});
+    queries_ = 0;
+    for (Pending& p : sent) {
+        if (p.got) PQclear(p.got);
+        if (p.kind != Pending::Query) continue;
+        p.op->fail(io_error(message, p.stmt->sql));
+        p.op->release();
+    }
+    for (Queued& q : queued) {
+        q.op->fail(io_error(message, q.stmt->sql));
+        q.op->release();
+    }
+}
+
+void Connection::watch(uint32_t events) {
+    int fd = PQsocket(conn_);
+    if (fd == fd_ && events == events_) return;
+    // remove + add: a changed fd (libpq may open a new socket while connecting) or
+    // a changed interest; rare (connect steps, a full send buffer).
+    if (fd_ >= 0) loop_.remove(fd_);
+    fd_ = fd;
+    events_ = events;
+    if (fd_ >= 0) loop_.add(fd_, events_, this);
+}
+
+void Connection::unwatch() {
+    if (fd_ >= 0) loop_.remove(fd_);
+    fd_ = -1;
+    events_ = 0;
+}
+
+}  // namespace kiln::pg::detail

@@ -1,0 +1,121 @@
+// One libpq session on an event loop: a non-blocking connect (PQconnectPoll), then
+// pipeline mode. Queries from any number of coroutines go out at once, each followed
+// by its own Sync (libpq 15 has no PQsendPipelineSync), so an error aborts only its
+// own query; answers come back in the order sent and are matched to a FIFO of what
+// was sent. Each SQL text is prepared once per session (named k1, k2, ...), its
+// Prepare pipelined just ahead of its first use. Values go as text, rows come as text.
+//
+// The socket is watched level-triggered, not edge-triggered as kiln's own sockets
+// are: libpq's PQconsumeInput reads one chunk, not until EAGAIN, so an edge could be
+// lost with data still in the kernel. EPOLLOUT is watched only while libpq holds
+// unsent bytes (the kernel's send buffer was full).
+//
+// libpq resolves a host name inside PQconnectStart, blocking the loop for that
+// lookup: give an address (host=127.0.0.1, or hostaddr=) where that matters.
+//
+// Owned by a Pool on one loop thread. When the session ends (connect failure, lost
+// socket, server shutdown), every query it carries fails with db::Error(Io) and the
+// owner is told once; the owner must then destroy it later (destroy_later), as the
+// end is reported from inside the Connection's own calls.
+#pragma once
+#include <libpq-fe.h>
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "net/deadline_heap.hpp"
+#include "net/loop.hpp"
+#include "pg/op.hpp"
+
+namespace kiln::pg::detail {
+
+// What PQconnectStartParams gets: keywords and values, NUL-terminated arrays.
+struct ConnectSpec {
+    std::vector<std::string> keys, values;
+    uint64_t timeout_ms = 5000;
+};
+
+class Connection final : public net::IoHandler {
+public:
+    class Owner {
+    public:
+        virtual void up(Connection& c) = 0;
+        virtual void down(Connection& c, const std::string& message) = 0;  // already failed its queries
+
+    protected:
+        ~Owner() = default;
+    };
+
+    Connection(net::Loop& loop, Owner& owner, const ConnectSpec& spec);
+    // What it still carries fails with db::Error(Io) "the PostgreSQL client was closed".
+    ~Connection();
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
+
+    // Starts connecting. A failure at once is reported to the owner (down) before
+    // this returns.
+    void start();
+    // Sends op (or queues it until the session is up). REQUIRES: !dead().
+    void submit(Op* op, std::string_view sql);
+    bool ready() const { return state_ == State::Ready; }
+    bool dead() const { return state_ == State::Dead; }
+    size_t load() const { return queries_; }  // queries sent or queued, not yet answered
+
+    void on_io(uint32_t events) override;
+
+private:
+    enum class State : uint8_t { Idle, Connecting, Ready, Dead };
+    struct Statement {
+        std::string sql;
+        std::string name;
+        std::exception_ptr error;  // its Prepare failed: the error its uses report
+    };
+    struct Pending {  // what the server will answer, in order
+        enum Kind : uint8_t { Prepare, Query, Sync } kind;
+        Op* op = nullptr;  // Query: held until answered
+        std::shared_ptr<Statement> stmt;
+        PGresult* got = nullptr;
+    };
+    struct Queued {  // submitted before the session was up
+        Op* op;
+        std::shared_ptr<Statement> stmt;
+        bool prepare;
+    };
+    struct Hash {
+        using is_transparent = void;
+        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    };
+
+    void poll_connect();
+    void send(Op* op, const std::shared_ptr<Statement>& stmt, bool prepare);
+    void flush();
+    void drain();
+    void answer(Pending& p);
+    void prepared(Pending& p);
+    void die(const std::string& why);
+    void fail_all(const std::string& message);
+    void watch(uint32_t events);
+    void unwatch();
+
+    net::Loop& loop_;
+    Owner& owner_;
+    const ConnectSpec& spec_;
+    PGconn* conn_ = nullptr;
+    State state_ = State::Idle;
+    int fd_ = -1;          // as registered with the loop
+    uint32_t events_ = 0;  // as registered
+    net::Deadline connect_deadline_;
+    std::deque<Pending> sent_;
+    std::vector<Queued> queued_;
+    std::unordered_map<std::string, std::shared_ptr<Statement>, Hash, std::equal_to<>> statements_;
+    uint64_t names_ = 0;
+    size_t queries_ = 0;
+    std::string ending_;  // why the server is closing the session, once it said so
+    std::vector<const char*> values_;  // scratch for libpq's parameter array
+};
+
+}  // namespace kiln::pg::detail

@@ -1,0 +1,140 @@
+#include "pg/pool.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "pg/errors.hpp"
+
+namespace kiln::pg::detail {
+
+ConnectSpec connect_spec(const Options& options) {
+    ConnectSpec spec;
+    spec.timeout_ms = static_cast<uint64_t>(std::max<int64_t>(options.connect_timeout.count(), 1));
+    spec.keys = {"dbname", "fallback_application_name"};
+    spec.values = {options.url, "kiln"};
+    if (options.statement_timeout.count() > 0) {
+        std::string opts;
+        char* err = nullptr;
+        if (PQconninfoOption* parsed = PQconninfoParse(options.url.c_str(), &err)) {
+            for (PQconninfoOption* o = parsed; o->keyword; ++o)
+                if (std::string_view(o->keyword) == "options" && o->val) opts = o->val;
+            PQconninfoFree(parsed);
+        }
+        if (err) PQfreemem(err);  // a bad URL: the connect attempt reports it
+        if (!opts.empty()) opts += ' ';
+        opts += "-c statement_timeout=" + std::to_string(options.statement_timeout.count());
+        spec.keys.push_back("options");
+        spec.values.push_back(std::move(opts));
+    }
+    return spec;
+}
+
+Pool::Pool(Options options) : options_(std::move(options)), spec_(connect_spec(options_)) {
+    if (options_.pool == 0) options_.pool = 1;
+}
+
+Pool::~Pool() {
+    for (auto& s : slots_) {
+        loop_->deadlines().disarm(s->retry);
+        s->conn.reset();  // fails what it carries
+    }
+}
+
+void Pool::bind() {
+    net::Loop* here = net::Loop::current();
+    if (!here) throw std::logic_error("kiln: a pg::Client query outside an event loop thread");
+    if (loop_) {
+        if (loop_ != here) throw std::logic_error("kiln: a pg::Client used from a loop thread other than its own");
+        return;
+    }
+    loop_ = here;
+    for (size_t i = 0; i < options_.pool; ++i) {
+        auto s = std::make_unique<Slot>();
+        s->pool = this;
+        s->retry.owner = s.get();
+        s->retry.fire = [](net::Deadline* d) {
+            Slot* slot = static_cast<Slot*>(d->owner);
+            slot->pool->open(*slot);
+        };
+        slots_.push_back(std::move(s));
+    }
+    for (auto& s : slots_) open(*s);
+}
+
+void Pool::open(Slot& s) {
+    s.conn = std::make_unique<Connection>(*loop_, *this, spec_);
+    s.conn->start();  // may report down() at once, which arms the retry
+}
+
+Pool::Slot* Pool::slot_of(Connection& c) {
+    for (auto& s : slots_)
+        if (s->conn.get() == &c) return s.get();
+    return nullptr;
+}
+
+void Pool::up(Connection& c) {
+    if (Slot* s = slot_of(c)) {
+        s->backoff_ms = 0;
+        s->last_error.clear();
+    }
+}
+
+void Pool::down(Connection& c, const std::string& message) {
+    Slot* s = slot_of(c);
+    if (!s) return;
+    // Reported from inside the connection's own calls: it goes at the end of this
+    // loop iteration (it holds nothing by then: die() failed its queries).
+    loop_->destroy_later(s->conn.release());
+    s->last_error = message;
+    uint64_t min = static_cast<uint64_t>(std::max<int64_t>(options_.reconnect_min.count(), 1));
+    uint64_t max = static_cast<uint64_t>(std::max<int64_t>(options_.reconnect_max.count(), 1));
+    s->backoff_ms = s->backoff_ms == 0 ? min : std::min(s->backoff_ms * 2, max);
+    loop_->deadlines().arm(s->retry, loop_->now_ms() + s->backoff_ms);
+}
+
+Connection* Pool::pick() {
+    Connection* best = nullptr;
+    for (auto& s : slots_) {
+        Connection* c = s->conn.get();
+        if (!c || c->dead()) continue;
+        // Ready beats connecting; then the lighter load.
+        if (!best || (c->ready() && !best->ready()) || (c->ready() == best->ready() && c->load() < best->load()))
+            best = c;
+    }
+    return best;
+}
+
+std::exception_ptr Pool::unavailable(db::Sql sql) const {
+    std::string why;
+    uint64_t retry = UINT64_MAX;
+    for (const auto& s : slots_) {
+        if (why.empty()) why = s->last_error;
+        if (s->retry.armed()) retry = std::min(retry, s->retry.at_ms);
+    }
+    std::string message = "no connection to PostgreSQL";
+    if (!why.empty()) message += " (last: " + why + ")";
+    if (retry != UINT64_MAX)
+        message += "; retrying in " + std::to_string(retry > loop_->now_ms() ? retry - loop_->now_ms() : 0) + " ms";
+    return io_error(std::move(message), std::string(sql.text()));
+}
+
+Query Pool::send(db::Sql sql, Params params) {
+    bind();
+    Op* op = new Op(*loop_);
+    Query q(op);  // owns op from here, also if submit throws
+    if (Connection* c = pick()) {
+        op->params = std::move(params);
+        c->submit(op, sql.text());
+    } else {
+        op->fail(unavailable(sql));  // at once: the await throws it
+    }
+    return q;
+}
+
+size_t Pool::connected() const {
+    size_t n = 0;
+    for (const auto& s : slots_) n += s->conn && s->conn->ready();
+    return n;
+}
+
+}  // namespace kiln::pg::detail

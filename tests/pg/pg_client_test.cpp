@@ -1,0 +1,513 @@
+// kiln::pg::Client against a real PostgreSQL (started by tests/pg/pg_server.py, URL in
+// KILN_TEST_PG_URL): typed rows, many coroutines pipelined on one connection, errors
+// that stay with their own query, NULLs, cancellation mid-query, statement timeout,
+// and a server restart under load that the client rides out by itself.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <kiln/pg.hpp>
+#include <kiln/sleep.hpp>
+
+#include "net/async.hpp"
+#include "net/loop.hpp"
+
+using namespace std::chrono_literals;
+using kiln::Task;
+namespace db = kiln::db;
+namespace pg = kiln::pg;
+
+namespace {
+
+std::string pg_url() {
+    const char* url = std::getenv("KILN_TEST_PG_URL");
+    if (!url || !*url)
+        throw std::runtime_error("KILN_TEST_PG_URL is not set: run this test through tests/pg/pg_server.py (ctest does)");
+    return url;
+}
+
+// Runs body() as a coroutine on `loop` until it ends; rethrows what it threw.
+void run(kiln::net::Loop& loop, std::function<Task<>()> body) {
+    std::exception_ptr error;
+    auto main = [&]() -> Task<> {
+        try {
+            co_await body();
+        } catch (...) {
+            error = std::current_exception();
+        }
+        loop.stop();
+    };
+    Task<> task = main();
+    loop.defer([](void* t) { static_cast<Task<>*>(t)->start(); }, &task);
+    loop.run();
+    if (error) std::rethrow_exception(error);
+}
+
+// Waits (on the loop) until every task is done.
+Task<> join(std::vector<Task<>>& tasks) {
+    for (;;) {
+        bool all = true;
+        for (auto& t : tasks) all = all && t.done();
+        if (all) break;
+        co_await kiln::sleep(1ms);
+    }
+    for (auto& t : tasks) t.result();  // rethrows the first failure
+}
+
+// The exception a query ends with (nullptr if it succeeded).
+template <class E>
+Task<std::optional<E>> error_of(pg::Query q) {
+    try {
+        co_await q;
+    } catch (const E& e) {
+        co_return e;
+    }
+    co_return std::nullopt;
+}
+
+TEST(PgClient, SelectsTypedRowsWithParameters) {
+    kiln::net::Loop loop;
+    pg::Client db({.url = pg_url()});
+    run(loop, [&]() -> Task<> {
+        pg::Result r = co_await db.exec("SELECT $1::int + 1 AS n, $2::text AS s, $3::float8 AS d, $4::bool AS b, "
+                                        "$5::bigint AS big, 'x' || $2 AS sv",
+                                        41, std::string("héllo"), 2.5, true, int64_t{1} << 40);
+        EXPECT_EQ(r.size(), 1u);
+        EXPECT_EQ(r.columns(), 6);
+        pg::Row row = r[0];
+        EXPECT_EQ(row.get<int>(0), 42);
+        EXPECT_EQ(row.get<long>("n"), 42);
+        EXPECT_EQ(row.get<std::string>(1), "héllo");
+        EXPECT_DOUBLE_EQ(row.get<double>("d"), 2.5);
+        EXPECT_TRUE(row.get<bool>(3));
+        EXPECT_EQ(row.get<int64_t>(4), int64_t{1} << 40);
+        EXPECT_EQ(row.get<std::string_view>(5), "xhéllo");
+        auto [n, s] = row.as<int, std::string>();
+        EXPECT_EQ(n, 42);
+        EXPECT_EQ(s, "héllo");
+        EXPECT_THROW(row.get<int16_t>(4), db::Error);     // does not fit
+        EXPECT_THROW(row.get<int>(1), db::Error);         // not a number
+        EXPECT_THROW(row.get<int>(9), db::Error);         // no such column
+        EXPECT_THROW(row.get<int>("nope"), db::Error);
+
+        co_await db.exec("DROP TABLE IF EXISTS typed_items");
+        co_await db.exec("CREATE TABLE typed_items (id serial PRIMARY KEY, name text NOT NULL, price float8)");
+        pg::Result ins = co_await db.exec("INSERT INTO typed_items (name, price) VALUES ($1, $2), ($3, $4)",
+                                          "tea", 1.25, std::string_view("cake"), 3.0);
+        EXPECT_EQ(ins.affected(), 2);
+        pg::Result rows = co_await db.exec("SELECT id, name, price FROM typed_items WHERE price > $1 ORDER BY id", 1.0);
+        std::vector<std::string> names;
+        for (pg::Row item : rows) names.push_back(item.get<std::string>("name"));
+        EXPECT_EQ(names, (std::vector<std::string>{"tea", "cake"}));
+        pg::Result upd = co_await db.exec("UPDATE typed_items SET price = price * 2 WHERE name = $1", "tea");
+        EXPECT_EQ(upd.affected(), 1);
+        EXPECT_EQ(co_await db.scalar<double>("SELECT price FROM typed_items WHERE name = $1", "tea"), 2.5);
+        EXPECT_EQ(co_await db.scalar<long>("SELECT count(*) FROM typed_items"), 2);
+        EXPECT_EQ(co_await db.scalar<std::optional<int>>("SELECT id FROM typed_items WHERE name = $1", "none"),
+                  std::nullopt);
+        try {
+            co_await db.scalar<int>("SELECT id FROM typed_items WHERE name = $1", "none");
+            ADD_FAILURE() << "no row must throw";
+        } catch (const db::Error& e) {
+            EXPECT_EQ(e.kind(), db::ErrorKind::NoRows);
+        }
+        // The same SQL text again: prepared once, reused.
+        EXPECT_EQ(co_await db.scalar<long>("SELECT count(*) FROM typed_items"), 2);
+        co_await db.exec("DROP TABLE typed_items");
+    });
+    EXPECT_EQ(db.connected(), 1u);
+}
+
+struct PipelineCounts {
+    int sent = 0, answered = 0, most_in_flight = 0;
+    std::vector<int> pids;
+};
+
+Task<> pipelined_worker(pg::Client& db, int w, PipelineCounts& c) {
+    for (int i = 0; i < 4; ++i) {
+        int id = w * 1000 + i;
+        pg::Query q = db.exec("SELECT $1::int * 2, $2::text, pg_backend_pid()", id, "w" + std::to_string(id));
+        ++c.sent;
+        c.most_in_flight = std::max(c.most_in_flight, c.sent - c.answered);
+        pg::Result r = co_await std::move(q);
+        ++c.answered;
+        EXPECT_EQ(r[0].get<int>(0), id * 2);
+        EXPECT_EQ(r[0].get<std::string>(1), "w" + std::to_string(id));
+        c.pids.push_back(r[0].get<int>(2));
+    }
+}
+
+TEST(PgClient, TwoHundredQueriesFromFiftyCoroutinesPipelineOnOneConnection) {
+    kiln::net::Loop loop;
+    pg::Client db({.url = pg_url(), .pool = 1});
+    PipelineCounts counts;
+    run(loop, [&]() -> Task<> {
+        co_await db.exec("SELECT 1");  // connected
+        std::vector<Task<>> workers;
+        for (int w = 0; w < 50; ++w) {
+            workers.push_back(pipelined_worker(db, w, counts));
+            workers.back().start();
+        }
+        co_await join(workers);
+    });
+    EXPECT_EQ(counts.answered, 200);
+    EXPECT_GE(counts.most_in_flight, 50);  // every coroutine's query was on the wire before any answer
+    ASSERT_EQ(counts.pids.size(), 200u);
+    for (int pid : counts.pids) EXPECT_EQ(pid, counts.pids[0]);  // one server session carried them all
+}
+
+TEST(PgClient, AnErrorInAPipelineFailsOnlyItsOwnQuery) {
+    kiln::net::Loop loop;
+    pg::Client db({.url = pg_url()});
+    run(loop, [&]() -> Task<> {
+        co_await db.exec("DROP TABLE IF EXISTS pipeline_users");
+        co_await db.exec("CREATE TABLE pipeline_users (name text UNIQUE NOT NULL, age int CHECK (age >= 0))");
+        co_await db.exec("INSERT INTO pipeline_users VALUES ($1, $2)", "ada", 36);
+        // All sent before any is awaited: one pipeline.
+        pg::Query before = db.exec("SELECT $1::int", 1);
+        pg::Query syntax = db.exec("SELEC $1::int", 2);
+        pg::Query middle = db.exec("SELECT $1::int", 3);
+        pg::Query unique = db.exec("INSERT INTO pipeline_users VALUES ($1, $2)", "ada", 40);
+        pg::Query notnull = db.exec("INSERT INTO pipeline_users VALUES ($1, $2)", nullptr, 1);
+        pg::Query check = db.exec("INSERT INTO pipeline_users VALUES ($1, $2)", "bob", -1);
+        pg::Query after = db.exec("SELECT $1::int", 5);
+
+        EXPECT_EQ((co_await before)[0].get<int>(0), 1);
+        auto se = co_await error_of<db::SqlError>(std::move(syntax));
+        EXPECT_TRUE(se.has_value());
+        if (se) {
+            EXPECT_EQ(se->sqlstate(), "42601");
+            EXPECT_EQ(se->kind(), db::ErrorKind::Sql);
+            EXPECT_NE(std::string(se->what()).find("SELEC $1::int"), std::string::npos);  // names its SQL
+        }
+        EXPECT_EQ((co_await middle)[0].get<int>(0), 3);
+        auto ue = co_await error_of<db::ConstraintViolation>(std::move(unique));
+        EXPECT_TRUE(ue.has_value());
+        if (ue) {
+            EXPECT_EQ(ue->sqlstate(), "23505");
+            EXPECT_EQ(ue->constraint(), db::Constraint::Unique);
+            EXPECT_EQ(std::string(ue->what()).find("ada"), std::string::npos);  // no values in what()
+        }
+        auto ne = co_await error_of<db::ConstraintViolation>(std::move(notnull));
+        EXPECT_TRUE(ne.has_value());
+        if (ne) {
+            EXPECT_EQ(ne->constraint(), db::Constraint::NotNull);
+        }
+        auto ce = co_await error_of<db::ConstraintViolation>(std::move(check));
+        EXPECT_TRUE(ce.has_value());
+        if (ce) {
+            EXPECT_EQ(ce->constraint(), db::Constraint::Check);
+        }
+        EXPECT_EQ((co_await after)[0].get<int>(0), 5);
+
+        // The same bad SQL twice in one pipeline: the second use rides on the first's
+        // (failed) prepare, and still reports the real mistake.
+        pg::Query bad1 = db.exec("SELECT nope FROM pipeline_users WHERE name = $1", "x");
+        pg::Query bad2 = db.exec("SELECT nope FROM pipeline_users WHERE name = $1", "y");
+        auto b1 = co_await error_of<db::SqlError>(std::move(bad1));
+        auto b2 = co_await error_of<db::SqlError>(std::move(bad2));
+        EXPECT_TRUE(b1 && b2);
+        if (b1 && b2) {
+            EXPECT_EQ(b1->sqlstate(), "42703");
+            EXPECT_EQ(b2->sqlstate(), "42703");
+        }
+
+        // A statement whose table is missing fails, and works once the table exists
+        // (a failed prepare is not cached).
+        co_await db.exec("DROP TABLE IF EXISTS later_table");
+        auto missing = co_await error_of<db::SqlError>(db.exec("SELECT count(*) FROM later_table"));
+        EXPECT_TRUE(missing.has_value());
+        if (missing) {
+            EXPECT_EQ(missing->kind(), db::ErrorKind::NoSuchTable);
+            EXPECT_EQ(missing->sqlstate(), "42P01");
+        }
+        co_await db.exec("CREATE TABLE later_table (x int)");
+        EXPECT_EQ(co_await db.scalar<long>("SELECT count(*) FROM later_table"), 0);
+        // A wrong parameter count is the caller's mistake, and the session lives on.
+        auto count = co_await error_of<db::Error>(db.exec("SELECT $1::int + $2::int", 1));
+        EXPECT_TRUE(count.has_value());
+        if (count) {
+            EXPECT_EQ(count->kind(), db::ErrorKind::Misuse);
+        }
+        EXPECT_EQ(co_await db.scalar<int>("SELECT 7"), 7);
+        co_await db.exec("DROP TABLE later_table");
+        co_await db.exec("DROP TABLE pipeline_users");
+    });
+}
+
+TEST(PgClient, NullReadsAsNulloptAndOptionalsBindNull) {
+    kiln::net::Loop loop;
+    pg::Client db({.url = pg_url()});
+    run(loop, [&]() -> Task<> {
+        pg::Result r = co_await db.exec("SELECT NULL::int, 5::int, NULL::text, $1::int IS NULL, $2::text IS NULL, $3::int",
+                                        std::optional<int>(), nullptr, std::optional<int>(9));
+        pg::Row row = r[0];
+        EXPECT_EQ(row.get<std::optional<int>>(0), std::nullopt);
+        EXPECT_EQ(row.get<std::optional<int>>(1), 5);
+        EXPECT_EQ(row.get<std::optional<std::string>>(2), std::nullopt);
+        EXPECT_TRUE(row.field(0).is_null());
+        EXPECT_TRUE(row.get<bool>(3));
+        EXPECT_TRUE(row.get<bool>(4));
+        EXPECT_EQ(row.get<int>(5), 9);
+        try {
+            (void)row.get<int>(0);
+            ADD_FAILURE() << "NULL into int must throw";
+        } catch (const db::Error& e) {
+            EXPECT_EQ(e.kind(), db::ErrorKind::Type);
+            EXPECT_NE(std::string(e.what()).find("NULL"), std::string::npos);
+        }
+        // A NUL byte cannot reach PostgreSQL text: refused, not truncated.
+        EXPECT_THROW((void)db.exec("SELECT $1::text", std::string("a\0b", 3)), db::Error);
+    });
+}
+
+Task<> slow_request(pg::Client& db, bool& cancelled) {
+    try {
+        pg::Result r = co_await db.exec("SELECT pg_sleep(0.2), repeat('x', 100000)");
+        ADD_FAILURE() << "the answer of a cancelled request reached it";
+    } catch (const kiln::Cancelled&) {
+        cancelled = true;
+    }
+}
+
+TEST(PgClient, CancellingAScopeWithAQueryInFlightDropsItsAnswer) {
+    kiln::net::Loop loop;
+    pg::Client db({.url = pg_url()});
+    bool cancelled = false;
+    run(loop, [&]() -> Task<> {
+        co_await db.exec("SELECT 1");
+        kiln::net::AsyncScope scope;
+        std::vector<Task<>> requests;
+        {
+            kiln::net::AsyncScope::Enter enter(&scope);  // as the framework does for a handler
+            for (int i = 0; i < 3; ++i) {
+                requests.push_back(slow_request(db, cancelled));
+                requests.back().start();
+            }
+        }
+        co_await kiln::sleep(20ms);
+        scope.cancel();
+        co_await join(requests);
+        EXPECT_TRUE(scope.idle());
+        requests.clear();  // the frames are gone while their answers are still coming
+        // The dropped answers are read and thrown away; later queries get their own.
+        EXPECT_EQ(co_await db.scalar<int>("SELECT $1::int", 42), 42);
+        EXPECT_EQ(co_await db.scalar<std::string>("SELECT $1::text", "after"), "after");
+        // A query made in a scope already cancelled fails at once.
+        kiln::net::AsyncScope gone;
+        gone.cancel();
+        kiln::net::AsyncScope::Enter enter(&gone);
+        bool thrown = false;
+        try {
+            co_await db.exec("SELECT 1");
+        } catch (const kiln::Cancelled&) {
+            thrown = true;
+        }
+        EXPECT_TRUE(thrown);
+    });
+    EXPECT_TRUE(cancelled);
+}
+
+Task<> awaits_client_closing(pg::Client& db, std::string& outcome) {
+    try {
+        co_await db.exec("SELECT pg_sleep(0.3)");
+        outcome = "answered";
+    } catch (const db::Error& e) {
+        outcome = e.message();
+    }
+}
+
+TEST(PgClient, AClientClosedMidQueryFailsItsQueriesAndAnUnawaitedQueryIsDropped) {
+    kiln::net::Loop loop;
+    std::string outcome;
+    run(loop, [&]() -> Task<> {
+        auto db = std::make_unique<pg::Client>(pg::Options{.url = pg_url()});
+        {
+            pg::Query dropped = db->exec("SELECT pg_sleep(0.05), 'never read'");  // never awaited
+        }
+        EXPECT_EQ(co_await db->scalar<int>("SELECT 3"), 3);  // its own answer, after the dropped one
+        Task<> waiting = awaits_client_closing(*db, outcome);
+        waiting.start();
+        co_await kiln::sleep(20ms);
+        db.reset();  // the query is still in flight
+        while (!waiting.done()) co_await kiln::sleep(1ms);
+    });
+    EXPECT_EQ(outcome, "the PostgreSQL client was closed");
+}
+
+TEST(PgClient, StatementTimeoutFailsTheQueryAsBusy) {
+    kiln::net::Loop loop;
+    pg::Client db({.url = pg_url(), .statement_timeout = 100ms});
+    run(loop, [&]() -> Task<> {
+        auto started = std::chrono::steady_clock::now();
+        auto e = co_await error_of<db::BusyError>(db.exec("SELECT pg_sleep(5)"));
+        EXPECT_LT(std::chrono::steady_clock::now() - started, 3s);
+        EXPECT_TRUE(e.has_value());
+        if (e) {
+            EXPECT_EQ(e->sqlstate(), "57014");
+            EXPECT_EQ(e->kind(), db::ErrorKind::Busy);
+        }
+        EXPECT_EQ(co_await db.scalar<std::string>("SHOW statement_timeout"), "100ms");
+        EXPECT_EQ(co_await db.scalar<int>("SELECT 1"), 1);  // the session goes on
+    });
+}
+
+TEST(PgClient, WithoutAServerQueriesFailFastWithTheReason) {
+    // A port nobody listens on.
+    int port;
+    {
+        int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+        socklen_t len = sizeof a;
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+        port = ntohs(a.sin_port);
+        ::close(fd);
+    }
+    kiln::net::Loop loop;
+    pg::Client db({.url = "postgresql://kiln@127.0.0.1:" + std::to_string(port) + "/postgres", .pool = 2});
+    run(loop, [&]() -> Task<> {
+        auto first = co_await error_of<db::Error>(db.exec("SELECT 1"));  // the first attempt's reason
+        EXPECT_TRUE(first.has_value());
+        if (first) {
+            EXPECT_EQ(first->kind(), db::ErrorKind::Io);
+            EXPECT_NE(first->message().find("PostgreSQL"), std::string::npos) << first->message();
+            EXPECT_NE(first->message().find("Connection refused"), std::string::npos) << first->message();
+        }
+        auto started = std::chrono::steady_clock::now();
+        auto next = co_await error_of<db::Error>(db.exec("SELECT 1"));  // none up now: at once
+        EXPECT_LT(std::chrono::steady_clock::now() - started, 20ms);
+        EXPECT_TRUE(next.has_value());
+        if (next) {
+            EXPECT_EQ(next->kind(), db::ErrorKind::Io);
+            EXPECT_NE(next->message().find("no connection to PostgreSQL"), std::string::npos) << next->message();
+            EXPECT_NE(next->message().find("retrying in"), std::string::npos) << next->message();
+        }
+    });
+    EXPECT_EQ(db.connected(), 0u);
+}
+
+TEST(PgClient, OutsideALoopThreadIsALogicError) {
+    pg::Client db({.url = pg_url()});
+    EXPECT_THROW((void)db.exec("SELECT 1"), std::logic_error);
+}
+
+// Starts pg_server.py's ctl (stop/start) on a thread, so the loop keeps serving meanwhile.
+class Ctl {
+public:
+    explicit Ctl(std::string action) {
+        const char* ctl = std::getenv("KILN_TEST_PG_CTL");
+        if (!ctl) throw std::runtime_error("KILN_TEST_PG_CTL is not set: run through tests/pg/pg_server.py");
+        thread_ = std::thread([this, cmd = std::string(ctl) + " " + action] {
+            status_ = std::system(cmd.c_str());
+            done_ = true;
+        });
+    }
+    ~Ctl() { thread_.join(); }
+    bool done() const { return done_; }
+    int status() const { return status_; }
+
+private:
+    std::atomic<bool> done_{false};
+    std::atomic<int> status_{-1};
+    std::thread thread_;
+};
+
+enum Phase { Before, Down, After };
+struct Tally {
+    Phase phase = Before;
+    bool stop = false;
+    int ok[3] = {0, 0, 0}, lost = 0, unavailable = 0, other = 0;
+    std::chrono::steady_clock::duration slowest_failure_while_down{};
+    std::vector<std::string> surprises;
+};
+
+Task<> load_worker(pg::Client& db, int w, Tally& t) {
+    for (int i = 0; !t.stop; ++i) {
+        Phase at = t.phase;
+        bool failed = false;
+        auto t0 = std::chrono::steady_clock::now();
+        try {
+            int v = co_await db.scalar<int>("SELECT $1::int FROM pg_sleep(0.002)", w * 100000 + i);
+            if (v != w * 100000 + i) t.surprises.push_back("a wrong answer");
+            ++t.ok[t.phase];
+        } catch (const db::Error& e) {
+            const std::string& m = e.message();
+            if (e.kind() == db::ErrorKind::Io && m.starts_with("connection to PostgreSQL lost: ")) {
+                ++t.lost;  // in flight when the server went
+            } else if (e.kind() == db::ErrorKind::Io &&
+                       (m.starts_with("no connection to PostgreSQL") || m.starts_with("cannot connect to PostgreSQL"))) {
+                ++t.unavailable;  // while it was down
+            } else {
+                ++t.other;
+                t.surprises.push_back(e.what());
+            }
+            if (at == Down && t.phase == Down)
+                t.slowest_failure_while_down = std::max(t.slowest_failure_while_down, std::chrono::steady_clock::now() - t0);
+            failed = true;
+        }
+        if (failed) co_await kiln::sleep(5ms);  // a failure may come at once: do not spin
+    }
+}
+
+TEST(PgClient, ServerRestartUnderLoadFailsInFlightQueriesThenRecovers) {
+    kiln::net::Loop loop;
+    pg::Client db({.url = pg_url(), .pool = 2});
+    Tally tally;
+    std::string started_before, started_after;
+    run(loop, [&]() -> Task<> {
+        started_before = co_await db.scalar<std::string>("SELECT pg_postmaster_start_time()::text");
+        std::vector<Task<>> load;
+        for (int w = 0; w < 20; ++w) {
+            load.push_back(load_worker(db, w, tally));
+            load.back().start();
+        }
+        while (tally.ok[Before] < 200) co_await kiln::sleep(5ms);
+        {
+            Ctl down("stop");
+            while (!down.done()) co_await kiln::sleep(5ms);  // queries keep going meanwhile
+            EXPECT_EQ(down.status(), 0);
+        }
+        tally.phase = Down;
+        co_await kiln::sleep(300ms);  // down for a while: queries must fail fast, not hang
+        {
+            Ctl up("start");
+            while (!up.done()) co_await kiln::sleep(5ms);
+            EXPECT_EQ(up.status(), 0);
+        }
+        tally.phase = After;
+        // The client reconnects by itself (back-off ≤ 5 s); nothing here touches it.
+        auto deadline = std::chrono::steady_clock::now() + 15s;
+        while (tally.ok[After] < 200 && std::chrono::steady_clock::now() < deadline) co_await kiln::sleep(10ms);
+        tally.stop = true;
+        co_await join(load);
+        started_after = co_await db.scalar<std::string>("SELECT pg_postmaster_start_time()::text");
+    });
+    std::printf("restart under load: %d ok before, %d lost in flight, %d refused while down, %d ok after\n",
+                tally.ok[Before], tally.lost, tally.unavailable, tally.ok[After]);
+    EXPECT_NE(started_before, started_after) << "the server was not restarted";
+    EXPECT_GT(tally.lost, 0) << "queries in flight at the shutdown must fail with 'connection to PostgreSQL lost'";
+    EXPECT_GT(tally.unavailable, 0) << "queries while it was down must fail (fast), not wait";
+    EXPECT_EQ(tally.other, 0);
+    EXPECT_TRUE(tally.surprises.empty()) << tally.surprises.front();
+    EXPECT_GE(tally.ok[After], 200) << "the client did not come back after the restart";
+    EXPECT_LT(tally.slowest_failure_while_down, 1s);
+    EXPECT_EQ(db.connected(), 2u);
+}
+
+}  // namespace

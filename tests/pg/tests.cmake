@@ -1,0 +1,25 @@
+# PostgreSQL driver (src/pg) against a real server: pg_server.py starts a private
+# PostgreSQL (Debian's postgresql, initdb in a temp dir, 127.0.0.1, a free port), runs
+# the GoogleTest binary with KILN_TEST_PG_URL, and stops it by PID. No server, no pass:
+# the test fails with the reason.
+if(TARGET kiln_pg)
+  find_package(Python3 COMPONENTS Interpreter)
+  set(_kiln_pg_py python3)
+  if(Python3_Interpreter_FOUND)
+    set(_kiln_pg_py ${Python3_EXECUTABLE})
+  endif()
+  add_executable(pg_client_test ${CMAKE_CURRENT_LIST_DIR}/pg_client_test.cpp)
+  target_link_libraries(pg_client_test PRIVATE kiln_pg GTest::gtest_main)
+  target_include_directories(pg_client_test PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  set_target_properties(pg_client_test PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  add_test(NAME pg_client_test
+           COMMAND ${_kiln_pg_py} ${CMAKE_CURRENT_LIST_DIR}/pg_server.py run -- $<TARGET_FILE:pg_client_test>)
+  set_tests_properties(pg_client_test PROPERTIES TIMEOUT 300 LABELS pg ENVIRONMENT PYTHONDONTWRITEBYTECODE=1)
+
+  # SQLSTATE → db::Error mapping, no server needed (src/pg/errors.hpp names libpq's types).
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(KILN_TEST_LIBPQ REQUIRED IMPORTED_TARGET libpq)
+  kiln_test(pg_errors_test ${CMAKE_CURRENT_LIST_DIR}/pg_errors_test.cpp DEPS kiln_pg)
+  target_include_directories(pg_errors_test PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(pg_errors_test PRIVATE PkgConfig::KILN_TEST_LIBPQ)
+endif()
