@@ -108,6 +108,7 @@ kiln_layer(kiln_pg
   pg/connection.cpp
   pg/pool.cpp
   pg/client.cpp
+  pg/per_loop.cpp
 )
 target_link_libraries(kiln_pg PUBLIC kiln_net kiln_db PRIVATE PkgConfig::LIBPQ)
 

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include <kiln/db.hpp>
+#include <kiln/server.hpp>
 #include <kiln/task.hpp>
 
 struct pg_result;  // libpq's PGresult; libpq-fe.h stays out of kiln's public headers
@@ -334,5 +335,33 @@ private:
     [[noreturn]] static void no_rows(db::Sql sql);
     std::unique_ptr<detail::Pool> pool_;
 };
+
+// One Client per event loop thread, each made on that thread's first local() with
+// the same options, and closed when its loop goes away. What a server's handlers use:
+//
+//   kiln::pg::PerLoop db;
+//   app.on_worker_start([&](const kiln::ServerOptions& o) { db.configure(kiln::pg::options_from(o)); });
+//   ... co_await db.local().exec("SELECT ...");
+//
+// configure() before serving; it must outlive the loops (a variable of main()).
+class PerLoop {
+public:
+    explicit PerLoop(Options options = {});
+    ~PerLoop();
+    PerLoop(const PerLoop&) = delete;
+    PerLoop& operator=(const PerLoop&) = delete;
+
+    void configure(Options options);
+    // This loop thread's client. Only on an event loop thread (else std::logic_error).
+    Client& local();
+
+private:
+    struct State;
+    std::unique_ptr<State> s_;
+};
+
+// The database.* settings (database.url, database.pool, database.statement_timeout_ms;
+// --database-url, KILN_DATABASE_URL, [database] url) as client options.
+Options options_from(const ServerOptions& server);
 
 }  // namespace kiln::pg

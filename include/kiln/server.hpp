@@ -77,6 +77,10 @@ struct ServerOptions {
     // Key for signed cookies. Empty: the supervisor makes a random one at start,
     // shared by its workers (signed cookies then do not survive a restart).
     std::string secret;
+    // PostgreSQL (kiln::pg, read by the app: kiln::pg::options_from). Empty url: none.
+    std::string database_url;             // libpq connection string or URI
+    uint32_t database_pool = 1;           // connections per event loop thread
+    uint32_t database_statement_timeout_ms = 0;  // 0: the server's own
     // The app's own settings, as text: the [app] table of kiln.toml (nested tables
     // as dotted names), KILN_APP_<NAME> variables (lower-cased: KILN_APP_DB_PATH is
     // "db_path"), --set NAME=VALUE flags, later sources winning. Read them with

@@ -44,6 +44,10 @@ Loop::Loop() : owner_(std::this_thread::get_id()) {
 }
 
 Loop::~Loop() {
+    Loop* outer = std::exchange(running, this);  // what closes here may ask for its loop
+    for (const Deferred& h : exit_hooks_) h.fn(h.arg);
+    run_deferred();
+    running = outer;
     bury();
     lists_.clear();
     if (wake_fd_ >= 0) ::close(wake_fd_);

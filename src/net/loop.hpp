@@ -54,6 +54,10 @@ public:
     // The loop running on this thread (inside run()), or null.
     static Loop* current();
 
+    // Runs fn(arg) on this loop's thread when the loop is destroyed, first thing,
+    // while it still works (per-loop resources such as a database client close here).
+    void at_exit(void (*fn)(void*), void* arg) { exit_hooks_.push_back({fn, arg}); }
+
     uint64_t now_ms() const { return now_ms_; }       // monotonic, cached per iteration
     time_t wall_seconds() const { return wall_s_; }   // CLOCK_REALTIME seconds, cached
     BufferPool& buffers() { return pool_; }
@@ -89,6 +93,7 @@ private:
         void* arg;
     };
     std::vector<Deferred> deferred_;
+    std::vector<Deferred> exit_hooks_;
     void run_deferred();
     uint64_t now_ms_ = 0;
     time_t wall_s_ = 0;

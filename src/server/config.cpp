@@ -210,6 +210,9 @@ const std::vector<Key>& keys() {
              return std::string();
          }},
         {"server.name", [](const Value& v, ServerOptions& o) { return get_string(v, &o.server_name); }},
+        {"database.url", [](const Value& v, ServerOptions& o) { return get_string(v, &o.database_url); }},
+        integer("database.pool", &ServerOptions::database_pool, 1u, 64u),
+        integer("database.statement_timeout_ms", &ServerOptions::database_statement_timeout_ms, 0u, 3'600'000u),
         {"user", [](const Value& v, ServerOptions& o) { return get_nonempty(v, &o.user); }},
         {"group", [](const Value& v, ServerOptions& o) { return get_nonempty(v, &o.group); }},
         {"log.access", [](const Value& v, ServerOptions& o) { return get_nonempty(v, &o.access_log); }},

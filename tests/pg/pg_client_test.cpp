@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -405,6 +407,38 @@ TEST(PgClient, WithoutAServerQueriesFailFastWithTheReason) {
 TEST(PgClient, OutsideALoopThreadIsALogicError) {
     pg::Client db({.url = pg_url()});
     EXPECT_THROW((void)db.exec("SELECT 1"), std::logic_error);
+}
+
+TEST(PgClient, PerLoopGivesEachLoopThreadItsOwnClientFromTheServerSettings) {
+    kiln::ServerOptions settings;
+    settings.database_url = pg_url();
+    settings.database_pool = 1;
+    settings.database_statement_timeout_ms = 200;
+    pg::PerLoop db;
+    db.configure(pg::options_from(settings));
+    EXPECT_THROW(db.local(), std::logic_error);  // not on a loop thread
+    std::mutex mu;
+    std::set<long> backends;
+    std::set<const pg::Client*> clients;
+    auto serve = [&] {
+        kiln::net::Loop loop;  // its client closes with it, on this thread
+        run(loop, [&]() -> Task<> {
+            pg::Client& mine = db.local();
+            EXPECT_EQ(&mine, &db.local());  // the same one for every call on this loop
+            long pid = co_await mine.scalar<long>("SELECT pg_backend_pid()");
+            // the settings reached the session: a statement past 200 ms fails as Busy
+            auto slow = co_await error_of<db::BusyError>(mine.exec("SELECT pg_sleep(1)"));
+            EXPECT_TRUE(slow.has_value());
+            std::lock_guard<std::mutex> lock(mu);
+            backends.insert(pid);
+            clients.insert(&mine);
+        });
+    };
+    std::thread a(serve), b(serve);
+    a.join();
+    b.join();
+    EXPECT_EQ(clients.size(), 2u);
+    EXPECT_EQ(backends.size(), 2u);  // two loops, two sessions
 }
 
 // Starts pg_server.py's ctl (stop/start) on a thread, so the loop keeps serving meanwhile.
