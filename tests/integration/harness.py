@@ -19,6 +19,7 @@ Usage from a test file:
 
 import argparse
 import errno
+import http.client
 import os
 import re
 import signal
@@ -491,6 +492,20 @@ class RawConnection:
         closed, extra, _ = self.wait_closed(wait)
         test.assertEqual(extra, b"", "unexpected bytes %s" % msg)
         test.assertFalse(closed, "server closed the connection %s" % msg)
+
+
+def timed_get(port, path, timeout=10):
+    """GET path on a fresh connection with http.client: (status, headers dict, body,
+    seconds it took)."""
+    c = http.client.HTTPConnection(HOST, port, timeout=timeout)
+    try:
+        t0 = time.monotonic()
+        c.request("GET", path)
+        r = c.getresponse()
+        body = r.read()
+        return r.status, dict(r.getheaders()), body, time.monotonic() - t0
+    finally:
+        c.close()
 
 
 def build_request(method, target, headers=(), body=None, version="HTTP/1.1", host="x"):

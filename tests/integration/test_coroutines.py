@@ -16,14 +16,8 @@ from harness import build_request
 
 
 def get(port, path, timeout=10):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        t0 = time.monotonic()
-        c.request("GET", path)
-        r = c.getresponse()
-        return r.status, r.read(), time.monotonic() - t0
-    finally:
-        c.close()
+    status, _, body, took = harness.timed_get(port, path, timeout)
+    return status, body, took
 
 
 class CoroutinesOneLoop(harness.ServerTestCase):

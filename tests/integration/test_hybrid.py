@@ -3,7 +3,6 @@ Blocking handlers do not delay others; a full queue answers 503 with Retry-After
 once; a client leaving while its handler runs costs nothing; streamed writes are
 buffered into one response; a graceful stop waits for running handlers."""
 import concurrent.futures
-import http.client
 import socket
 import time
 import unittest
@@ -11,16 +10,7 @@ import unittest
 import harness
 
 
-def get(port, path, timeout=10):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        t0 = time.monotonic()
-        c.request("GET", path)
-        r = c.getresponse()
-        body = r.read()
-        return r.status, dict(r.getheaders()), body, time.monotonic() - t0
-    finally:
-        c.close()
+get = harness.timed_get
 
 
 class Hybrid(harness.ServerTestCase):
