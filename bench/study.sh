@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The session study (Muszynski 2022, seeds/003) on this machine: kiln's generic example
 # against the same app on Express, Flask, Spring Boot, Go net/http and actix-web
-# (bench/peers/), all on 127.0.0.1, loaded by `kiln bench`.
+# (bench/peers/), all on 127.0.0.1, loaded by `kiln bench` (or, with CLIENT=go, by the
+# independent Go client bench/clients/study-go, same scenarios and JSON fields).
 #   bash bench/study.sh
 # Env: DURATION (10) seconds per measured run, REQUESTS (10000) per batch (-r; a run
 #      ends at whichever bound comes first), BATCHES (100) parallel sessions, ROUNDS (3),
 #      WARMUP (5) seconds of the write scenario per server before round 1,
 #      CLIENT_THREADS (kiln bench's default), ONLY (e.g. go,kiln), KILN_ARGS (kiln's
 #      defaults), SKIP_SETUP=1 (use what the peers' setup.sh built last time),
-#      STARTUP_TIMEOUT (120) seconds for a server to answer GET /.
+#      STARTUP_TIMEOUT (120) seconds for a server to answer GET /, CLIENT (kiln or go).
 # Writes bench/results/study.md and bench/results/study.svg; raw client outputs, logs
 # and summary.json go to bench/results/raw/study-<timestamp>/. Starts every server in
 # its own process group and stops exactly those groups, also on Ctrl-C.
@@ -27,15 +28,25 @@ SKIP_SETUP=${SKIP_SETUP:-0}
 STARTUP_TIMEOUT=${STARTUP_TIMEOUT:-120}
 KILN_CLIENT=${KILN_CLIENT:-$root/build/bin/kiln}
 KILN_SERVER=${KILN_SERVER:-$root/build/bin/generic}
+CLIENT=${CLIENT:-kiln}
+GO_CLIENT=$root/bench/clients/study-go/bin/study-go
 ALL_SERVERS=(kiln actix go spring express flask)
 
 command_line="DURATION=$DURATION REQUESTS=$REQUESTS BATCHES=$BATCHES ROUNDS=$ROUNDS WARMUP=$WARMUP"
 [[ -n $CLIENT_THREADS ]] && command_line+=" CLIENT_THREADS=$CLIENT_THREADS"
 [[ -n $ONLY ]] && command_line+=" ONLY=$ONLY"
 [[ -n $KILN_ARGS ]] && command_line+=" KILN_ARGS=\"$KILN_ARGS\""
+[[ $CLIENT != kiln ]] && command_line+=" CLIENT=$CLIENT"
 command_line+=" bash bench/study.sh"
 
-[[ -x $KILN_CLIENT ]] || { echo "study.sh: the load client $KILN_CLIENT is not built (make build)" >&2; exit 1; }
+case $CLIENT in
+  kiln) [[ -x $KILN_CLIENT ]] || { echo "study.sh: the load client $KILN_CLIENT is not built (make build)" >&2; exit 1; }
+        client_cmd=("$KILN_CLIENT" bench) client_name="build/bin/kiln bench" ;;
+  go) [[ $SKIP_SETUP == 1 ]] || bash "$root/bench/clients/study-go/setup.sh" || exit 1
+      [[ -x $GO_CLIENT ]] || { echo "study.sh: $GO_CLIENT is not built (bash bench/clients/study-go/setup.sh)" >&2; exit 1; }
+      client_cmd=("$GO_CLIENT") client_name="bench/clients/study-go/bin/study-go" ;;
+  *) echo "study.sh: CLIENT=$CLIENT: expected kiln or go" >&2; exit 1 ;;
+esac
 command -v curl >/dev/null || { echo "study.sh: curl is needed" >&2; exit 1; }
 
 # Only one benchmark at a time on this machine (shared with plaintext.sh).
@@ -109,13 +120,13 @@ start_server() {  # name: starts it in a new process group, waits until GET / an
 # "rps ok failed requests new_cookies server_cpu_ms_per_1k client_cpu_ms_per_1k"
 run_client() {
   local name=$1 scen=$2 secs=$3 out=$4 pid=${pid_of[$1]} port=${port_of[$1]}
-  local args=(bench -b "$BATCHES" -r "$REQUESTS" -c 2 -g -d "$secs" --json)
+  local args=(-b "$BATCHES" -r "$REQUESTS" -c 2 -g -d "$secs" --json)
   [[ $scen == write ]] && args+=(-u)
   [[ -n $CLIENT_THREADS ]] && args+=(-t "$CLIENT_THREADS")
   local srv_before srv_after cli_before cli_after
   tree_stats "$pid"; srv_before=$TREE_TICKS
   self_child_ticks; cli_before=$CHILD_TICKS
-  (exec timeout $((secs + 60)) "$KILN_CLIENT" "${args[@]}" "http://127.0.0.1:$port/") >"$out" 2>"$out.err" || true
+  (exec timeout $((secs + 60)) "${client_cmd[@]}" "${args[@]}" "http://127.0.0.1:$port/") >"$out" 2>"$out.err" || true
   self_child_ticks; cli_after=$CHILD_TICKS
   tree_stats "$pid"; srv_after=$TREE_TICKS
   rss_of[$name]=$((TREE_RSS_KB / 1024))
@@ -210,7 +221,7 @@ svg="$root/bench/results/study.svg"
   echo "- date: $(date -u '+%F %T UTC')"
   echo "- machine: $nproc CPUs, $cpu_model, $(uname -sr); servers and client share it, all on 127.0.0.1"
   echo "- command: \`$command_line\`"
-  echo "- client: \`build/bin/kiln bench -b $BATCHES -r $REQUESTS -c 2 -g [-u] -d $DURATION${CLIENT_THREADS:+ -t $CLIENT_THREADS} --json\`: read = \`-g -c 2\`, write = \`-g -c 2 -u\`"
+  echo "- client: \`$client_name -b $BATCHES -r $REQUESTS -c 2 -g [-u] -d $DURATION${CLIENT_THREADS:+ -t $CLIENT_THREADS} --json\`: read = \`-g -c 2\`, write = \`-g -c 2 -u\`"
   echo "- each cell: median of $ROUNDS run(s) (servers alternate; each round starts with the next one), after a ${WARMUP}s warm-up run of the write scenario per server"
   echo
   python3 - "$results" "$meta" "$raw/summary.json" <<'PY'

@@ -1,0 +1,3 @@
+module kiln.bench/clients/study-go
+
+go 1.22
