@@ -36,7 +36,7 @@ class CoroutinesOneLoop(harness.ServerTestCase):
             time.sleep(0.05)
             status, body, took = get(self.port, "/plaintext")  # the loop is free meanwhile
             self.assertEqual((status, body), (200, b"Hello, World!"))
-            self.assertLess(took, 0.15)
+            self.assertLess(took, 0.25)  # behind a blocked loop it would wait for the sleeps
             results = [f.result(timeout=10) for f in waits]
             elapsed = time.monotonic() - t0
         self.assertTrue(all(r[0] == 200 and r[1] == b"slept 300" for r in results), results)
