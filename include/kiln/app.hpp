@@ -91,6 +91,8 @@ namespace testing {
 class Client;
 }
 
+struct Route;  // a route as the router holds it (src/app/app_impl.hpp)
+
 // One registered route, as `app --routes` and `kiln routes` list it.
 struct RouteInfo {
     std::string method;     // "GET", "POST", ...
@@ -218,6 +220,7 @@ private:
     // The same for a request that may wait (waits(req)): a coroutine route or a
     // coroutine middleware. Runs until done; never throws.
     bool waits(const Request& req) const;
+    App& add_route(Method method, std::string_view pattern, Route route);
     uint32_t deadline_ms(const Request& req) const;  // the route's; 0: the server's
     Task<> handle_async(Request& req, Response& res) const;
     Task<> run_chain(Next& next) const;

@@ -42,15 +42,15 @@ App::App() : impl_(std::make_unique<Impl>()) {}
 App::~App() = default;
 
 App& App::route(Method method, std::string_view pattern, Handler handler, RouteOptions opts) {
-    auto r = std::make_unique<Route>(Route{std::move(handler), nullptr, opts});
-    impl_->router.add(method, pattern, r.get());
-    impl_->routes.push_back(std::move(r));
-    impl_->route_infos.push_back({std::string(http::method_name(method)), std::string(pattern), {}});
-    return *this;
+    return add_route(method, pattern, Route{std::move(handler), nullptr, opts});
 }
 
 App& App::route(Method method, std::string_view pattern, AsyncHandler handler, RouteOptions opts) {
-    auto r = std::make_unique<Route>(Route{nullptr, std::move(handler), opts});
+    return add_route(method, pattern, Route{nullptr, std::move(handler), opts});
+}
+
+App& App::add_route(Method method, std::string_view pattern, Route route) {
+    auto r = std::make_unique<Route>(std::move(route));
     impl_->router.add(method, pattern, r.get());
     impl_->routes.push_back(std::move(r));
     impl_->route_infos.push_back({std::string(http::method_name(method)), std::string(pattern), {}});
@@ -127,6 +127,12 @@ bool guarded(const Request& req, Fail& fail, Fn&& fn) {
         fail(500, "Internal Server Error");
     }
     return false;
+}
+
+// The same for an exception a coroutine caught (a catch block cannot co_await).
+template <class Fail>
+bool guarded_error(const Request& req, Fail& fail, const std::exception_ptr& error) {
+    return !error || guarded(req, fail, [&] { std::rethrow_exception(error); });
 }
 
 }  // namespace
@@ -214,7 +220,7 @@ Task<> App::run_handler(Request& req, Response& res) const {
     } catch (...) {
         error = std::current_exception();
     }
-    if (error && !guarded(req, fail, [&] { std::rethrow_exception(error); })) req.handler_failed_ = true;
+    if (!guarded_error(req, fail, error)) req.handler_failed_ = true;
 }
 
 void App::fail_in_chain(Request& req, Response& res, int status, std::string_view message, size_t keep_headers) const {
@@ -333,12 +339,8 @@ Task<> App::handle_async(Request& req, Response& res) const {
     } catch (...) {
         error = std::current_exception();
     }
-    bool handled = true;
-    if (error) {
-        auto fail = [&](int status, std::string_view client_text) { fail_in_chain(req, res, status, client_text, 0); };
-        handled = guarded(req, fail, [&] { std::rethrow_exception(error); });
-    }
-    end_request(req, res, handled);
+    auto fail = [&](int status, std::string_view client_text) { fail_in_chain(req, res, status, client_text, 0); };
+    end_request(req, res, guarded_error(req, fail, error));
 }
 
 }  // namespace kiln

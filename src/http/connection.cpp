@@ -349,15 +349,7 @@ void Connection::dispatch(std::string_view body, size_t consumed) {
 bool Connection::submit(std::string_view body, size_t consumed) {
     // One allocation per request: the hybrid model's price, small next to the
     // blocking handler it exists for.
-    auto* ex = new Exchange();
-    ex->head = srv_.head_;  // views into our buffer, which the exchange takes below
-    ex->context = srv_.service_.new_context();
-    prepare_request(ex->head, ex->request, *ex->context);  // already validated once: cannot fail
-    ex->request.set_body(body);
-    if (a_->sink) a_->sink->deliver(*ex->context);
-    ex->response.reset(nullptr);  // no stream: writes are buffered until the handler returns
-    ex->connection = this;
-    ex->buffer = std::move(a_->in);
+    Exchange* ex = new_exchange(body);
     Service& service = srv_.service_;
     std::shared_ptr<CompletionQueue> done = srv_.completions_;
     bool queued = srv_.executor_->submit([ex, &service, done] {
@@ -369,31 +361,38 @@ bool Connection::submit(std::string_view body, size_t consumed) {
         delete ex;
         return false;
     }
-    a_->ex = ex;
-    a_->pending_consumed = consumed;
-    state_ = State::Handling;
-    timer_.disarm();  // the handler takes as long as it takes (the watchdog is for loops)
+    hold(ex, consumed);
     return true;
 }
 
-void Connection::start_waiting(std::string_view body, size_t consumed) {
-    // Like submit(): the request moves into an Exchange of its own (with the read
-    // buffer its views point into), so it survives while the handler waits and
-    // whatever happens to the connection meanwhile.
+Exchange* Connection::new_exchange(std::string_view body) {
+    // The request moves into an Exchange of its own, with the read buffer its views
+    // point into, so it survives whatever the connection does meanwhile.
     auto* ex = new Exchange();
     ex->head = srv_.head_;
     ex->context = srv_.service_.new_context();
     prepare_request(ex->head, ex->request, *ex->context);  // already validated once: cannot fail
     ex->request.set_body(body);
     if (a_->sink) a_->sink->deliver(*ex->context);
-    ex->response.reset(nullptr);  // buffered until the handler is done
+    ex->response.reset(nullptr);  // no stream: writes are buffered until the handler returns
     ex->connection = this;
     ex->buffer = std::move(a_->in);
-    ex->waiting = true;
+    return ex;
+}
+
+void Connection::hold(Exchange* ex, size_t consumed) {
     a_->ex = ex;
     a_->pending_consumed = consumed;
     state_ = State::Handling;
-    timer_.disarm();  // bounded by the handler's deadline (timeouts.handler_ms) instead
+    // No timer while it runs: a pool thread's handler takes as long as it takes (the
+    // watchdog is for loops); a waiting one is bounded by timeouts.handler_ms.
+    timer_.disarm();
+}
+
+void Connection::start_waiting(std::string_view body, size_t consumed) {
+    Exchange* ex = new_exchange(body);
+    ex->waiting = true;
+    hold(ex, consumed);
     ex->starting = true;
     srv_.service_.start(*ex->context, ex->request, ex->response, {&Connection::on_waited, ex});
     ex->starting = false;

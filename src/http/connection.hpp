@@ -97,6 +97,8 @@ private:
     bool body_ready();                // Content-Length or chunked body complete
     void dispatch(std::string_view body, size_t consumed);
     bool submit(std::string_view body, size_t consumed);  // hybrid: false if the pool is full
+    Exchange* new_exchange(std::string_view body);  // the request, moved out of the connection
+    void hold(Exchange* ex, size_t consumed);       // Handling: no reading until ex completes
     void start_waiting(std::string_view body, size_t consumed);  // a handler that may wait (coroutine)
     static void on_waited(void* exchange);  // its Completion
     void finish_exchange(Exchange* ex);  // its response written, the request done
