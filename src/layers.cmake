@@ -94,6 +94,7 @@ kiln_layer(kiln_db
   db/row.cpp
   db/transaction.cpp
   db/per_thread.cpp
+  db/migration_files.cpp
   db/migrate.cpp
   db/model.cpp
 )
@@ -109,6 +110,7 @@ kiln_layer(kiln_pg
   pg/pool.cpp
   pg/client.cpp
   pg/per_loop.cpp
+  pg/migrate.cpp
 )
 target_link_libraries(kiln_pg PUBLIC kiln_net kiln_db PRIVATE PkgConfig::LIBPQ)
 

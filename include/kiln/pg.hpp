@@ -26,6 +26,7 @@
 #include <coroutine>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <iterator>
 #include <limits>
 #include <memory>
@@ -194,6 +195,38 @@ struct Codec<std::optional<T>> {
     }
 };
 
+namespace detail {
+// Appends v to a PostgreSQL array literal as a quoted element ("a\"b").
+void array_element(std::string& out, std::string_view v);
+}  // namespace detail
+
+// A std::vector of numbers or strings goes as a PostgreSQL array ({1,2,3}), for
+// statements such as "UPDATE t SET n = v.n FROM (SELECT unnest($1::int[]) AS id,
+// unnest($2::int[]) AS n) AS v WHERE t.id = v.id": many rows, one statement.
+template <class T>
+    requires(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) || std::is_convertible_v<const T&, std::string_view>
+struct Codec<std::vector<T>> {
+    static void write(Params& p, const std::vector<T>& values) {
+        std::string out = "{";
+        for (const T& v : values) {
+            if (out.size() > 1) out += ',';
+            if constexpr (std::is_convertible_v<const T&, std::string_view>) {
+                detail::array_element(out, v);
+            } else if constexpr (std::is_integral_v<T>) {
+                char buf[24];
+                auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+                out.append(buf, end);
+            } else {
+                char buf[32];
+                auto [end, ec] = std::to_chars(buf, buf + sizeof buf, static_cast<double>(v));
+                out.append(buf, end);
+            }
+        }
+        out += '}';
+        p.text(out);
+    }
+};
+
 // ------------------------------------------------------------------ results
 
 // One row of a Result: a view, valid while the Result lives.
@@ -359,6 +392,14 @@ private:
     struct State;
     std::unique_ptr<State> s_;
 };
+
+// db::migrate's numbered files (NNN_name.sql in dir), applied to PostgreSQL: each
+// file not yet recorded in kiln_migrations runs once, in version order, in its own
+// transaction. Blocking: call it at start (App::on_node_start), not in a handler.
+// Safe from several nodes at once (an advisory lock serialises them). Returns the
+// files applied; throws db::MigrationError naming the file (and the line PostgreSQL
+// pointed at) when one fails, or db::Error(Io) when the server cannot be reached.
+std::vector<db::Migration> migrate(const Options& options, const std::filesystem::path& dir);
 
 // The database.* settings (database.url, database.pool, database.statement_timeout_ms;
 // --database-url, KILN_DATABASE_URL, [database] url) as client options.

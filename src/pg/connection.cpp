@@ -22,6 +22,7 @@ Connection::Connection(net::Loop& loop, Owner& owner, const ConnectSpec& spec)
 }
 
 Connection::~Connection() {
+    if (flush_ticket_) flush_ticket_->conn = nullptr;
     if (state_ == State::Dead) return;  // die() let go of everything already
     unwatch();
     loop_.deadlines().disarm(connect_deadline_);
@@ -91,7 +92,7 @@ void Connection::submit(Op* op, std::string_view sql) {
         return;
     }
     send(op, stmt, prepare);
-    if (state_ == State::Ready) flush();
+    if (state_ == State::Ready) flush_soon();
 }
 
 void Connection::send(Op* op, const std::shared_ptr<Statement>& stmt, bool prepare) {
@@ -117,6 +118,20 @@ void Connection::flush() {
     int r = PQflush(conn_);
     if (r < 0) return die(one_line(PQerrorMessage(conn_)));
     watch(r == 1 ? kRead | EPOLLOUT : kRead);
+}
+
+void Connection::flush_soon() {
+    if (flush_ticket_) return;
+    flush_ticket_ = new FlushTicket{this};
+    loop_.defer(
+        [](void* arg) {
+            std::unique_ptr<FlushTicket> ticket(static_cast<FlushTicket*>(arg));
+            Connection* c = ticket->conn;
+            if (!c) return;  // destroyed meanwhile
+            c->flush_ticket_ = nullptr;
+            if (c->state_ == State::Ready) c->flush();
+        },
+        flush_ticket_);
 }
 
 void Connection::on_io(uint32_t events) {

@@ -5,6 +5,10 @@
 // was sent. Each SQL text is prepared once per session (named k1, k2, ...), its
 // Prepare pipelined just ahead of its first use. Values go as text, rows come as text.
 //
+// Queries are written to the socket once per loop iteration, not once each: what
+// every handler of an iteration sent leaves in one write (Loop::defer), so twenty
+// queries of one request, or one query of each of fifty requests, cost one syscall.
+//
 // The socket is watched level-triggered, not edge-triggered as kiln's own sockets
 // are: libpq's PQconsumeInput reads one chunk, not until EAGAIN, so an edge could be
 // lost with data still in the kernel. EPOLLOUT is watched only while libpq holds
@@ -93,6 +97,7 @@ private:
     void poll_connect();
     void send(Op* op, const std::shared_ptr<Statement>& stmt, bool prepare);
     void flush();
+    void flush_soon();  // once per loop iteration, whatever was sent in it
     void drain();
     void answer(Pending& p);
     void prepared(Pending& p);
@@ -116,6 +121,12 @@ private:
     size_t queries_ = 0;
     std::string ending_;  // why the server is closing the session, once it said so
     std::vector<const char*> values_;  // scratch for libpq's parameter array
+    // The deferred flush, while one is due; it outlives the Connection if need be
+    // (the loop's deferred work may run after the owner destroyed it).
+    struct FlushTicket {
+        Connection* conn;
+    };
+    FlushTicket* flush_ticket_ = nullptr;
 };
 
 }  // namespace kiln::pg::detail

@@ -84,6 +84,15 @@ void write_double(Params& p, double v) {
     p.text(std::string_view(buf, static_cast<size_t>(end - buf)));
 }
 
+void array_element(std::string& out, std::string_view v) {
+    out += '"';
+    for (char c : v) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+    }
+    out += '"';
+}
+
 }  // namespace detail
 
 // ------------------------------------------------------------------ Row
