@@ -111,6 +111,7 @@ kiln_layer(kiln_pg
   pg/client.cpp
   pg/per_loop.cpp
   pg/migrate.cpp
+  pg/transaction.cpp
 )
 target_link_libraries(kiln_pg PUBLIC kiln_net kiln_db PRIVATE PkgConfig::LIBPQ)
 

@@ -23,6 +23,7 @@
 #include <charconv>
 #include <chrono>
 #include <concepts>
+#include <functional>
 #include <coroutine>
 #include <cstddef>
 #include <cstdint>
@@ -50,6 +51,7 @@ namespace kiln::pg {
 namespace detail {
 struct Op;  // one query in flight (src/pg/op.hpp)
 class Pool;
+struct Lease;  // a connection held by one transaction (src/pg/pool.hpp)
 }  // namespace detail
 
 // ------------------------------------------------------------------ values
@@ -270,6 +272,8 @@ public:
     Row at(size_t i) const;  // throws db::Error(Misuse) if i >= size()
     // Rows an INSERT/UPDATE/DELETE (or SELECT) touched, from the command tag; 0 if none.
     int64_t affected() const;
+    // The command tag's verb: "SELECT", "INSERT", "UPDATE", "COMMIT", "ROLLBACK", ...
+    std::string_view command() const;
 
     class iterator {
     public:
@@ -307,6 +311,11 @@ struct Options {
     std::chrono::milliseconds connect_timeout{5000};  // one connection attempt
     std::chrono::milliseconds reconnect_min{50};      // first retry after a loss,
     std::chrono::milliseconds reconnect_max{5000};    // doubling up to this
+    // Connections for transactions, opened when first needed, each carrying one
+    // transaction at a time (the shared ones above never do: a transaction's
+    // statements must not interleave with other coroutines' queries). A transaction
+    // begun while all are busy waits for one.
+    size_t transactions = 4;
 };
 
 // What co_await client.exec(...) awaits. The query is sent when exec() is called, so
@@ -327,6 +336,60 @@ private:
     friend class detail::Pool;
     explicit Query(detail::Op* op) : op_(op) {}
     detail::Op* op_;
+};
+
+namespace detail {
+[[noreturn]] void no_rows(db::Sql sql);
+
+template <class T>
+Task<T> first_value(Query q, db::Sql sql) {
+    Result r = co_await q;
+    if (r.empty()) {
+        if constexpr (db::detail::is_optional<T>) co_return T();
+        else no_rows(sql);
+    }
+    co_return r[0].template get<T>(0);
+}
+}  // namespace detail
+
+// A transaction: its statements run in order on one connection that no other
+// coroutine uses meanwhile, and take effect together at commit(). Pipelined like
+// any query (several exec()s before their co_awaits share a round trip). After an
+// error inside it, PostgreSQL refuses every statement until rollback() (SQLSTATE
+// 25P02). Dropped while still open (an exception, a cancelled request), it sends
+// ROLLBACK without waiting and hands its connection back. REQUIRES: it does not
+// outlive its Client, and is used on the Client's loop thread.
+class Transaction {
+public:
+    Transaction(Transaction&& other) noexcept
+        : pool_(std::exchange(other.pool_, nullptr)), lease_(std::exchange(other.lease_, nullptr)) {}
+    Transaction& operator=(Transaction&&) = delete;
+    ~Transaction();
+
+    template <class... Args>
+    Query exec(db::Sql sql, const Args&... args) {
+        Params p;
+        (Codec<std::remove_cvref_t<Args>>::write(p, args), ...);
+        return send(sql, std::move(p));
+    }
+    template <class T, class... Args>
+    Task<T> scalar(db::Sql sql, const Args&... args) {
+        return detail::first_value<T>(exec(sql, args...), sql);
+    }
+    // Ends it; throws the db::Error if COMMIT failed (e.g. a serialization failure,
+    // sqlstate 40001: run the whole transaction again). A transaction that had an
+    // error is rolled back by COMMIT, which then throws db::Error(Misuse).
+    Task<> commit();
+    Task<> rollback();
+    bool open() const { return lease_ != nullptr; }  // not yet committed or rolled back
+
+private:
+    friend class Client;
+    Transaction(detail::Pool* pool, detail::Lease* lease) : pool_(pool), lease_(lease) {}
+    Query send(db::Sql sql, Params params);
+    Task<> finish(db::Sql sql);
+    detail::Pool* pool_;
+    detail::Lease* lease_;
 };
 
 class Client {
@@ -350,24 +413,71 @@ public:
     }
 
     // The first column of the first row. No row: nullopt if T is an optional, else
-    // db::Error(NoRows). Arguments are taken by value: the task may run later.
+    // db::Error(NoRows). Sent at once, like exec().
     template <class T, class... Args>
-    Task<T> scalar(db::Sql sql, Args... args) {
-        Result r = co_await exec(sql, args...);
-        if (r.empty()) {
-            if constexpr (db::detail::is_optional<T>) co_return T();
-            else no_rows(sql);
-        }
-        co_return r[0].template get<T>(0);
+    Task<T> scalar(db::Sql sql, const Args&... args) {
+        return detail::first_value<T>(exec(sql, args...), sql);
     }
+
+    // A transaction on a connection of its own (waits for one of options.transactions
+    // if all are busy), BEGIN sent. Commit it, or it rolls back when dropped.
+    Task<Transaction> begin();
+
+    // Runs fn(tx) in a transaction: committed when fn's task returns, rolled back
+    // (and the exception rethrown) when it throws. Returns what fn's task returns.
+    //   co_await db.transaction([&](kiln::pg::Transaction& tx) -> kiln::Task<> {
+    //       co_await tx.exec("UPDATE accounts SET balance = balance - $1 WHERE id = $2", n, from);
+    //       co_await tx.exec("UPDATE accounts SET balance = balance + $1 WHERE id = $2", n, to);
+    //   });
+    template <class F>
+        requires kiln::detail::IsTask<std::invoke_result_t<F&, Transaction&>>::value
+    std::invoke_result_t<F&, Transaction&> transaction(F fn);
 
     size_t connected() const;  // connections up now
 
 private:
     Query send(db::Sql sql, Params params);
-    [[noreturn]] static void no_rows(db::Sql sql);
     std::unique_ptr<detail::Pool> pool_;
 };
+
+namespace detail {
+// Client::transaction's body, with fn's type erased: a coroutine frame holding the
+// caller's lambda type would draw GCC's -Wsubobject-linkage from every user's file.
+template <class R>
+Task<R> run_transaction(Task<Transaction> begun, std::function<Task<R>(Transaction&)> fn) {
+    Transaction tx = co_await std::move(begun);
+    std::exception_ptr error;
+    std::optional<std::conditional_t<std::is_void_v<R>, bool, R>> out;
+    try {
+        if constexpr (std::is_void_v<R>) {
+            co_await fn(tx);
+            out.emplace(true);
+        } else {
+            out.emplace(co_await fn(tx));
+        }
+    } catch (...) {
+        error = std::current_exception();
+    }
+    if (error) {
+        if (tx.open()) {
+            try {
+                co_await tx.rollback();
+            } catch (...) {  // the first error is the one to report
+            }
+        }
+        std::rethrow_exception(error);
+    }
+    if (tx.open()) co_await tx.commit();
+    if constexpr (!std::is_void_v<R>) co_return std::move(*out);
+}
+}  // namespace detail
+
+template <class F>
+    requires kiln::detail::IsTask<std::invoke_result_t<F&, Transaction&>>::value
+std::invoke_result_t<F&, Transaction&> Client::transaction(F fn) {
+    using R = decltype(std::declval<std::invoke_result_t<F&, Transaction&>&>().await_resume());
+    return detail::run_transaction<R>(begin(), std::function<Task<R>(Transaction&)>(std::move(fn)));
+}
 
 // One Client per event loop thread, each made on that thread's first local() with
 // the same options, and closed when its loop goes away. What a server's handlers use:

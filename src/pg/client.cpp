@@ -12,8 +12,10 @@ Query Client::send(db::Sql sql, Params params) { return pool_->send(sql, std::mo
 
 size_t Client::connected() const { return pool_->connected(); }
 
-void Client::no_rows(db::Sql sql) {
+namespace detail {
+void no_rows(db::Sql sql) {
     throw db::Error(db::ErrorKind::NoRows, 0, "scalar() on a query that returned no row", std::string(sql.text()));
 }
+}  // namespace detail
 
 }  // namespace kiln::pg

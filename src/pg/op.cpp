@@ -26,6 +26,12 @@ void Op::fail(std::exception_ptr e) {
     finish();
 }
 
+void Op::grant(Lease* l) {
+    assert(!done);
+    lease = l;
+    finish();
+}
+
 void Op::finish() {
     done = true;
     if (!wait || wait->cancelled()) return;  // nobody waits (yet): await_ready sees done
@@ -45,6 +51,18 @@ void Op::param_values(std::vector<const char*>& out) const {
     for (const Params::Slot& s : params.slots_) out.push_back(s.null ? nullptr : params.data_.data() + s.offset);
 }
 
+bool suspend_on(Op& op, std::coroutine_handle<> h) {
+    op.wait.emplace(h);
+    return !op.wait->cancelled();  // a cancelled request does not wait: settle() throws
+}
+
+void settle(Op& op) {
+    bool cancelled = op.wait && op.wait->cancelled();
+    op.wait.reset();
+    if (cancelled) throw Cancelled();
+    if (op.error) std::rethrow_exception(op.error);
+}
+
 }  // namespace detail
 
 Query::~Query() {
@@ -55,16 +73,10 @@ Query::~Query() {
 
 bool Query::await_ready() const noexcept { return op_->done; }
 
-bool Query::await_suspend(std::coroutine_handle<> h) {
-    op_->wait.emplace(h);
-    return !op_->wait->cancelled();  // a cancelled request does not wait: await_resume throws
-}
+bool Query::await_suspend(std::coroutine_handle<> h) { return detail::suspend_on(*op_, h); }
 
 Result Query::await_resume() {
-    bool cancelled = op_->wait && op_->wait->cancelled();
-    op_->wait.reset();
-    if (cancelled) throw Cancelled();
-    if (op_->error) std::rethrow_exception(op_->error);
+    detail::settle(*op_);
     return Result(std::exchange(op_->result, nullptr));
 }
 

@@ -17,6 +17,7 @@
 
 namespace kiln::pg::detail {
 
+struct Lease;
 struct Op;
 
 // The coroutine awaiting an Op. Cancelling it only marks it: the Op's deferred
@@ -42,6 +43,7 @@ struct Op {
     std::exception_ptr error;
     bool done = false;
     std::optional<QueryWait> wait;  // while a coroutine is suspended on it
+    Lease* lease = nullptr;         // a lease request: what it was granted
 
     void hold() { ++refs; }
     void release();  // deletes at zero
@@ -49,6 +51,7 @@ struct Op {
     // resumes from Loop::defer, never inside the connection's stack.
     void succeed(PGresult* r);
     void fail(std::exception_ptr e);
+    void grant(Lease* l);  // a lease request's answer
 
     // libpq's arrays for the parameters (pointers into params); valid until params change.
     void param_values(std::vector<const char*>& out) const;
@@ -58,5 +61,11 @@ private:
     void finish();
     static void resume(void* self);
 };
+
+// The awaiting side of an Op, shared by pg::Query and a transaction's wait for a
+// connection: suspend() parks the coroutine (false: the request was cancelled,
+// do not wait); settle() ends the wait, throwing kiln::Cancelled or the Op's error.
+bool suspend_on(Op& op, std::coroutine_handle<> h);
+void settle(Op& op);
 
 }  // namespace kiln::pg::detail

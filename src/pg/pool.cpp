@@ -38,6 +38,11 @@ Pool::~Pool() {
         loop_->deadlines().disarm(s->retry);
         s->conn.reset();  // fails what it carries
     }
+    for (Op* op : std::exchange(lease_line_, {})) {
+        op->fail(io_error("the PostgreSQL client was closed"));
+        op->release();
+    }
+    leases_.clear();  // their connections fail what they carry
 }
 
 void Pool::bind() {
@@ -73,6 +78,7 @@ Pool::Slot* Pool::slot_of(Connection& c) {
 }
 
 void Pool::up(Connection& c) {
+    if (lease_of(c)) return grant();
     if (Slot* s = slot_of(c)) {
         s->backoff_ms = 0;
         s->last_error.clear();
@@ -80,6 +86,20 @@ void Pool::up(Connection& c) {
 }
 
 void Pool::down(Connection& c, const std::string& message) {
+    if (Lease* l = lease_of(c)) {
+        // Its queries failed already; a transaction holding it fails its next ones.
+        loop_->destroy_later(l->conn.release());
+        if (!l->held) drop(l);
+        // Nothing else on its way to the ops in line: they fail now, not later.
+        bool coming = std::any_of(leases_.begin(), leases_.end(), [](const auto& x) { return x->held || x->conn; });
+        if (!coming) {
+            for (Op* op : std::exchange(lease_line_, {})) {
+                op->fail(io_error("no connection to PostgreSQL for a transaction (" + message + ")"));
+                op->release();
+            }
+        }
+        return;
+    }
     Slot* s = slot_of(c);
     if (!s) return;
     // Reported from inside the connection's own calls: it goes at the end of this
@@ -129,6 +149,89 @@ Query Pool::send(db::Sql sql, Params params) {
         op->fail(unavailable(sql));  // at once: the await throws it
     }
     return q;
+}
+
+Query Pool::send(Lease& lease, db::Sql sql, Params params) {
+    Op* op = new Op(*loop_);
+    Query q(op);
+    if (lease.conn && !lease.conn->dead()) {
+        op->params = std::move(params);
+        lease.conn->submit(op, sql.text());
+    } else {
+        op->fail(io_error("connection to PostgreSQL lost during the transaction", std::string(sql.text())));
+    }
+    return q;
+}
+
+// ------------------------------------------------------------------ leases
+
+Lease* Pool::lease_of(Connection& c) {
+    for (auto& l : leases_)
+        if (l->conn.get() == &c) return l.get();
+    return nullptr;
+}
+
+void Pool::drop(Lease* l) {
+    auto it = std::find_if(leases_.begin(), leases_.end(), [&](const auto& x) { return x.get() == l; });
+    if (it != leases_.end()) leases_.erase(it);
+}
+
+Op* Pool::lease() {
+    bind();
+    Op* op = new Op(*loop_);
+    op->hold();  // the line's reference
+    lease_line_.push_back(op);
+    grant();
+    open_leases();
+    return op;
+}
+
+void Pool::grant() {
+    for (auto& l : leases_) {
+        if (lease_line_.empty()) return;
+        if (l->held || !l->conn || !l->conn->ready()) continue;
+        while (!lease_line_.empty()) {
+            Op* op = lease_line_.front();
+            lease_line_.pop_front();
+            bool abandoned = op->refs == 1;  // its coroutine is gone
+            if (!abandoned) {
+                l->held = true;
+                op->grant(l.get());
+            }
+            op->release();
+            if (!abandoned) break;
+        }
+    }
+}
+
+void Pool::open_leases() {
+    size_t coming = 0;  // free or connecting
+    for (auto& l : leases_) coming += !l->held && l->conn;
+    size_t limit = std::max<size_t>(options_.transactions, 1);
+    while (lease_line_.size() > coming && leases_.size() < limit) {
+        auto l = std::make_unique<Lease>();
+        l->conn = std::make_unique<Connection>(*loop_, *this, spec_);
+        Connection* c = l->conn.get();
+        leases_.push_back(std::move(l));
+        ++coming;
+        c->start();  // may report down() at once, which fails the line
+    }
+}
+
+void Pool::release(Lease* l) {
+    l->held = false;
+    if (!l->conn || l->conn->dead()) {
+        drop(l);
+        open_leases();
+        return;
+    }
+    if (l->dirty) {  // pipelined ahead of whatever the next holder sends
+        l->dirty = false;
+        Op* op = new Op(*loop_);
+        l->conn->submit(op, "ROLLBACK");  // l is gone if this finds the connection dead
+        op->release();  // the answer is not awaited
+    }
+    grant();
 }
 
 size_t Pool::connected() const {

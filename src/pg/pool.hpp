@@ -5,7 +5,13 @@
 // a database that is down. A lost or failed connection is retried after a back-off
 // (reconnect_min, doubling to reconnect_max, reset by a success), on the loop's
 // deadline heap, whether or not queries are waiting.
+//
+// Transactions get connections of their own (Lease), up to options.transactions,
+// opened on demand and kept for the next one; a begin() past that waits in line.
+// A lease whose connection is lost stays held by its transaction (whose next
+// statements fail with db::Error(Io)) until it is handed back.
 #pragma once
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +24,14 @@
 
 namespace kiln::pg::detail {
 
+class Pool;
+
+struct Lease {
+    std::unique_ptr<Connection> conn;  // null once lost
+    bool held = false;
+    bool dirty = false;  // a transaction may be open on it: ROLLBACK before reuse
+};
+
 class Pool final : public Connection::Owner {
 public:
     explicit Pool(Options options);
@@ -25,6 +39,14 @@ public:
 
     // REQUIRES: on a loop thread; binds the pool to it on first use.
     Query send(db::Sql sql, Params params);
+    // On one leased connection (fails with db::Error(Io) if it was lost).
+    Query send(Lease& lease, db::Sql sql, Params params);
+    // A request for a Lease, answered (op->lease) when one is free and connected,
+    // or failed with db::Error(Io) if no connection for it can be made. The caller
+    // holds one reference.
+    Op* lease();
+    // Hands a lease back; sends ROLLBACK first if it is dirty.
+    void release(Lease* lease);
     size_t connected() const;
 
     void up(Connection& c) override;
@@ -44,10 +66,17 @@ private:
     Connection* pick();
     std::exception_ptr unavailable(db::Sql sql) const;
 
+    Lease* lease_of(Connection& c);
+    void grant();        // free, connected leases to the ops waiting in line
+    void open_leases();  // more connections, if the line is longer than what is coming
+    void drop(Lease* l);
+
     Options options_;
     ConnectSpec spec_;
     net::Loop* loop_ = nullptr;
     std::vector<std::unique_ptr<Slot>> slots_;
+    std::vector<std::unique_ptr<Lease>> leases_;
+    std::deque<Op*> lease_line_;  // each held (a reference) until granted or failed
 };
 
 // The keywords for PQconnectStartParams: the URL (expanded), statement_timeout

@@ -134,6 +134,11 @@ Row Result::at(size_t i) const {
     return Row(r_, static_cast<int>(i));
 }
 
+std::string_view Result::command() const {
+    std::string_view tag = r_ ? PQcmdStatus(r_) : "";
+    return tag.substr(0, tag.find(' '));
+}
+
 int64_t Result::affected() const {
     const char* n = r_ ? PQcmdTuples(r_) : "";
     return *n ? std::strtoll(n, nullptr, 10) : 0;

@@ -25,49 +25,18 @@
 #include <kiln/sleep.hpp>
 
 #include "net/async.hpp"
+#include "pg_test_support.hpp"
 #include "net/loop.hpp"
 
 using namespace std::chrono_literals;
 using kiln::Task;
 namespace db = kiln::db;
 namespace pg = kiln::pg;
+using kiln::pg_test::join;
+using kiln::pg_test::pg_url;
+using kiln::pg_test::run;
 
 namespace {
-
-std::string pg_url() {
-    const char* url = std::getenv("KILN_TEST_PG_URL");
-    if (!url || !*url)
-        throw std::runtime_error("KILN_TEST_PG_URL is not set: run this test through tests/pg/pg_server.py (ctest does)");
-    return url;
-}
-
-// Runs body() as a coroutine on `loop` until it ends; rethrows what it threw.
-void run(kiln::net::Loop& loop, std::function<Task<>()> body) {
-    std::exception_ptr error;
-    auto main = [&]() -> Task<> {
-        try {
-            co_await body();
-        } catch (...) {
-            error = std::current_exception();
-        }
-        loop.stop();
-    };
-    Task<> task = main();
-    loop.defer([](void* t) { static_cast<Task<>*>(t)->start(); }, &task);
-    loop.run();
-    if (error) std::rethrow_exception(error);
-}
-
-// Waits (on the loop) until every task is done.
-Task<> join(std::vector<Task<>>& tasks) {
-    for (;;) {
-        bool all = true;
-        for (auto& t : tasks) all = all && t.done();
-        if (all) break;
-        co_await kiln::sleep(1ms);
-    }
-    for (auto& t : tasks) t.result();  // rethrows the first failure
-}
 
 // The exception a query ends with (nullptr if it succeeded).
 template <class E>

@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <atomic>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -17,38 +17,17 @@
 
 #include <kiln/pg.hpp>
 
-#include "net/loop.hpp"
+#include "pg_test_support.hpp"
 
 using kiln::Task;
 namespace db = kiln::db;
 namespace fs = std::filesystem;
 namespace pg = kiln::pg;
+using kiln::pg_test::run;
 
 namespace {
 
-pg::Options options() {
-    const char* url = std::getenv("KILN_TEST_PG_URL");
-    if (!url || !*url)
-        throw std::runtime_error("KILN_TEST_PG_URL is not set: run this test through tests/pg/pg_server.py (ctest does)");
-    return {.url = url};
-}
-
-void run(std::function<Task<>()> body) {
-    kiln::net::Loop loop;
-    std::exception_ptr error;
-    auto main = [&]() -> Task<> {
-        try {
-            co_await body();
-        } catch (...) {
-            error = std::current_exception();
-        }
-        loop.stop();
-    };
-    Task<> task = main();
-    loop.defer([](void* t) { static_cast<Task<>*>(t)->start(); }, &task);
-    loop.run();
-    if (error) std::rethrow_exception(error);
-}
+pg::Options options() { return {.url = kiln::pg_test::pg_url()}; }
 
 // Blocking queries for checking, through a short-lived client of their own.
 long scalar(const std::string& sql_text) {

@@ -7,6 +7,9 @@
     pg_server.py ctl DATADIR stop    fast shutdown of that server, waits until it is down
     pg_server.py ctl DATADIR start   starts it again on the same port, waits until ready
 
+KILN_PG_SETTINGS="name=value ..." adds server settings (postgres -c), e.g.
+shared_preload_libraries=pg_stat_statements for a test that counts queries.
+
 The server listens on 127.0.0.1 only, its unix socket lives in the temp dir, and as root
 it runs as the `postgres` system user (initdb refuses root). Nothing here skips: if
 PostgreSQL cannot be found or started, the run fails and says why. Every wait is bounded,
@@ -106,6 +109,8 @@ def start(state):
             "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=" + state["socketdir"],
             "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
             "-c", "max_connections=40", "-c", "shared_buffers=16MB"]
+    for setting in os.environ.get("KILN_PG_SETTINGS", "").split():  # name=value, later ones win
+        args += ["-c", setting]
     proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
                             **as_user(pw))
     log.close()
@@ -175,7 +180,10 @@ def run(command):
         env = dict(os.environ)
         env["KILN_TEST_PG_URL"] = "postgresql://kiln@127.0.0.1:%d/postgres" % state["port"]
         env["KILN_TEST_PG_CTL"] = "%s %s ctl %s" % (sys.executable, os.path.abspath(__file__), state["datadir"])
-        return subprocess.call(command, env=env)
+        try:
+            return subprocess.call(command, env=env)
+        except OSError as e:
+            fail("cannot run %s: %s" % (command[0] if command else "(no command)", e))
     finally:
         stop(state)
         if proc is not None:

@@ -1,0 +1,232 @@
+// pg::Transaction against a real PostgreSQL (tests/pg/pg_server.py): commit makes
+// its statements visible together and not before; an exception or a drop rolls
+// back; an error inside makes COMMIT refuse; transactions get connections of their
+// own (options.transactions of them, the rest wait in line) while plain queries go
+// on beside them; a cancelled request gives its connection back.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <kiln/pg.hpp>
+#include <kiln/sleep.hpp>
+
+#include "net/async.hpp"
+#include "pg_test_support.hpp"
+
+using namespace std::chrono_literals;
+using kiln::Task;
+using kiln::pg_test::join;
+using kiln::pg_test::pg_url;
+using kiln::pg_test::run;
+namespace db = kiln::db;
+namespace pg = kiln::pg;
+
+namespace {
+
+Task<> reset(pg::Client& c) {
+    co_await c.exec("DROP TABLE IF EXISTS accounts");
+    co_await c.exec("CREATE TABLE accounts (id int PRIMARY KEY, balance int NOT NULL CHECK (balance >= 0))");
+    co_await c.exec("INSERT INTO accounts VALUES (1, 100), (2, 0)");
+}
+
+Task<long> balance(pg::Client& c, int id) {
+    co_return co_await c.scalar<long>("SELECT balance FROM accounts WHERE id = $1", id);
+}
+
+}  // namespace
+
+TEST(PgTransaction, CommitShowsEveryStatementTogetherAndNotBefore) {
+    run([&]() -> Task<> {
+        pg::Client c({.url = pg_url()});
+        co_await reset(c);
+        pg::Transaction tx = co_await c.begin();
+        co_await tx.exec("UPDATE accounts SET balance = balance - 30 WHERE id = 1");
+        co_await tx.exec("UPDATE accounts SET balance = balance + 30 WHERE id = 2");
+        long inside = co_await tx.scalar<long>("SELECT balance FROM accounts WHERE id = 2");
+        EXPECT_EQ(inside, 30);
+        long outside = co_await balance(c, 2);  // the shared connection: not yet
+        EXPECT_EQ(outside, 0);
+        co_await tx.commit();
+        EXPECT_FALSE(tx.open());
+        long after = co_await balance(c, 2);
+        EXPECT_EQ(after, 30);
+        bool refused = false;
+        try {
+            pg::Query q = tx.exec("SELECT 1");
+        } catch (const db::Error& e) {
+            refused = e.kind() == db::ErrorKind::Misuse;
+        }
+        EXPECT_TRUE(refused);  // a statement after commit()
+    });
+}
+
+TEST(PgTransaction, TransactionCommitsOnReturnAndRollsBackOnThrowWithTheOriginalError) {
+    run([&]() -> Task<> {
+        pg::Client c({.url = pg_url()});
+        co_await reset(c);
+        int moved = co_await c.transaction([&](pg::Transaction& tx) -> Task<int> {
+            co_await tx.exec("UPDATE accounts SET balance = balance - 40 WHERE id = 1");
+            co_await tx.exec("UPDATE accounts SET balance = balance + 40 WHERE id = 2");
+            co_return 40;
+        });
+        EXPECT_EQ(moved, 40);
+        long one = co_await balance(c, 1);
+        EXPECT_EQ(one, 60);
+
+        std::string caught;
+        try {
+            co_await c.transaction([&](pg::Transaction& tx) -> Task<> {
+                co_await tx.exec("UPDATE accounts SET balance = balance + 1000 WHERE id = 2");
+                throw std::runtime_error("the app changed its mind");
+            });
+        } catch (const std::runtime_error& e) {
+            caught = e.what();
+        }
+        EXPECT_EQ(caught, "the app changed its mind");
+        long two = co_await balance(c, 2);
+        EXPECT_EQ(two, 40);  // rolled back
+
+        // A constraint error inside: the error itself reaches the caller, nothing applied.
+        bool constraint = false;
+        try {
+            co_await c.transaction([&](pg::Transaction& tx) -> Task<> {
+                co_await tx.exec("UPDATE accounts SET balance = balance + 500 WHERE id = 2");
+                co_await tx.exec("UPDATE accounts SET balance = balance - 500 WHERE id = 1");  // CHECK fails
+            });
+        } catch (const db::ConstraintViolation& e) {
+            constraint = e.constraint() == db::Constraint::Check && e.sqlstate() == "23514";
+        }
+        EXPECT_TRUE(constraint);
+        long still = co_await balance(c, 2);
+        EXPECT_EQ(still, 40);
+    });
+}
+
+TEST(PgTransaction, AfterAnErrorCommitRefusesAndADroppedTransactionRollsBack) {
+    run([&]() -> Task<> {
+        pg::Client c({.url = pg_url(), .transactions = 1});
+        co_await reset(c);
+        {
+            pg::Transaction tx = co_await c.begin();
+            co_await tx.exec("UPDATE accounts SET balance = 7 WHERE id = 2");
+            std::optional<db::Error> failed;
+            try {
+                co_await tx.exec("SELECT * FROM no_such_table");
+            } catch (const db::Error& e) {
+                failed = e;
+            }
+            EXPECT_TRUE(failed && failed->kind() == db::ErrorKind::NoSuchTable);
+            std::optional<db::Error> aborted;  // PostgreSQL refuses the rest of it
+            try {
+                co_await tx.exec("SELECT 1");
+            } catch (const db::Error& e) {
+                aborted = e;
+            }
+            EXPECT_TRUE(aborted && aborted->sqlstate() == "25P02") << (aborted ? aborted->what() : "no error");
+            std::string refused;
+            try {
+                co_await tx.commit();
+            } catch (const db::Error& e) {
+                refused = e.message();
+            }
+            EXPECT_NE(refused.find("rolled back"), std::string::npos) << refused;
+        }
+        long two = co_await balance(c, 2);
+        EXPECT_EQ(two, 0);
+        {
+            pg::Transaction tx = co_await c.begin();
+            co_await tx.exec("UPDATE accounts SET balance = 9 WHERE id = 2");
+        }  // dropped without commit: rolled back, the one connection handed back
+        pg::Transaction next = co_await c.begin();  // same connection, clean
+        long seen = co_await next.scalar<long>("SELECT balance FROM accounts WHERE id = 2");
+        EXPECT_EQ(seen, 0);
+        co_await next.commit();
+    });
+}
+
+Task<> transfer(pg::Client& c, int n, std::set<int>& backends, int& most, int& open_now) {
+    co_await c.transaction([&](pg::Transaction& tx) -> Task<> {
+        ++open_now;
+        most = std::max(most, open_now);
+        int pid = co_await tx.scalar<int>("SELECT pg_backend_pid()");
+        backends.insert(pid);
+        co_await tx.exec("UPDATE accounts SET balance = balance - $1 WHERE id = 1", n);
+        co_await kiln::sleep(5ms);
+        co_await tx.exec("UPDATE accounts SET balance = balance + $1 WHERE id = 2", n);
+        --open_now;
+    });
+}
+
+TEST(PgTransaction, TransactionsGetConnectionsOfTheirOwnAndWaitInLineBesidePlainQueries) {
+    run([&]() -> Task<> {
+        pg::Client c({.url = pg_url(), .pool = 1, .transactions = 2});
+        co_await reset(c);
+        int shared_pid = co_await c.scalar<int>("SELECT pg_backend_pid()");
+        std::set<int> backends;
+        int most = 0, open_now = 0;
+        std::vector<Task<>> tasks;
+        for (int i = 1; i <= 10; ++i) {
+            tasks.push_back(transfer(c, i, backends, most, open_now));
+            tasks.back().start();
+        }
+        // Plain queries are not held up by the transactions in line.
+        for (int i = 0; i < 5; ++i) {
+            int v = co_await c.scalar<int>("SELECT $1::int", i);
+            EXPECT_EQ(v, i);
+        }
+        co_await join(tasks);
+        EXPECT_LE(backends.size(), 2u);
+        EXPECT_EQ(backends.count(shared_pid), 0u);  // never on the shared connection
+        EXPECT_EQ(most, 2);
+        long one = co_await balance(c, 1);
+        long two = co_await balance(c, 2);
+        EXPECT_EQ(one, 100 - 55);
+        EXPECT_EQ(two, 55);
+    });
+}
+
+Task<> held_forever(pg::Client& c, bool& cancelled) {
+    try {
+        pg::Transaction tx = co_await c.begin();
+        co_await tx.exec("UPDATE accounts SET balance = 1 WHERE id = 2");
+        co_await tx.exec("SELECT pg_sleep(1)");
+    } catch (const kiln::Cancelled&) {
+        cancelled = true;
+        throw;
+    }
+}
+
+TEST(PgTransaction, ACancelledRequestRollsBackAndGivesItsConnectionBack) {
+    run([&]() -> Task<> {
+        pg::Client c({.url = pg_url(), .transactions = 1});
+        co_await reset(c);
+        bool first = false, second = false;
+        kiln::net::AsyncScope scope;
+        std::vector<Task<>> requests;
+        {
+            kiln::net::AsyncScope::Enter enter(&scope);
+            requests.push_back(held_forever(c, first));  // holds the only connection
+            requests.back().start();
+            requests.push_back(held_forever(c, second));  // waits in line for it
+            requests.back().start();
+        }
+        co_await kiln::sleep(50ms);
+        scope.cancel();
+        for (auto& r : requests)
+            while (!r.done()) co_await kiln::sleep(1ms);
+        EXPECT_TRUE(first);
+        EXPECT_TRUE(second);
+        requests.clear();
+        auto started = std::chrono::steady_clock::now();
+        pg::Transaction tx = co_await c.begin();  // the connection came back
+        long seen = co_await tx.scalar<long>("SELECT balance FROM accounts WHERE id = 2");
+        EXPECT_EQ(seen, 0);  // the cancelled one's update was rolled back
+        co_await tx.commit();
+        // It waited for the pg_sleep already running on the server, no more.
+        EXPECT_LT(std::chrono::steady_clock::now() - started, 3s);
+    });
+}
