@@ -112,6 +112,8 @@ kiln_layer(kiln_pg
   pg/per_loop.cpp
   pg/migrate.cpp
   pg/transaction.cpp
+  pg/hub.cpp
+  pg/listener.cpp
 )
 target_link_libraries(kiln_pg PUBLIC kiln_net kiln_db PRIVATE PkgConfig::LIBPQ)
 

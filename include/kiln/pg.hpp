@@ -52,6 +52,8 @@ namespace detail {
 struct Op;  // one query in flight (src/pg/op.hpp)
 class Pool;
 struct Lease;  // a connection held by one transaction (src/pg/pool.hpp)
+struct ListenerState;  // a Listener's queue (src/pg/hub.hpp)
+class Hub;
 }  // namespace detail
 
 // ------------------------------------------------------------------ values
@@ -334,6 +336,7 @@ public:
 
 private:
     friend class detail::Pool;
+    friend class detail::Hub;
     explicit Query(detail::Op* op) : op_(op) {}
     detail::Op* op_;
 };
@@ -392,6 +395,58 @@ private:
     detail::Lease* lease_;
 };
 
+// ------------------------------------------------------------------ LISTEN/NOTIFY
+
+struct Notification {
+    std::string channel;
+    std::string payload;
+    int sender = 0;  // the PostgreSQL backend (PID) whose NOTIFY it was
+};
+
+// What co_await listener.next() awaits: the next notification, waiting for one.
+class [[nodiscard]] NextNotification {
+public:
+    NextNotification(NextNotification&& other) noexcept
+        : s_(other.s_), op_(std::exchange(other.op_, nullptr)) {}
+    NextNotification& operator=(NextNotification&&) = delete;
+    ~NextNotification();
+    bool await_ready() const noexcept;
+    bool await_suspend(std::coroutine_handle<> h);
+    Notification await_resume();
+
+private:
+    friend class Listener;
+    explicit NextNotification(detail::ListenerState* s) : s_(s) {}
+    detail::ListenerState* s_;
+    detail::Op* op_ = nullptr;
+};
+
+// A subscription to one channel (Client::listen), as a stream:
+//   kiln::pg::Listener news = co_await db.listen("news");
+//   for (;;) { kiln::pg::Notification n = co_await news.next(); push(n.payload); }
+// Notifications are queued from the moment listen() returns until read (at most
+// 65,536; past that the oldest go, and next() throws db::Error(Other) saying how
+// many). If the session carrying the subscription is lost, next() throws
+// db::Error(Io) once: what was sent until it is back is missed; it reconnects and
+// listens again by itself, and next() goes on after that. One next() at a time.
+// REQUIRES: used on its Client's loop thread; it may outlive the Client (then
+// next() throws db::Error(Io)).
+class Listener {
+public:
+    Listener(Listener&& other) noexcept;
+    Listener& operator=(Listener&&) = delete;
+    ~Listener();  // UNLISTEN when it was its channel's last Listener
+
+    NextNotification next();
+    const std::string& channel() const;
+    size_t pending() const;  // notifications queued, not yet read
+
+private:
+    friend class Client;
+    explicit Listener(std::unique_ptr<detail::ListenerState> s);
+    std::unique_ptr<detail::ListenerState> s_;
+};
+
 class Client {
 public:
     // Connects nothing yet: the first exec() binds the client to its loop thread and
@@ -432,6 +487,17 @@ public:
     template <class F>
         requires kiln::detail::IsTask<std::invoke_result_t<F&, Transaction&>>::value
     std::invoke_result_t<F&, Transaction&> transaction(F fn);
+
+    // Subscribes to `channel` (LISTEN, on a session kept for notifications) and
+    // resumes once the subscription took effect: a NOTIFY sent after this returned
+    // is delivered. A channel name is 1 to 63 bytes (PostgreSQL's identifier limit),
+    // else db::Error(Misuse).
+    Task<Listener> listen(std::string channel);
+    // NOTIFY channel, payload (pg_notify): delivered to listeners when the sending
+    // transaction commits (at once outside one). Payloads are at most 7999 bytes.
+    Query notify(std::string_view channel, std::string_view payload) {
+        return exec("SELECT pg_notify($1, $2)", channel, payload);
+    }
 
     size_t connected() const;  // connections up now
 

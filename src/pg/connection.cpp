@@ -145,6 +145,8 @@ void Connection::on_io(uint32_t events) {
         bool ok = PQconsumeInput(conn_) == 1;
         drain();  // what arrived before a failure still goes to its queries
         if (state_ != State::Ready) return;
+        deliver_notifications();
+        if (state_ != State::Ready) return;
         if (!ok) return die(one_line(PQerrorMessage(conn_)));
     }
     if (!ending_.empty()) return die(ending_);
@@ -182,6 +184,14 @@ void Connection::drain() {
         }
         if (p.got) PQclear(p.got);  // one statement, one result: keep the last
         p.got = r;
+    }
+}
+
+void Connection::deliver_notifications() {
+    while (PGnotify* n = PQnotifies(conn_)) {
+        owner_.notified(*this, n->relname, n->extra ? n->extra : "", n->be_pid);
+        PQfreemem(n);
+        if (state_ != State::Ready) return;
     }
 }
 

@@ -49,6 +49,8 @@ public:
     public:
         virtual void up(Connection& c) = 0;
         virtual void down(Connection& c, const std::string& message) = 0;  // already failed its queries
+        // A NOTIFY for a channel this session LISTENs to.
+        virtual void notified(Connection&, const char* /*channel*/, const char* /*payload*/, int /*pid*/) {}
 
     protected:
         ~Owner() = default;
@@ -99,6 +101,7 @@ private:
     void flush();
     void flush_soon();  // once per loop iteration, whatever was sent in it
     void drain();
+    void deliver_notifications();
     void answer(Pending& p);
     void prepared(Pending& p);
     void die(const std::string& why);

@@ -32,6 +32,11 @@ void Op::grant(Lease* l) {
     finish();
 }
 
+void Op::wake() {
+    assert(!done);
+    finish();
+}
+
 void Op::finish() {
     done = true;
     if (!wait || wait->cancelled()) return;  // nobody waits (yet): await_ready sees done

@@ -52,6 +52,7 @@ struct Op {
     void succeed(PGresult* r);
     void fail(std::exception_ptr e);
     void grant(Lease* l);  // a lease request's answer
+    void wake();           // an answer kept elsewhere (a listener's queue)
 
     // libpq's arrays for the parameters (pointers into params); valid until params change.
     void param_values(std::vector<const char*>& out) const;

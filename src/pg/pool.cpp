@@ -34,6 +34,7 @@ Pool::Pool(Options options) : options_(std::move(options)), spec_(connect_spec(o
 }
 
 Pool::~Pool() {
+    hub_.reset();
     for (auto& s : slots_) {
         loop_->deadlines().disarm(s->retry);
         s->conn.reset();  // fails what it carries
@@ -232,6 +233,12 @@ void Pool::release(Lease* l) {
         op->release();  // the answer is not awaited
     }
     grant();
+}
+
+Hub& Pool::hub() {
+    bind();
+    if (!hub_) hub_ = std::make_unique<Hub>(*loop_, spec_, options_);
+    return *hub_;
 }
 
 size_t Pool::connected() const {

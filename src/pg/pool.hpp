@@ -21,6 +21,7 @@
 #include "net/deadline_heap.hpp"
 #include "net/loop.hpp"
 #include "pg/connection.hpp"
+#include "pg/hub.hpp"
 
 namespace kiln::pg::detail {
 
@@ -47,6 +48,8 @@ public:
     Op* lease();
     // Hands a lease back; sends ROLLBACK first if it is dirty.
     void release(Lease* lease);
+    // The LISTEN session's owner, made on first use. REQUIRES: on the loop thread.
+    Hub& hub();
     size_t connected() const;
 
     void up(Connection& c) override;
@@ -77,6 +80,7 @@ private:
     std::vector<std::unique_ptr<Slot>> slots_;
     std::vector<std::unique_ptr<Lease>> leases_;
     std::deque<Op*> lease_line_;  // each held (a reference) until granted or failed
+    std::unique_ptr<Hub> hub_;
 };
 
 // The keywords for PQconnectStartParams: the URL (expanded), statement_timeout

@@ -32,6 +32,7 @@ using namespace std::chrono_literals;
 using kiln::Task;
 namespace db = kiln::db;
 namespace pg = kiln::pg;
+using kiln::pg_test::Ctl;
 using kiln::pg_test::join;
 using kiln::pg_test::pg_url;
 using kiln::pg_test::run;
@@ -409,27 +410,6 @@ TEST(PgClient, PerLoopGivesEachLoopThreadItsOwnClientFromTheServerSettings) {
     EXPECT_EQ(clients.size(), 2u);
     EXPECT_EQ(backends.size(), 2u);  // two loops, two sessions
 }
-
-// Starts pg_server.py's ctl (stop/start) on a thread, so the loop keeps serving meanwhile.
-class Ctl {
-public:
-    explicit Ctl(std::string action) {
-        const char* ctl = std::getenv("KILN_TEST_PG_CTL");
-        if (!ctl) throw std::runtime_error("KILN_TEST_PG_CTL is not set: run through tests/pg/pg_server.py");
-        thread_ = std::thread([this, cmd = std::string(ctl) + " " + action] {
-            status_ = std::system(cmd.c_str());
-            done_ = true;
-        });
-    }
-    ~Ctl() { thread_.join(); }
-    bool done() const { return done_; }
-    int status() const { return status_; }
-
-private:
-    std::atomic<bool> done_{false};
-    std::atomic<int> status_{-1};
-    std::thread thread_;
-};
 
 enum Phase { Before, Down, After };
 struct Tally {

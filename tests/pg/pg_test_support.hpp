@@ -1,11 +1,13 @@
 // What the PostgreSQL tests share: the server's URL (tests/pg/pg_server.py sets
 // KILN_TEST_PG_URL), and running coroutines on a loop of the test's own.
 #pragma once
+#include <atomic>
 #include <cstdlib>
 #include <exception>
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <kiln/sleep.hpp>
@@ -54,5 +56,26 @@ inline Task<> join(std::vector<Task<>>& tasks) {
     }
     for (auto& t : tasks) t.result();
 }
+
+// Starts pg_server.py's ctl (stop/start) on a thread, so the loop keeps serving meanwhile.
+class Ctl {
+public:
+    explicit Ctl(std::string action) {
+        const char* ctl = std::getenv("KILN_TEST_PG_CTL");
+        if (!ctl) throw std::runtime_error("KILN_TEST_PG_CTL is not set: run through tests/pg/pg_server.py");
+        thread_ = std::thread([this, cmd = std::string(ctl) + " " + action] {
+            status_ = std::system(cmd.c_str());
+            done_ = true;
+        });
+    }
+    ~Ctl() { thread_.join(); }
+    bool done() const { return done_; }
+    int status() const { return status_; }
+
+private:
+    std::atomic<bool> done_{false};
+    std::atomic<int> status_{-1};
+    std::thread thread_;
+};
 
 }  // namespace kiln::pg_test

@@ -1,0 +1,73 @@
+// LISTEN/NOTIFY for one Client: a session of its own (queries never wait behind a
+// listener, and a listener never loses its subscriptions to a pool reshuffle), made
+// when the first listen() comes. Each channel is LISTENed once however many
+// Listeners it has, and UNLISTENed when its last one goes. A lost session tells
+// every listener once (its next next() throws db::Error(Io): what was sent meanwhile
+// is missed), then reconnects with the pool's back-off and LISTENs again to every
+// channel by itself.
+#pragma once
+#include <deque>
+#include <exception>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <kiln/pg.hpp>
+
+#include "net/deadline_heap.hpp"
+#include "net/loop.hpp"
+#include "pg/connection.hpp"
+
+namespace kiln::pg::detail {
+
+class Hub;
+
+// One Listener's side: what arrived and was not read yet.
+struct ListenerState {
+    static constexpr size_t kMaxQueued = 65536;  // then the oldest go, and next() says so
+
+    Hub* hub;  // null once the Client is gone
+    std::string channel;
+    std::deque<Notification> queue;
+    size_t dropped = 0;         // notifications lost to kMaxQueued since the last next()
+    std::exception_ptr error;   // the session was lost since the last next()
+    Op* waiter = nullptr;       // the next() suspended on it (a reference held)
+
+    void push(Notification n);
+    void fail(std::exception_ptr e);
+    void wake();
+};
+
+class Hub final : public Connection::Owner {
+public:
+    Hub(net::Loop& loop, const ConnectSpec& spec, const Options& options);
+    ~Hub();  // listeners' pending next() fail: the client was closed
+
+    // Registers s and sends LISTEN; the Query answers once it took effect (or fails
+    // at once while the session is down and waiting to retry).
+    Query subscribe(ListenerState* s);
+    void unsubscribe(ListenerState* s);
+    net::Loop& loop() const { return loop_; }
+
+    void up(Connection& c) override;
+    void down(Connection& c, const std::string& message) override;
+    void notified(Connection& c, const char* channel, const char* payload, int pid) override;
+
+private:
+    void open();
+    // LISTEN or UNLISTEN `channel` (its answer not awaited when the Query is dropped).
+    Query send(const char* verb, const std::string& channel);
+
+    net::Loop& loop_;
+    const ConnectSpec& spec_;
+    const Options& options_;
+    std::unique_ptr<Connection> conn_;  // null while waiting to retry
+    net::Deadline retry_;
+    uint64_t backoff_ms_ = 0;
+    std::string last_error_;
+    bool was_up_ = false;  // the session was up since the last loss was reported
+    std::map<std::string, std::vector<ListenerState*>, std::less<>> channels_;
+};
+
+}  // namespace kiln::pg::detail

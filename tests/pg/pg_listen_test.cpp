@@ -1,0 +1,159 @@
+// LISTEN/NOTIFY as a stream (pg::Client::listen) against a real PostgreSQL
+// (tests/pg/pg_server.py): notifications in order from this client and from other
+// sessions, every listener of a channel gets each one, only committed ones arrive,
+// only what was sent after listen() is queued, a cancelled wait ends cleanly, and a server restart is reported once, after which
+// the listener is subscribed again by itself.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <kiln/pg.hpp>
+#include <kiln/sleep.hpp>
+
+#include "net/async.hpp"
+#include "pg_test_support.hpp"
+
+using namespace std::chrono_literals;
+using kiln::Task;
+using kiln::pg_test::Ctl;
+using kiln::pg_test::pg_url;
+using kiln::pg_test::run;
+namespace db = kiln::db;
+namespace pg = kiln::pg;
+
+namespace {
+
+Task<> notify_in_transaction(pg::Client& c, std::string payload, bool commit) {
+    try {
+        co_await c.transaction([&](pg::Transaction& tx) -> Task<> {
+            co_await tx.exec("SELECT pg_notify('news', $1)", payload);
+            if (!commit) throw std::runtime_error("rolled back");
+        });
+    } catch (const std::runtime_error&) {
+    }
+}
+
+}  // namespace
+
+TEST(PgListen, NotificationsArriveInOrderFromAnySessionToEveryListener) {
+    run([&]() -> Task<> {
+        pg::Client c({.url = pg_url()});
+        pg::Client other({.url = pg_url()});
+        pg::Listener a = co_await c.listen("news");
+        pg::Listener b = co_await c.listen("news");
+        pg::Listener quiet = co_await c.listen("elsewhere");
+        int me = co_await c.scalar<int>("SELECT pg_backend_pid()");
+        co_await c.notify("news", "first");
+        co_await other.notify("news", "second");
+        co_await other.exec("NOTIFY news, 'third'");
+        std::vector<std::string> got_a, got_b;
+        for (int i = 0; i < 3; ++i) {
+            pg::Notification n = co_await a.next();
+            EXPECT_EQ(n.channel, "news");
+            if (i == 0) EXPECT_EQ(n.sender, me);
+            got_a.push_back(n.payload);
+            pg::Notification m = co_await b.next();
+            got_b.push_back(m.payload);
+        }
+        EXPECT_EQ(got_a, (std::vector<std::string>{"first", "second", "third"}));
+        EXPECT_EQ(got_b, got_a);
+        EXPECT_EQ(quiet.pending(), 0u);
+
+        // From a transaction: when it commits; a rolled-back one's never.
+        co_await notify_in_transaction(other, "rolled back", false);
+        co_await notify_in_transaction(other, "committed", true);
+        pg::Notification n = co_await a.next();
+        EXPECT_EQ(n.payload, "committed");
+
+        bool misuse = false;
+        try {
+            pg::Listener bad = co_await c.listen(std::string(64, 'x'));
+        } catch (const db::Error& e) {
+            misuse = e.kind() == db::ErrorKind::Misuse;
+        }
+        EXPECT_TRUE(misuse);
+    });
+}
+
+TEST(PgListen, ACancelledWaitEndsCleanlyAndOnlyWhatCameAfterListenIsQueued) {
+    run([&]() -> Task<> {
+        pg::Client c({.url = pg_url()});
+        {
+            pg::Listener gone = co_await c.listen("temporary");
+        }
+        co_await c.notify("temporary", "to nobody");  // its listener is gone
+        pg::Listener kept = co_await c.listen("kept");
+        pg::Listener again = co_await c.listen("temporary");
+
+        kiln::net::AsyncScope scope;
+        bool cancelled = false;
+        auto waiter = [&]() -> Task<> {
+            try {
+                co_await kept.next();
+            } catch (const kiln::Cancelled&) {
+                cancelled = true;
+            }
+        };
+        Task<> t;
+        {
+            kiln::net::AsyncScope::Enter enter(&scope);
+            t = waiter();
+            t.start();
+        }
+        co_await kiln::sleep(20ms);
+        scope.cancel();
+        while (!t.done()) co_await kiln::sleep(1ms);
+        EXPECT_TRUE(cancelled);
+        // The listener works on after the cancelled wait.
+        co_await c.notify("kept", "still here");
+        co_await c.notify("temporary", "for again");
+        pg::Notification n = co_await kept.next();
+        EXPECT_EQ(n.payload, "still here");
+        pg::Notification m = co_await again.next();
+        EXPECT_EQ(m.payload, "for again");  // not "to nobody", sent before it listened
+        co_await kiln::sleep(50ms);
+        EXPECT_EQ(kept.pending(), 0u);
+        EXPECT_EQ(again.pending(), 0u);
+    });
+}
+
+TEST(PgListen, AServerRestartIsReportedOnceThenTheListenerIsBackByItself) {
+    run([&]() -> Task<> {
+        pg::Client c({.url = pg_url(), .reconnect_min = 20ms, .reconnect_max = 200ms});
+        pg::Listener l = co_await c.listen("restart");
+        co_await c.notify("restart", "before");
+        pg::Notification before = co_await l.next();
+        EXPECT_EQ(before.payload, "before");
+        {
+            Ctl stop("stop");
+            while (!stop.done()) co_await kiln::sleep(5ms);
+            EXPECT_EQ(stop.status(), 0);
+        }
+        std::string lost;
+        try {
+            co_await l.next();
+        } catch (const db::Error& e) {
+            if (e.kind() == db::ErrorKind::Io) lost = e.message();
+        }
+        EXPECT_NE(lost.find("missed"), std::string::npos) << lost;
+        {
+            Ctl start("start");
+            while (!start.done()) co_await kiln::sleep(5ms);
+            EXPECT_EQ(start.status(), 0);
+        }
+        // Subscribed again by itself: a notification sent once things are back arrives.
+        std::string payload;
+        for (int attempt = 0; attempt < 200 && payload.empty(); ++attempt) {
+            try {
+                co_await c.notify("restart", "after");
+            } catch (const db::Error&) {  // the query connection may still be reconnecting
+            }
+            co_await kiln::sleep(20ms);
+            if (l.pending() > 0) payload = (co_await l.next()).payload;
+        }
+        EXPECT_EQ(payload, "after");
+    });
+}
