@@ -25,3 +25,12 @@ if(TARGET kiln_pg)
   target_link_libraries(pg_errors_test PRIVATE PkgConfig::KILN_TEST_LIBPQ)
 endif()
 
+# examples/techempower by the suite's rules (test_techempower.py's docstring);
+# pg_stat_statements counts the queries each test sends.
+if(TARGET techempower)
+  add_test(NAME pg_techempower
+           COMMAND ${_kiln_pg_py} ${CMAKE_CURRENT_LIST_DIR}/pg_server.py run --
+                   ${_kiln_pg_py} ${CMAKE_CURRENT_LIST_DIR}/test_techempower.py --techempower $<TARGET_FILE:techempower>)
+  set_tests_properties(pg_techempower PROPERTIES TIMEOUT 300 LABELS pg
+                       ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;KILN_PG_SETTINGS=shared_preload_libraries=pg_stat_statements")
+endif()
