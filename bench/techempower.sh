@@ -80,7 +80,8 @@ source "$root/bench/lib/procs.sh"  # stop_server, await_server, free_port
 trap stop_all_servers EXIT
 trap 'exit 130' INT TERM
 
-# PostgreSQL's process group: pg_server.py starts the postmaster as a group leader.
+# PostgreSQL's processes: the postmaster (pg_server.py started it) and its children;
+# not its process group, since every backend calls setsid().
 pg_datadir=${KILN_TEST_PG_CTL##* ctl }
 pg_pid=$(head -1 "$pg_datadir/postmaster.pid")
 pg_version=$(psql "$DB_URL" -XAtc "SHOW server_version" | cut -d' ' -f1)
@@ -88,7 +89,7 @@ pg_version=$(psql "$DB_URL" -XAtc "SHOW server_version" | cut -d' ' -f1)
 echo "load the schema and data ..." >&2
 psql "$DB_URL" -X -q -v ON_ERROR_STOP=1 -f "$root/examples/techempower/db/migrations/001_world_and_fortune.sql" \
   >"$raw/schema.log" 2>&1 || { echo "techempower.sh: loading the schema failed: $(tail -1 "$raw/schema.log")" >&2; exit 1; }
-psql "$DB_URL" -X -q -c "VACUUM ANALYZE world; VACUUM ANALYZE fortune" >>"$raw/schema.log" 2>&1
+psql "$DB_URL" -X -q -c "VACUUM ANALYZE world" -c "VACUUM ANALYZE fortune" >>"$raw/schema.log" 2>&1 || true
 
 # ---- build ---------------------------------------------------------------------------------
 setup_server() {  # name: 0 if it can be started; else sets not_run[name]
@@ -164,10 +165,10 @@ measure() {  # name test round
   local name=$1 test=$2 round=$3 out="$raw/wrk-$1-$2-r$3.txt" s0 s1 p0 p1 reqs rps p99 errors
   run_wrk "$name" "$test" "$WARMUP" "$raw/warmup-$name-$test-r$round.txt"
   group_ticks "${pid_of[$name]}"; s0=$TICKS
-  group_ticks "$pg_pid"; p0=$TICKS
+  tree_stats "$pg_pid"; p0=$TREE_TICKS
   run_wrk "$name" "$test" "$DURATION" "$out"
   group_ticks "${pid_of[$name]}"; s1=$TICKS
-  group_ticks "$pg_pid"; p1=$TICKS
+  tree_stats "$pg_pid"; p1=$TREE_TICKS
   reqs=$(awk '/requests in/ {print $1}' "$out")
   rps=$(awk '/^Requests\/sec/ {print $2}' "$out")
   p99=$(awk '$1 == "99%" {v = $2; if (v ~ /us$/) {sub(/us/, "", v); v /= 1000} else if (v ~ /ms$/) sub(/ms/, "", v); else if (v ~ /s$/) {sub(/s/, "", v); v *= 1000}; print v}' "$out")
@@ -269,7 +270,7 @@ version_of() {
         ran "$peer" || continue
         awk -v a="$(field_median kiln "$t" 1)" -v b="$(field_median "$peer" "$t" 1)" \
             -v c="$(field_median kiln "$t" 3)" -v d="$(field_median "$peer" "$t" 3)" -v p="$peer" \
-            'BEGIN {printf "kiln / %s: %.2fx req/s, %.2fx server CPU per request\n\n", p, b > 0 ? a / b : 0, d > 0 ? c / d : 0}'
+            'BEGIN {printf "kiln / %s: %.2fx req/s, %.2fx server CPU per request\n\n", p, (b > 0 ? a / b : 0), (d > 0 ? c / d : 0)}'
       done
     fi
   done

@@ -24,6 +24,7 @@ endfunction()
 kiln_layer(kiln_util
   util/log.cpp
   util/random.cpp
+  util/utf8.cpp
 )
 target_link_libraries(kiln_util PUBLIC Threads::Threads)
 
@@ -72,6 +73,7 @@ kiln_layer(kiln_app
   app/form.cpp
   app/form_reader.cpp
   app/form_values.cpp
+  app/json_writer.cpp
   app/body.cpp
   app/upload_sink.cpp
   app/dispatcher.cpp

@@ -34,7 +34,15 @@ struct World {
     int32_t randomNumber;
 };
 
-void to_json(nlohmann::json& j, const World& w) { j = {{"id", w.id}, {"randomNumber", w.randomNumber}}; }
+void write_json(kiln::JsonWriter& w, const World& x) {
+    w.begin_object().field("id", x.id).field("randomNumber", x.randomNumber).end_object();
+}
+
+struct Message {
+    std::string_view message;
+};
+
+void write_json(kiln::JsonWriter& w, const Message& m) { w.begin_object().field("message", m.message).end_object(); }
 
 constexpr int32_t kWorlds = 10000;
 constexpr kiln::db::Sql kSelectWorld = "SELECT id, randomnumber FROM world WHERE id = $1";
@@ -124,9 +132,7 @@ int main(int argc, char** argv) {
     app.on_worker_start([](const kiln::ServerOptions& o) { db.configure(kiln::pg::options_from(o)); });
 
     app.get("/plaintext", [](kiln::Request&, kiln::Response& res) { res.send("Hello, World!", "text/plain"); });
-    app.get("/json", [](kiln::Request&, kiln::Response& res) {
-        res.json(nlohmann::json{{"message", "Hello, World!"}});
-    });
+    app.get("/json", [](kiln::Request&, kiln::Response& res) { res.json(Message{"Hello, World!"}); });
     app.get("/db", [](kiln::Request&, kiln::Response& res) -> kiln::Task<> {
         res.json(world_of(co_await db.local().exec(kSelectWorld, random_id())));
     });

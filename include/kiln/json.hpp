@@ -1,5 +1,7 @@
 // JSON in and out of handlers, on nlohmann::json (Debian's nlohmann-json3-dev):
 //     res.json(post);                      // any value nlohmann::json converts: to_json
+//                                          // (or, faster, a type with write_json:
+//                                          // <kiln/json_writer.hpp>)
 //     auto in = req.json<NewPost>();       // through from_json; 400 when it does not fit
 // Response::json(std::string_view) stays what it was: a body that is already JSON.
 // Invalid UTF-8 in a string is written as U+FFFD rather than failing the response.
@@ -12,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <kiln/app.hpp>  // HttpError
+#include <kiln/json_writer.hpp>
 #include <kiln/request.hpp>
 #include <kiln/response.hpp>
 
@@ -20,8 +23,13 @@ namespace kiln {
 template <class T>
     requires(!std::is_convertible_v<const T&, std::string_view>)
 void Response::json(const T& value) {
-    nlohmann::json j = value;
-    json(std::string_view(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+    if constexpr (detail::json_writable<T>()) {  // write_json, numbers, strings, ranges of them
+        json(std::string_view());
+        JsonWriter(body()).value(value);
+    } else {
+        nlohmann::json j = value;
+        json(std::string_view(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+    }
 }
 
 template <class T>

@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+
+#include "util/utf8.hpp"
 
 namespace kiln {
 
@@ -27,34 +30,8 @@ std::string_view trim(std::string_view s) {
 std::optional<size_t> utf8_length(std::string_view s) {
     size_t chars = 0;
     for (size_t i = 0; i < s.size(); ++chars) {
-        auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-        unsigned char c = byte(i);
-        if (c < 0x80) {
-            ++i;
-            continue;
-        }
-        size_t len;
-        uint32_t cp;
-        if (c >= 0xC2 && c <= 0xDF) {
-            len = 2;
-            cp = c & 0x1F;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            len = 3;
-            cp = c & 0x0F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            len = 4;
-            cp = c & 0x07;
-        } else {
-            return std::nullopt;  // a continuation byte first, C0/C1 (overlong), or past F4
-        }
-        if (i + len > s.size()) return std::nullopt;
-        for (size_t k = 1; k < len; ++k) {
-            if ((byte(i + k) & 0xC0) != 0x80) return std::nullopt;
-            cp = (cp << 6) | (byte(i + k) & 0x3F);
-        }
-        bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
-        bool surrogate = cp >= 0xD800 && cp <= 0xDFFF;
-        if (overlong || surrogate || cp > 0x10FFFF) return std::nullopt;
+        size_t len = utf8::sequence_at(s, i);
+        if (len == 0) return std::nullopt;
         i += len;
     }
     return chars;

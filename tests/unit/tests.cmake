@@ -33,6 +33,7 @@ if(TARGET kiln)
   kiln_test(form_reader_test unit/form_reader_test.cpp)
   kiln_test(coroutine_test unit/coroutine_test.cpp)
   kiln_test(security_headers_test unit/security_headers_test.cpp)
+  kiln_test(json_writer_test unit/json_writer_test.cpp)
 endif()
 # --- static files: mime, HTTP-date parsing, range/conditional rules, root confinement, cache ---
 if(TARGET kiln)
