@@ -10,10 +10,26 @@
 namespace kiln::pg::detail {
 namespace {
 constexpr uint32_t kRead = EPOLLIN | EPOLLRDHUP;
+
+// Whether sql is a SELECT (its first word, any case): what may share a Sync.
+bool is_select(std::string_view sql) {
+    size_t i = sql.find_first_not_of(" \t\r\n");
+    if (i == sql.npos || sql.size() - i < 6) return false;
+    for (size_t k = 0; k < 6; ++k)
+        if ((sql[i + k] | 0x20) != "select"[k]) return false;
+    if (sql.size() == i + 6) return true;
+    char next = sql[i + 6];
+    return !((next | 0x20) >= 'a' && (next | 0x20) <= 'z') && !(next >= '0' && next <= '9') && next != '_';
+}
+
+bool ok_status(const PGresult* r) {
+    ExecStatusType st = PQresultStatus(r);
+    return st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK || st == PGRES_EMPTY_QUERY;
+}
 }  // namespace
 
-Connection::Connection(net::Loop& loop, Owner& owner, const ConnectSpec& spec)
-    : loop_(loop), owner_(owner), spec_(spec) {
+Connection::Connection(net::Loop& loop, Owner& owner, const ConnectSpec& spec, Mode mode)
+    : loop_(loop), owner_(owner), spec_(spec), mode_(mode) {
     connect_deadline_.owner = this;
     connect_deadline_.fire = [](net::Deadline* d) {
         auto* c = static_cast<Connection*>(d->owner);
@@ -76,15 +92,21 @@ void Connection::poll_connect() {
     if (state_ == State::Ready) owner_.up(*this);
 }
 
-void Connection::submit(Op* op, std::string_view sql) {
-    assert(state_ == State::Connecting || state_ == State::Ready);
+std::shared_ptr<Connection::Statement> Connection::statement(std::string_view sql, bool* prepare) {
     auto it = statements_.find(sql);
-    bool prepare = it == statements_.end();
-    if (prepare) {
-        auto stmt = std::make_shared<Statement>(Statement{std::string(sql), "k" + std::to_string(++names_), {}});
+    *prepare = it == statements_.end();
+    if (*prepare) {
+        auto stmt = std::make_shared<Statement>(Statement{std::string(sql), "k" + std::to_string(++names_), {},
+                                                          mode_ == Mode::Batched && is_select(sql)});
         it = statements_.emplace(stmt->sql, std::move(stmt)).first;
     }
-    std::shared_ptr<Statement> stmt = it->second;
+    return it->second;
+}
+
+void Connection::submit(Op* op, std::string_view sql) {
+    assert(state_ == State::Connecting || state_ == State::Ready);
+    bool prepare;
+    std::shared_ptr<Statement> stmt = statement(sql, &prepare);
     if (state_ != State::Ready) {
         op->hold();
         queued_.push_back({op, std::move(stmt), prepare});
@@ -95,26 +117,45 @@ void Connection::submit(Op* op, std::string_view sql) {
     if (state_ == State::Ready) flush_soon();
 }
 
-void Connection::send(Op* op, const std::shared_ptr<Statement>& stmt, bool prepare) {
+void Connection::send(Op* op, const std::shared_ptr<Statement>& stmt, bool prepare, bool alone) {
     // Entries first: if libpq refuses, die() fails them, this op included.
     op->hold();
     ++queries_;
+    bool grouped = stmt->select && !alone;
+    if (!grouped && group_open_) {  // the open group's Sync goes first: order is kept
+        close_group();
+        if (state_ != State::Ready) return;  // die() failed this op with the rest
+    }
     // No Sync between a Prepare and its first use: if the Prepare fails, the use is
     // aborted and reports the Prepare's error (its SQL's real mistake).
-    if (prepare) sent_.push_back({Pending::Prepare, nullptr, stmt});
-    sent_.push_back({Pending::Query, op, stmt});
-    sent_.push_back({Pending::Sync});
+    if (prepare) sent_.push_back({Pending::Prepare, nullptr, stmt, nullptr, grouped});
+    sent_.push_back({Pending::Query, op, stmt, nullptr, grouped});
+    if (!grouped) sent_.push_back({Pending::Sync});
     if (prepare && !PQsendPrepare(conn_, stmt->name.c_str(), stmt->sql.c_str(), 0, nullptr))
         return die(one_line(PQerrorMessage(conn_)));
     op->param_values(values_);
     if (!PQsendQueryPrepared(conn_, stmt->name.c_str(), static_cast<int>(values_.size()), values_.data(), nullptr,
                              nullptr, 0))
         return die(one_line(PQerrorMessage(conn_)));
+    if (grouped) {
+        group_open_ = true;  // its values stay: it may have to be sent again alone
+        return;
+    }
     op->params = Params();  // libpq copied the values into its buffer
     if (!PQpipelineSync(conn_)) return die(one_line(PQerrorMessage(conn_)));
 }
 
+void Connection::close_group() {
+    group_open_ = false;
+    sent_.push_back({Pending::Sync});
+    if (!PQpipelineSync(conn_)) die(one_line(PQerrorMessage(conn_)));
+}
+
 void Connection::flush() {
+    if (group_open_) {
+        close_group();  // flushes, too
+        if (state_ != State::Ready) return;
+    }
     int r = PQflush(conn_);
     if (r < 0) return die(one_line(PQerrorMessage(conn_)));
     watch(r == 1 ? kRead | EPOLLOUT : kRead);
@@ -167,8 +208,10 @@ void Connection::drain() {
                 Pending done = std::move(p);
                 sent_.pop_front();
                 nulls = 0;
-                if (done.kind == Pending::Query) answer(done);
+                if (done.grouped) grouped_done(done);
+                else if (done.kind == Pending::Query) answer(done);
                 else prepared(done);
+                if (state_ != State::Ready) return;
                 continue;
             }
             if (++nulls > 1) return;  // nothing more to read now
@@ -180,6 +223,8 @@ void Connection::drain() {
             PQclear(r);
             if (st != PGRES_PIPELINE_SYNC) return die("unexpected answer in the pipeline (" + std::string(PQresStatus(st)) + ")");
             sent_.pop_front();
+            settle_group();
+            if (state_ != State::Ready) return;
             continue;
         }
         if (p.got) PQclear(p.got);  // one statement, one result: keep the last
@@ -193,6 +238,58 @@ void Connection::deliver_notifications() {
         PQfreemem(n);
         if (state_ != State::Ready) return;
     }
+}
+
+void Connection::grouped_done(Pending& p) {
+    if (!ok_status(p.got)) {
+        group_failed_ = true;
+        note_ending(p.got);
+    }
+    if (p.kind == Pending::Prepare) {
+        group_prepared_.push_back(p.stmt);
+        PQclear(p.got);
+        return;
+    }
+    held_.push_back(std::move(p));
+}
+
+void Connection::settle_group() {
+    if (held_.empty() && group_prepared_.empty()) return;  // the Sync of a statement alone
+    std::vector<Pending> held = std::exchange(held_, {});
+    std::vector<std::shared_ptr<Statement>> prepared = std::exchange(group_prepared_, {});
+    if (!std::exchange(group_failed_, false)) {
+        for (Pending& p : held) answer(p);
+        return;
+    }
+    // Rolled back. Its Prepares are forgotten (a fresh name next time, whatever the
+    // server kept), and each member goes again alone, in order.
+    for (const auto& stmt : prepared) {
+        auto it = statements_.find(stmt->sql);
+        if (it != statements_.end() && it->second == stmt) statements_.erase(it);
+    }
+    for (Pending& p : held) {
+        PQclear(p.got);
+        p.got = nullptr;
+        --queries_;  // send() counts it again, or fail_all() forgets it
+        if (state_ == State::Ready) {
+            bool prepare;
+            std::shared_ptr<Statement> stmt = statement(p.stmt->sql, &prepare);
+            send(p.op, stmt, prepare, /*alone=*/true);
+        } else {
+            p.op->fail(io_error("connection to PostgreSQL lost", p.stmt->sql));
+        }
+        p.op->release();  // send() holds its own reference
+    }
+    if (state_ == State::Ready) flush_soon();
+}
+
+void Connection::note_ending(const PGresult* r) {
+    if (PQresultStatus(r) != PGRES_FATAL_ERROR) return;
+    const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    if (state && !ends_connection(state)) return;
+    const char* primary = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+    ending_ = primary ? primary : one_line(PQresultErrorMessage(r));
+    if (ending_.empty()) ending_ = "the server ended the session";
 }
 
 void Connection::prepared(Pending& p) {
@@ -220,11 +317,7 @@ void Connection::answer(Pending& p) {
             std::string_view sqlstate = state ? state : "";
             if (p.stmt->error && sqlstate == "26000") op->fail(p.stmt->error);  // its Prepare failed
             else op->fail(result_error(p.got, p.stmt->sql));
-            if (!state || ends_connection(sqlstate)) {  // the server is closing the session
-                const char* primary = PQresultErrorField(p.got, PG_DIAG_MESSAGE_PRIMARY);
-                ending_ = primary ? primary : one_line(PQresultErrorMessage(p.got));
-                if (ending_.empty()) ending_ = "the server ended the session";
-            }
+            note_ending(p.got);  // the server may be closing the session
             break;
         }
         case PGRES_PIPELINE_ABORTED:
@@ -259,7 +352,15 @@ void Connection::die(const std::string& why) {
 void Connection::fail_all(const std::string& message) {
     std::deque<Pending> sent = std::exchange(sent_, {});
     std::vector<Queued> queued = std::exchange(queued_, {});
+    std::vector<Pending> held = std::exchange(held_, {});
+    group_prepared_.clear();
+    group_open_ = group_failed_ = false;
     queries_ = 0;
+    for (Pending& p : held) {  // answered, but their group never settled
+        PQclear(p.got);
+        p.op->fail(io_error(message, p.stmt->sql));
+        p.op->release();
+    }
     for (Pending& p : sent) {
         if (p.got) PQclear(p.got);
         if (p.kind != Pending::Query) continue;

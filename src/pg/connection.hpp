@@ -9,6 +9,18 @@
 // every handler of an iteration sent leaves in one write (Loop::defer), so twenty
 // queries of one request, or one query of each of fifty requests, cost one syscall.
 //
+// Syncs. libpq 15's PQpipelineSync flushes, so a Sync per query would be a write per
+// query. A shared connection (Mode::Batched) therefore gives consecutive SELECTs of
+// one iteration one Sync between them; every other statement keeps a Sync of its own
+// and so its own implicit transaction. A group's answers are held until its Sync: if
+// all succeeded, they are delivered; if any failed, the server rolled the group back,
+// and every member is sent again alone, each with its own Sync, so each gets the
+// answer it would have had by itself (its own error included). The cost of that is on
+// the error path only: a SELECT of a failed group runs twice, the first run undone
+// (a side effect outside transactions, such as nextval, can happen twice).
+// Connections of transactions and LISTEN (Mode::Isolated) give every statement its
+// own Sync.
+//
 // The socket is watched level-triggered, not edge-triggered as kiln's own sockets
 // are: libpq's PQconsumeInput reads one chunk, not until EAGAIN, so an edge could be
 // lost with data still in the kernel. EPOLLOUT is watched only while libpq holds
@@ -56,7 +68,8 @@ public:
         ~Owner() = default;
     };
 
-    Connection(net::Loop& loop, Owner& owner, const ConnectSpec& spec);
+    enum class Mode : uint8_t { Batched, Isolated };
+    Connection(net::Loop& loop, Owner& owner, const ConnectSpec& spec, Mode mode = Mode::Isolated);
     // What it still carries fails with db::Error(Io) "the PostgreSQL client was closed".
     ~Connection();
     Connection(const Connection&) = delete;
@@ -79,12 +92,14 @@ private:
         std::string sql;
         std::string name;
         std::exception_ptr error;  // its Prepare failed: the error its uses report
+        bool select = false;       // may share a Sync with its neighbours (Mode::Batched)
     };
     struct Pending {  // what the server will answer, in order
         enum Kind : uint8_t { Prepare, Query, Sync } kind;
         Op* op = nullptr;  // Query: held until answered
         std::shared_ptr<Statement> stmt;
         PGresult* got = nullptr;
+        bool grouped = false;  // before a Sync it shares with others
     };
     struct Queued {  // submitted before the session was up
         Op* op;
@@ -97,7 +112,12 @@ private:
     };
 
     void poll_connect();
-    void send(Op* op, const std::shared_ptr<Statement>& stmt, bool prepare);
+    void send(Op* op, const std::shared_ptr<Statement>& stmt, bool prepare, bool alone = false);
+    std::shared_ptr<Statement> statement(std::string_view sql, bool* prepare);
+    void close_group();         // the Sync after an open group
+    void settle_group();        // its Sync arrived: deliver, or send every member again alone
+    void grouped_done(Pending& p);
+    void note_ending(const PGresult* r);  // a FATAL that means the server is closing
     void flush();
     void flush_soon();  // once per loop iteration, whatever was sent in it
     void drain();
@@ -112,6 +132,11 @@ private:
     net::Loop& loop_;
     Owner& owner_;
     const ConnectSpec& spec_;
+    Mode mode_;
+    bool group_open_ = false;         // SELECTs sent since the last Sync
+    bool group_failed_ = false;       // one of the group being answered failed
+    std::vector<Pending> held_;       // its answered members, in order
+    std::vector<std::shared_ptr<Statement>> group_prepared_;  // Prepares inside it
     PGconn* conn_ = nullptr;
     State state_ = State::Idle;
     int fd_ = -1;          // as registered with the loop

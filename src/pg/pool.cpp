@@ -68,7 +68,7 @@ void Pool::bind() {
 }
 
 void Pool::open(Slot& s) {
-    s.conn = std::make_unique<Connection>(*loop_, *this, spec_);
+    s.conn = std::make_unique<Connection>(*loop_, *this, spec_, Connection::Mode::Batched);
     s.conn->start();  // may report down() at once, which arms the retry
 }
 

@@ -103,6 +103,45 @@ TEST(PgClient, SelectsTypedRowsWithParameters) {
     EXPECT_EQ(db.connected(), 1u);
 }
 
+// SELECTs sent together share one Sync (one write); when one of them fails, the
+// server rolls the group back, and each is sent again alone: the failing one gets
+// its own error, the others their rows, and nothing the group did is lost or doubled
+// in what the app sees.
+TEST(PgClient, ASelectFailingAmongOthersFailsAloneAndTheOthersGetTheirRows) {
+    kiln::net::Loop loop;
+    pg::Client db({.url = pg_url()});
+    run(loop, [&]() -> Task<> {
+        co_await db.exec("SELECT 1");
+        std::vector<pg::Query> qs;
+        for (int i = 0; i < 10; ++i) qs.push_back(db.exec("SELECT $1::int * 10", i));
+        pg::Query zero = db.exec("SELECT 1 / $1::int", 0);  // division by zero at run time
+        for (int i = 10; i < 20; ++i) qs.push_back(db.exec("SELECT $1::int * 10", i));
+        int i = 0;
+        for (pg::Query& q : qs) {
+            pg::Result r = co_await q;
+            EXPECT_EQ(r[0].get<int>(0), i * 10);
+            ++i;
+        }
+        auto e = co_await error_of<db::Error>(std::move(zero));
+        EXPECT_TRUE(e && e->sqlstate() == "22012") << (e ? e->what() : "no error");
+        // A write between SELECTs keeps its own Sync, and its order.
+        co_await db.exec("DROP TABLE IF EXISTS group_order");
+        co_await db.exec("CREATE TABLE group_order (n int)");
+        pg::Query before = db.exec("SELECT count(*) FROM group_order");
+        pg::Query insert = db.exec("INSERT INTO group_order VALUES (1)");
+        pg::Query bad = db.exec("SELECT 1 / 0 FROM group_order");
+        pg::Query after = db.exec("SELECT count(*) FROM group_order");
+        long n_before = (co_await before)[0].get<long>(0);
+        EXPECT_EQ(n_before, 0);
+        co_await insert;
+        auto b = co_await error_of<db::Error>(std::move(bad));
+        EXPECT_TRUE(b.has_value());
+        long n_after = (co_await after)[0].get<long>(0);
+        EXPECT_EQ(n_after, 1);  // the insert stands although a neighbour failed
+        co_await db.exec("DROP TABLE group_order");
+    });
+}
+
 struct PipelineCounts {
     int sent = 0, answered = 0, most_in_flight = 0;
     std::vector<int> pids;
