@@ -199,7 +199,12 @@ struct Codec<std::optional<T>> {
     }
 };
 
+class Result;
+
 namespace detail {
+// A Result owning r (libpq's own, or one built with PQmakeEmptyPGresult, as the fuzz
+// target for the value decoding does).
+Result adopt_result(pg_result* r);
 // Appends v to a PostgreSQL array literal as a quoted element ("a\"b").
 void array_element(std::string& out, std::string_view v);
 }  // namespace detail
@@ -298,6 +303,7 @@ public:
 
 private:
     friend class Query;
+    friend Result detail::adopt_result(pg_result* r);
     explicit Result(pg_result* r) : r_(r) {}
     pg_result* r_;
 };

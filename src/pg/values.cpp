@@ -93,6 +93,8 @@ void array_element(std::string& out, std::string_view v) {
     out += '"';
 }
 
+Result adopt_result(pg_result* r) { return Result(r); }
+
 }  // namespace detail
 
 // ------------------------------------------------------------------ Row

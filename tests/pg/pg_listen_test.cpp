@@ -53,7 +53,9 @@ TEST(PgListen, NotificationsArriveInOrderFromAnySessionToEveryListener) {
         for (int i = 0; i < 3; ++i) {
             pg::Notification n = co_await a.next();
             EXPECT_EQ(n.channel, "news");
-            if (i == 0) EXPECT_EQ(n.sender, me);
+            if (i == 0) {
+                EXPECT_EQ(n.sender, me);
+            }
             got_a.push_back(n.payload);
             pg::Notification m = co_await b.next();
             got_b.push_back(m.payload);

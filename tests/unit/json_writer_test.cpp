@@ -88,7 +88,7 @@ TEST(JsonWriter, ObjectsArraysAndAppTypesNest) {
     w.begin_object().key("a").begin_array().value(1).begin_object().end_object().value("x").end_array();
     w.field("b", std::vector<std::vector<int>>{{1}, {}, {2, 3}}).key("c").raw(R"({"pre":"made"})").end_object();
     EXPECT_EQ(o, R"({"a":[1,{},"x"],"b":[[1],[],[2,3]],"c":{"pre":"made"}})");
-    EXPECT_NO_THROW((void)nlohmann::json::parse(o));
+    EXPECT_TRUE(nlohmann::json::accept(o));
 }
 
 TEST(JsonWriter, RandomStringsReadBackThroughNlohmann) {
