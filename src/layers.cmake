@@ -40,6 +40,8 @@ kiln_layer(kiln_net
   net/peer.cpp
   net/file_root.cpp
   net/file_io.cpp
+  net/thread_pool.cpp
+  net/mailbox.cpp
 )
 target_link_libraries(kiln_net PUBLIC kiln_util)
 
@@ -74,6 +76,7 @@ kiln_layer(kiln_app
   app/form_reader.cpp
   app/form_values.cpp
   app/json_writer.cpp
+  app/blocking.cpp
   app/body.cpp
   app/upload_sink.cpp
   app/dispatcher.cpp
@@ -134,7 +137,6 @@ kiln_layer(kiln_server
   server/secret_handoff.cpp
   server/stats.cpp
   server/privileges.cpp
-  server/thread_pool.cpp
   server/session_segment.cpp
 )
 target_link_libraries(kiln_server PUBLIC kiln_app PRIVATE PkgConfig::TOMLPP)

@@ -1,11 +1,12 @@
 // The blog: TreeFrog's tutorial app on kiln. Posts are kept in SQLite, in
 // data/blog.sqlite under the current directory (BLOG_DB=path overrides); the
 // migrations in db/migrations run at start, and the stylesheet is served from
-// public/ (both found under BLOG_ROOT, by default this source folder).
+// public/ (both found under BLOG_ROOT, by default this source folder). The actions'
+// SQLite calls run on kiln's blocking-work threads (kiln::blocking), never on a loop.
 //
 // The migrations run once per node (App::on_node_start: in the supervisor, after the
 // sockets are bound and before any worker starts); each worker then opens its own
-// connections, one per loop thread, when a handler first asks.
+// connections, one per blocking-work thread, when a handler first asks.
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -34,7 +35,11 @@ void migrate(const std::string& db_path, const std::string& dir) {
     }
 }
 
-// A route handler calling one controller action.
+// A route handler calling one controller action (a coroutine, or a plain function).
+template <class Controller>
+auto action(Controller& c, kiln::Task<> (Controller::*fn)(kiln::Request&, kiln::Response&)) {
+    return [&c, fn](kiln::Request& req, kiln::Response& res) -> kiln::Task<> { return (c.*fn)(req, res); };
+}
 template <class Controller>
 kiln::Handler action(Controller& c, void (Controller::*fn)(kiln::Request&, kiln::Response&)) {
     return [&c, fn](kiln::Request& req, kiln::Response& res) { (c.*fn)(req, res); };

@@ -1,6 +1,7 @@
 // Everything a kiln application includes.
 #pragma once
 #include <kiln/app.hpp>
+#include <kiln/blocking.hpp>
 #include <kiln/cookie.hpp>
 #include <kiln/csrf.hpp>
 #include <kiln/db.hpp>

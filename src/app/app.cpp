@@ -51,6 +51,8 @@ App& App::route(Method method, std::string_view pattern, AsyncHandler handler, R
 
 App& App::add_route(Method method, std::string_view pattern, Route route) {
     auto r = std::make_unique<Route>(std::move(route));
+    if (r->async && (method == Method::Put || method == Method::Patch || method == Method::Delete))
+        impl_->async_override = true;
     impl_->router.add(method, pattern, r.get());
     impl_->routes.push_back(std::move(r));
     impl_->route_infos.push_back({std::string(http::method_name(method)), std::string(pattern), {}});
@@ -78,7 +80,18 @@ App& App::use_async(AsyncMiddleware m) {
 }
 
 bool App::waits(const Request& req) const {
-    return impl_->async_middleware || (req.route_ && static_cast<const Route*>(req.route_)->async);
+    if (impl_->async_middleware || (req.route_ && static_cast<const Route*>(req.route_)->async)) return true;
+    // A form POST may become PUT, PATCH or DELETE (_method) once its body is read, and
+    // the route it then reaches decides; this is asked before that.
+    if (!impl_->async_override || req.method() != Method::Post) return false;
+    RouteParam scratch[kMaxRouteParams];
+    for (Method m : {Method::Put, Method::Patch, Method::Delete}) {
+        app::Router::Match match;
+        match.params = scratch;
+        impl_->router.match(m, req.path(), match);
+        if (match.target && static_cast<const Route*>(match.target)->async) return true;
+    }
+    return false;
 }
 
 uint32_t App::deadline_ms(const Request& req) const {

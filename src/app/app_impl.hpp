@@ -32,6 +32,7 @@ struct App::Impl {
     std::vector<std::unique_ptr<Route>> routes;
     std::vector<MiddlewareEntry> middleware;
     bool async_middleware = false;  // one is a coroutine: every chain runs as one
+    bool async_override = false;    // a PUT, PATCH or DELETE route is a coroutine
     std::vector<RouteInfo> route_infos;  // for App::route_list, in registration order
     size_t default_max_body = RouteOptions{}.max_body;
 

@@ -74,8 +74,24 @@ void Connection::handle_io(uint32_t events) {
             return;
         }
     }
-    if (events & (EPOLLRDHUP | EPOLLHUP)) peer_fin_seen_ = true;
+    if (events & (EPOLLRDHUP | EPOLLHUP)) {
+        peer_fin_seen_ = true;
+        // A handler waiting (a coroutine) while its client hangs up: the client is gone,
+        // so its waits are cancelled now (close_now), not when the handler ends. A FIN
+        // with nothing after it counts as gone, as nginx takes it; a FIN behind
+        // pipelined requests does not (yet).
+        if (state_ == State::Handling && a_ && a_->ex && a_->ex->waiting && peer_gone(events)) {
+            close_now();
+            return;
+        }
+    }
     if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)) on_readable();
+}
+
+bool Connection::peer_gone(uint32_t events) const {
+    if (events & EPOLLHUP) return true;  // both directions shut
+    char c;
+    return ::recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
 }
 
 void Connection::resume() {

@@ -86,6 +86,7 @@ private:
     enum class State : uint8_t { Idle, Head, Body, Handling, Closing, Lingering };
 
     void handle_io(uint32_t events);
+    bool peer_gone(uint32_t events) const;  // EOF and no unread bytes from the peer
     void activate();                  // a_ from the server's spares, if it has none
     void settle();                    // an Idle connection with nothing buffered gives a_ back
     void on_readable();

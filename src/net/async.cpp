@@ -25,7 +25,7 @@ void AsyncScope::cancel() {
         w->unlink();
         w->cancelled_ = true;
         w->on_cancel();
-        w->loop_->defer(&Wait::resume_cancelled, w);
+        if (w->resumes_on_cancel()) w->loop_->defer(&Wait::resume_cancelled, w);
     }
 }
 

@@ -39,6 +39,10 @@ protected:
     virtual ~Wait();
     // Stop the operation: after this its source must not call complete().
     virtual void on_cancel() = 0;
+    // Whether a cancelled wait is resumed at once (to throw). A wait whose operation
+    // cannot be stopped, and still uses the coroutine's memory, says false: on_cancel()
+    // only marks it, and its source completes it when the operation has ended.
+    virtual bool resumes_on_cancel() const { return true; }
 
 private:
     friend class AsyncScope;

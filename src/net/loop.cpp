@@ -10,6 +10,8 @@
 #include <string>
 #include <utility>
 
+#include "net/mailbox.hpp"
+
 namespace kiln::net {
 
 class Loop::Waker final : public IoHandler {
@@ -20,6 +22,7 @@ public:
         while (::read(loop_.wake_fd_, &n, sizeof n) == sizeof n) {
         }
         for (auto& hook : loop_.wake_hooks_) hook();
+        loop_.mailbox_->run();
     }
 private:
     Loop& loop_;
@@ -39,11 +42,13 @@ Loop::Loop() : owner_(std::this_thread::get_id()) {
     wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake_fd_ < 0) fail("eventfd");
     waker_ = std::make_unique<Waker>(*this);
+    mailbox_ = std::make_shared<Mailbox>(this);
     add(wake_fd_, EPOLLIN | EPOLLET, waker_.get());
     update_clock();
 }
 
 Loop::~Loop() {
+    mailbox_->close();  // other threads' late work is dropped from here on
     Loop* outer = std::exchange(running, this);  // what closes here may ask for its loop
     for (const Deferred& h : exit_hooks_) h.fn(h.arg);
     run_deferred();

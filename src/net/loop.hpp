@@ -20,6 +20,8 @@
 
 namespace kiln::net {
 
+class Mailbox;
+
 class IoHandler {
 public:
     virtual void on_io(uint32_t events) = 0;
@@ -75,6 +77,8 @@ public:
     void run();
     void add_wake_hook(std::function<void()> fn) { wake_hooks_.push_back(std::move(fn)); }
     void wake();  // any thread
+    // Other threads' way to run work on this loop (see net/mailbox.hpp).
+    const std::shared_ptr<Mailbox>& mailbox() const { return mailbox_; }
     void stop();  // any thread
     bool in_loop_thread() const { return std::this_thread::get_id() == owner_; }
 
@@ -86,6 +90,7 @@ private:
     std::unique_ptr<Waker> waker_;
     std::atomic<bool> stop_{false};
     std::vector<std::function<void()>> wake_hooks_;
+    std::shared_ptr<Mailbox> mailbox_;
     std::vector<std::unique_ptr<TimerList>> lists_;
     DeadlineHeap deadlines_;
     struct Deferred {

@@ -1,10 +1,10 @@
-#include "server/thread_pool.hpp"
+#include "net/thread_pool.hpp"
 
 #include <exception>
 
 #include "util/log.hpp"
 
-namespace kiln::server {
+namespace kiln::net {
 
 ThreadPool::ThreadPool(unsigned threads, size_t queue_capacity) : capacity_(queue_capacity) {
     threads_.reserve(threads);
@@ -47,11 +47,11 @@ void ThreadPool::work() {
         try {
             job();
         } catch (const std::exception& e) {  // a broken invariant in the engine: say so, keep serving
-            util::log(util::LogLevel::Error, "handler thread: job threw: %s", e.what());
+            util::log(util::LogLevel::Error, "pool thread: a job threw: %s", e.what());
         }
         lock.lock();
         --running_;
     }
 }
 
-}  // namespace kiln::server
+}  // namespace kiln::net

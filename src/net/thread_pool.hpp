@@ -1,7 +1,8 @@
-// The hybrid model's handler threads: a fixed number of threads and a bounded
-// queue. submit() refuses (false) when the queue is full, so the loop answers 503
-// at once instead of letting requests pile up without bound. Jobs are the
-// engine's; a job must not throw (the app maps handler exceptions itself).
+// A fixed number of threads and a bounded queue: the hybrid model's handler threads
+// (server/serve.cpp) and the threads of kiln::blocking (app/blocking.cpp). submit()
+// refuses (false) when the queue is full, so the caller can answer at once (503)
+// instead of letting work pile up without bound. A job should not throw; one that
+// does is logged and the thread goes on.
 #pragma once
 #include <condition_variable>
 #include <cstddef>
@@ -11,18 +12,16 @@
 #include <thread>
 #include <vector>
 
-#include "http/exchange.hpp"
+namespace kiln::net {
 
-namespace kiln::server {
-
-class ThreadPool final : public http::Executor {
+class ThreadPool {
 public:
     ThreadPool(unsigned threads, size_t queue_capacity);
     ~ThreadPool();  // finishes queued and running jobs, then joins
     ThreadPool(const ThreadPool&) = delete;
     ThreadPool& operator=(const ThreadPool&) = delete;
 
-    bool submit(std::function<void()> job) override;  // any thread
+    bool submit(std::function<void()> job);  // any thread
     size_t busy() const;  // jobs queued or running
 
 private:
@@ -36,4 +35,4 @@ private:
     std::vector<std::thread> threads_;
 };
 
-}  // namespace kiln::server
+}  // namespace kiln::net

@@ -24,13 +24,24 @@
 #include "server/loop_recorder.hpp"
 #include "server/process_logs.hpp"
 #include "server/stats.hpp"
-#include "server/thread_pool.hpp"
+#include "net/thread_pool.hpp"
 #include "util/log.hpp"
 
 namespace kiln::server {
 namespace {
 
 std::atomic<bool> g_recycled{false};  // this worker spent its request budget
+
+// The hybrid model's handler threads, as the engine's Executor.
+class PoolExecutor final : public http::Executor {
+public:
+    PoolExecutor(unsigned threads, size_t queue) : pool_(threads, queue) {}
+    bool submit(std::function<void()> job) override { return pool_.submit(std::move(job)); }
+    size_t busy() const { return pool_.busy(); }
+
+private:
+    net::ThreadPool pool_;
+};
 
 // One event-loop thread, as the main thread sees it. Its loop and server live on
 // that thread's stack: the main thread reaches them only through if_serving(), under
@@ -199,8 +210,8 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
     }
 
     // Hybrid: one pool per process, shared by its loops; destroyed after them.
-    std::unique_ptr<ThreadPool> pool;
-    if (opts.mpm == Mpm::Hybrid) pool = std::make_unique<ThreadPool>(opts.pool_threads, opts.pool_queue);
+    std::unique_ptr<PoolExecutor> pool;
+    if (opts.mpm == Mpm::Hybrid) pool = std::make_unique<PoolExecutor>(opts.pool_threads, opts.pool_queue);
 
     AppService service(app, opts, stats, sessions);
     std::atomic<size_t> open_connections{0};  // limits.max_connections: every loop of this process

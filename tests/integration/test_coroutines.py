@@ -26,8 +26,12 @@ class CoroutinesOneLoop(harness.ServerTestCase):
     def stats(self):
         status, body, _ = get(self.port, "/async/stats")
         self.assertEqual(status, 200)
-        m = re.match(rb"done=(\d+) cancelled=(\d+)", body)
+        m = re.match(rb"done=(\d+) cancelled=(\d+) blocking_ran=(\d+)", body)
         return int(m.group(1)), int(m.group(2))
+
+    def blocking_ran(self):
+        status, body, _ = get(self.port, "/async/stats")
+        return int(re.search(rb"blocking_ran=(\d+)", body).group(1))
 
     def test_waiting_handlers_share_one_loop(self):
         with concurrent.futures.ThreadPoolExecutor(max_workers=10) as pool:
@@ -65,6 +69,35 @@ class CoroutinesOneLoop(harness.ServerTestCase):
         done, cancelled = self.stats()
         self.assertEqual(cancelled, cancelled0 + 5, "the waits of the clients that left were not cancelled")
         self.assertEqual(done, done0)
+        self.assert_server_alive()
+
+    def test_blocking_work_runs_off_the_loop_and_the_handler_comes_back_to_it(self):
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+            jobs = [pool.submit(get, self.port, "/async/blocking?ms=300") for _ in range(2)]
+            time.sleep(0.05)
+            status, body, took = get(self.port, "/plaintext")  # the one loop is free meanwhile
+            self.assertEqual((status, body), (200, b"Hello, World!"))
+            self.assertLess(took, 0.25)
+            results = [f.result(timeout=10) for f in jobs]
+        for status, body, took in results:
+            self.assertEqual((status, body), (200, b"slept 300 elsewhere, back on the loop"))
+        status, body, _ = get(self.port, "/async/blocking?ms=1&fail=1")  # its exception, mapped as usual
+        self.assertEqual((status, body), (409, b"the job failed\n"))
+
+    def test_a_client_that_leaves_during_blocking_work_cancels_after_it(self):
+        done0, cancelled0 = self.stats()
+        ran0 = self.blocking_ran()
+        s = socket.create_connection(("127.0.0.1", self.port))
+        s.sendall(b"GET /async/blocking?ms=300 HTTP/1.1\r\nHost: h\r\n\r\n")
+        time.sleep(0.05)
+        s.close()
+        time.sleep(0.1)
+        self.assertEqual(self.stats()[1], cancelled0, "cancelled before the job ended (its locals still in use)")
+        deadline = time.monotonic() + 3
+        while self.stats()[1] < cancelled0 + 1 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self.assertEqual(self.stats(), (done0, cancelled0 + 1))
+        self.assertEqual(self.blocking_ran(), ran0 + 1)
         self.assert_server_alive()
 
     def test_the_handler_deadline_answers_504(self):

@@ -207,7 +207,7 @@ int main(int argc, char** argv) {
     });
     // Coroutine handlers (tests/integration/test_coroutines.py): a wait on the loop,
     // and per-process counts of the waits that ended and that were cancelled.
-    static std::atomic<long> async_done{0}, async_cancelled{0};
+    static std::atomic<long> async_done{0}, async_cancelled{0}, blocking_ran{0};
     app.get("/async/sleep", [](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
         long ms = bounded_number(req, "ms", kMaxSleepMs);
         try {
@@ -224,7 +224,30 @@ int main(int argc, char** argv) {
         throw kiln::HttpError(418, "short and stout");
     });
     app.get("/async/stats", [](kiln::Request&, kiln::Response& res) {
-        res.text("done=" + std::to_string(async_done.load()) + " cancelled=" + std::to_string(async_cancelled.load()));
+        res.text("done=" + std::to_string(async_done.load()) + " cancelled=" + std::to_string(async_cancelled.load()) +
+                 " blocking_ran=" + std::to_string(blocking_ran.load()));
+    });
+    // kiln::blocking: a sleeping job on the blocking threads, writing the coroutine's
+    // local by reference; answers where it ran and where the handler resumed.
+    app.get("/async/blocking", [](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
+        long ms = bounded_number(req, "ms", kMaxSleepMs);
+        auto loop_thread = std::this_thread::get_id();
+        std::thread::id job_thread;
+        try {
+            long slept = co_await kiln::blocking([&] {
+                std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+                job_thread = std::this_thread::get_id();
+                ++blocking_ran;
+                if (req.query("fail")) throw kiln::HttpError(409, "the job failed");
+                return ms;
+            });
+            ++async_done;
+            res.text("slept " + std::to_string(slept) + (job_thread != loop_thread ? " elsewhere" : " on the loop") +
+                     (std::this_thread::get_id() == loop_thread ? ", back on the loop" : ", resumed elsewhere"));
+        } catch (const kiln::Cancelled&) {
+            ++async_cancelled;
+            throw;
+        }
     });
     app.get("/big", [](kiln::Request& req, kiln::Response& res) {
         res.text(std::string(static_cast<size_t>(bounded_number(req, "n", kMaxBigBytes)), 'x'));

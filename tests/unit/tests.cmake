@@ -34,6 +34,7 @@ if(TARGET kiln)
   kiln_test(coroutine_test unit/coroutine_test.cpp)
   kiln_test(security_headers_test unit/security_headers_test.cpp)
   kiln_test(json_writer_test unit/json_writer_test.cpp)
+  kiln_test(blocking_test unit/blocking_test.cpp)
 endif()
 # --- static files: mime, HTTP-date parsing, range/conditional rules, root confinement, cache ---
 if(TARGET kiln)

@@ -12,6 +12,7 @@ namespace blog {
 void render_not_found(kiln::Response& res, std::string_view what = "page");
 
 // Middleware: a 404 left as plain text by the handler chain becomes the 404 page.
-kiln::Middleware not_found_pages();
+// A coroutine, so it sees how the coroutine actions end, not only their first wait.
+kiln::AsyncMiddleware not_found_pages();
 
 }  // namespace blog

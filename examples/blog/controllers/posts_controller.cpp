@@ -18,7 +18,7 @@ namespace db = kiln::db;
 namespace {
 
 // The post named by the route's :id (a malformed id is a 404 before this); nullopt
-// for no such row.
+// for no such row. On a blocking-work thread.
 std::optional<Post> find_post(db::Database& conn, const kiln::Request& req) {
     return db::find<Post>(conn, req.param<int64_t>("id"));
 }
@@ -27,17 +27,18 @@ int64_t now_seconds() { return static_cast<int64_t>(std::time(nullptr)); }
 
 }  // namespace
 
-void PostsController::index(kiln::Request& req, kiln::Response& res) {
+kiln::Task<> PostsController::index(kiln::Request& req, kiln::Response& res) {
     // A missing or malformed ?page= shows the first page; one past the end is empty.
     int64_t number = std::max<int64_t>(1, req.query_or<int64_t>("page", 1));
-    auto page = db::page<Post>(db_.get(), number, kPerPage, "created_at DESC, id DESC");
+    auto page = co_await kiln::blocking(
+        [&] { return db::page<Post>(db_.get(), number, kPerPage, "created_at DESC, id DESC"); });
     std::string notice = kiln::take_flash(req, "notice");
     kiln::render(res, views::posts::index{.page = page, .notice = notice});
 }
 
-void PostsController::show(kiln::Request& req, kiln::Response& res) {
-    auto post = find_post(db_.get(), req);
-    if (!post) return render_not_found(res, "post");
+kiln::Task<> PostsController::show(kiln::Request& req, kiln::Response& res) {
+    auto post = co_await kiln::blocking([&] { return find_post(db_.get(), req); });
+    if (!post) co_return render_not_found(res, "post");
     std::string token = kiln::csrf_token(req);
     std::string notice = kiln::take_flash(req, "notice");
     kiln::render(res, views::posts::show{.post = *post, .token = token, .notice = notice});
@@ -48,45 +49,47 @@ void PostsController::new_(kiln::Request& req, kiln::Response& res) {
     kiln::render(res, views::posts::new_{.post = Post{}, .errors = kiln::FieldErrors{}, .token = token});
 }
 
-void PostsController::create(kiln::Request& req, kiln::Response& res) {
+kiln::Task<> PostsController::create(kiln::Request& req, kiln::Response& res) {
     Post post;
     if (kiln::FieldErrors errors = assign_from_form(post, req.form()); errors.any()) {
         std::string token = kiln::csrf_token(req);
         kiln::render(res, views::posts::new_{.post = post, .errors = errors, .token = token});
         res.status(422);
-        return;
+        co_return;
     }
     post.created_at = post.updated_at = now_seconds();
-    db::insert(db_.get(), post);
+    co_await kiln::blocking([&] { db::insert(db_.get(), post); });
     kiln::flash(req, "notice", "Post created");
     res.redirect(path_of(post), 303);
 }
 
-void PostsController::edit(kiln::Request& req, kiln::Response& res) {
-    auto post = find_post(db_.get(), req);
-    if (!post) return render_not_found(res, "post");
+kiln::Task<> PostsController::edit(kiln::Request& req, kiln::Response& res) {
+    auto post = co_await kiln::blocking([&] { return find_post(db_.get(), req); });
+    if (!post) co_return render_not_found(res, "post");
     std::string token = kiln::csrf_token(req);
     kiln::render(res, views::posts::edit{.post = *post, .errors = kiln::FieldErrors{}, .token = token});
 }
 
-void PostsController::update(kiln::Request& req, kiln::Response& res) {
-    db::Database& conn = db_.get();
-    auto post = find_post(conn, req);
-    if (!post) return render_not_found(res, "post");
+kiln::Task<> PostsController::update(kiln::Request& req, kiln::Response& res) {
+    auto post = co_await kiln::blocking([&] { return find_post(db_.get(), req); });
+    if (!post) co_return render_not_found(res, "post");
     if (kiln::FieldErrors errors = assign_from_form(*post, req.form()); errors.any()) {
         std::string token = kiln::csrf_token(req);
         kiln::render(res, views::posts::edit{.post = *post, .errors = errors, .token = token});
         res.status(422);
-        return;
+        co_return;
     }
     post->updated_at = now_seconds();
-    if (!db::update(conn, *post)) return render_not_found(res, "post");  // deleted meanwhile
+    bool updated = co_await kiln::blocking([&] { return db::update(db_.get(), *post); });
+    if (!updated) co_return render_not_found(res, "post");  // deleted meanwhile
     kiln::flash(req, "notice", "Post updated");
     res.redirect(path_of(*post), 303);
 }
 
-void PostsController::destroy(kiln::Request& req, kiln::Response& res) {
-    if (!db::remove<Post>(db_.get(), req.param<int64_t>("id"))) return render_not_found(res, "post");
+kiln::Task<> PostsController::destroy(kiln::Request& req, kiln::Response& res) {
+    int64_t id = req.param<int64_t>("id");
+    bool removed = co_await kiln::blocking([&] { return db::remove<Post>(db_.get(), id); });
+    if (!removed) co_return render_not_found(res, "post");
     kiln::flash(req, "notice", "Post deleted");
     res.redirect("/posts", 303);
 }
