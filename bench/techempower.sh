@@ -230,11 +230,14 @@ field_sum() {
 }
 ran() { [[ -z ${not_run[$1]:-} && -n ${result[$1|${tests[0]}|1]:-}${result[$1|${tests[0]}|2]:-} ]]; }
 
+crate_version() {  # name: its exact pin in the actix peer's Cargo.toml
+  sed -n "s/^$1 = .*\"=\([^\"]*\)\".*/\1/p" "$root/bench/peers/tfb-actix/Cargo.toml" | head -1
+}
+
 version_of() {
   case $1 in
     kiln) echo "kiln $(git -C "$root" describe --always --dirty 2>/dev/null), \`build/bin/techempower${KILN_ARGS:+ $KILN_ARGS}\` (kiln's defaults$([[ -n $KILN_ARGS ]] && echo " but $KILN_ARGS")), $(g++ --version | head -1)" ;;
-    actix-web) echo "actix-web $(sed -n 's/^actix-web = "=\(.*\)"/\1/p' "$root/bench/peers/tfb-actix/Cargo.toml"), tokio-postgres, $(rustc --version 2>/dev/null | cut -d' ' -f1-2)" ;;
-    actix-http) echo "actix-http $(sed -n 's/^actix-http = "=\(.*\)"/\1/p' "$root/bench/peers/tfb-actix/Cargo.toml"), tokio-postgres, $(rustc --version 2>/dev/null | cut -d' ' -f1-2)" ;;
+    actix-web|actix-http) echo "$1 $(crate_version "$1"), tokio-postgres $(crate_version tokio-postgres), $(rustc --version 2>/dev/null | cut -d' ' -f1-2), one worker thread and one connection per core" ;;
     go) echo "$(go version 2>/dev/null | cut -d' ' -f3) net/http, pgx $(sed -n 's|.*github.com/jackc/pgx/v5 \(v[^ ]*\).*|\1|p' "$root/bench/peers/tfb-go/go.mod" | head -1)" ;;
   esac
 }
