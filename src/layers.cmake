@@ -119,6 +119,7 @@ kiln_layer(kiln_pg
   pg/transaction.cpp
   pg/hub.cpp
   pg/listener.cpp
+  pg/model.cpp
 )
 target_link_libraries(kiln_pg PUBLIC kiln_net kiln_db PRIVATE PkgConfig::LIBPQ)
 
