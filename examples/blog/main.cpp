@@ -1,12 +1,15 @@
 // The blog: TreeFrog's tutorial app on kiln. Posts are kept in SQLite, in
-// data/blog.sqlite under the current directory (BLOG_DB=path overrides); the
-// migrations in db/migrations run at start, and the stylesheet is served from
-// public/ (both found under BLOG_ROOT, by default this source folder). The actions'
-// SQLite calls run on kiln's blocking-work threads (kiln::blocking), never on a loop.
+// data/blog.sqlite under the current directory (BLOG_DB=path overrides), or in
+// PostgreSQL when the settings name a database (--database-url URL); the same code
+// serves both (kiln::Store). The migrations in db/migrations (db/migrations/postgresql
+// on PostgreSQL) run at start, and the stylesheet is served from public/ (both found
+// under BLOG_ROOT, by default this source folder). SQLite calls run on kiln's
+// blocking-work threads, PostgreSQL queries on the loops: neither blocks a loop.
 //
 // The migrations run once per node (App::on_node_start: in the supervisor, after the
 // sockets are bound and before any worker starts); each worker then opens its own
-// connections, one per blocking-work thread, when a handler first asks.
+// connections (SQLite: one per blocking-work thread; PostgreSQL: one per loop) when a
+// handler first asks.
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -24,14 +27,13 @@ std::string env_or(const char* name, const char* fallback) {
     return v && *v ? v : fallback;
 }
 
-// Brings the schema up to date; throws, naming the database, if a migration fails
-// (the start stops there).
-void migrate(const std::string& db_path, const std::string& dir) {
+// Brings the schema up to date (db/migrations on SQLite, db/migrations/postgresql on
+// PostgreSQL); throws, naming the database, if a migration fails (the start stops).
+void migrate(kiln::Store& store, const kiln::ServerOptions& o, const std::string& db_path, const std::string& dir) {
     try {
-        kiln::db::Database conn(db_path);  // closed again before the workers start
-        kiln::db::migrate(conn, dir);
+        store.migrate(o, dir);
     } catch (const kiln::db::Error& e) {
-        throw std::runtime_error(db_path + ": " + e.what());
+        throw std::runtime_error((o.database_url.empty() ? db_path : std::string("PostgreSQL")) + ": " + e.what());
     }
 }
 
@@ -51,12 +53,13 @@ int main(int argc, char** argv) {
     const std::string root = env_or("BLOG_ROOT", BLOG_ROOT);
     const std::string db_path = env_or("BLOG_DB", "data/blog.sqlite");
 
-    kiln::db::PerThread db(db_path);
-    blog::PostsController posts(db);
+    kiln::Store store(db_path);  // or PostgreSQL, with --database-url
+    blog::PostsController posts(store);
     using C = blog::PostsController;
 
     kiln::App app;
-    app.on_node_start([&](const kiln::ServerOptions&) { migrate(db_path, root + "/db/migrations"); });
+    app.on_node_start([&](const kiln::ServerOptions& o) { migrate(store, o, db_path, root + "/db/migrations"); });
+    app.on_worker_start([&](const kiln::ServerOptions& o) { store.configure(o); });
     app.use(blog::not_found_pages());
     app.use(kiln::csrf_protect());
     app.get("/", [](kiln::Request&, kiln::Response& res) { res.redirect("/posts", 303); });

@@ -590,6 +590,37 @@ class ServerTestCase(unittest.TestCase):
                       % (self.server.proc.returncode, self.server.output()))
 
 
+# --------------------------------------------------------------------------------------
+# PostgreSQL, for tests run inside tests/pg/pg_server.py (which sets KILN_TEST_PG_URL)
+
+
+def pg_url():
+    url = os.environ.get("KILN_TEST_PG_URL")
+    if not url:
+        raise RuntimeError("KILN_TEST_PG_URL is not set: run this test through tests/pg/pg_server.py (ctest does)")
+    return url
+
+
+def psql(url, sql):
+    """Runs sql with psql on the database at url; its output, trimmed. Raises on an error."""
+    import shutil
+    exe = shutil.which("psql")
+    if not exe:
+        raise RuntimeError("psql not found: install Debian's postgresql-client (scripts/deps.sh)")
+    r = subprocess.run([exe, url, "-X", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql], capture_output=True, text=True,
+                       timeout=30)
+    if r.returncode != 0:
+        raise RuntimeError("psql failed on %r: %s" % (sql, r.stderr.strip()))
+    return r.stdout.strip()
+
+
+def fresh_pg_database(name):
+    """A new, empty database on the test server; its URL."""
+    psql(pg_url(), "DROP DATABASE IF EXISTS %s" % name)
+    psql(pg_url(), "CREATE DATABASE %s" % name)
+    return pg_url().rsplit("/", 1)[0] + "/" + name
+
+
 def main():
     """Parses --server/--hello, then runs the calling module's tests. Exits 0 only
     if every test passed."""

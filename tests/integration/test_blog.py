@@ -5,6 +5,7 @@ gets, scraping the CSRF token from them. Validation errors keep the user's input
 the index pages by 10 newest first, and hostile titles are stored verbatim and shown
 escaped. Each server runs on its own temporary database (BLOG_DB)."""
 
+import json
 import os
 import re
 import shutil
@@ -19,6 +20,9 @@ from harness import build_request
 
 TOKEN = re.compile(rb'name="_csrf" value="([0-9a-f]+)"')
 START_TIMEOUT = 15  # seconds, for the runs that are expected to fail at start
+
+
+ON_POSTGRES = os.environ.get("KILN_BLOG_POSTGRES") == "1"
 
 
 def blog_binary():
@@ -83,8 +87,12 @@ class BlogCase(unittest.TestCase):
         cls.addClassCleanup(shutil.rmtree, cls.tmp, True)
         cls.db_path = os.path.join(cls.tmp, "blog.sqlite")
         os.environ["BLOG_DB"] = cls.db_path  # inherited by the server started next
+        args = ["--workers", str(cls.workers)]
+        if ON_POSTGRES:  # the same tests, the data in a fresh PostgreSQL database
+            cls.pg_url = harness.fresh_pg_database("blog_" + cls.__name__.lower())
+            args += ["--database-url", cls.pg_url]
         try:
-            cls.server = harness.ServerProcess(blog_binary(), ["--workers", str(cls.workers)])
+            cls.server = harness.ServerProcess(blog_binary(), args)
             cls.addClassCleanup(harness.check_clean_stop, cls.server)
             cls.server.start()
         finally:
@@ -93,6 +101,15 @@ class BlogCase(unittest.TestCase):
 
     def setUp(self):
         self.client = Client(self.port)
+
+    def stored_post(self, post_id):
+        """[(title, body)] of the post with this id, read from the database itself."""
+        if ON_POSTGRES:
+            out = harness.psql(self.pg_url, "SELECT json_build_array(title, body) FROM posts WHERE id = %d" % post_id)
+            return [tuple(json.loads(out))] if out else []
+        import sqlite3
+        with sqlite3.connect(self.db_path) as db:
+            return db.execute("SELECT title, body FROM posts WHERE id = ?", (post_id,)).fetchall()
 
     def tearDown(self):
         if not self.server.alive():
@@ -184,10 +201,7 @@ class Crud(BlogCase):
         self.assertIn(b'value="&lt;script&gt;alert(1)&lt;/script&gt;"', edit)
         self.assertNotIn(b"<script>", c.get("/posts").body)
         # Stored exactly as typed, and the table survived.
-        import sqlite3
-        with sqlite3.connect(self.db_path) as db:
-            rows = db.execute("SELECT title, body FROM posts WHERE id = ?", (int(path.split("/")[-1]),)).fetchall()
-        self.assertEqual(rows, [(title, body)])
+        self.assertEqual(self.stored_post(int(path.split("/")[-1])), [(title, body)])
 
     def test_unicode_title_of_200_characters_is_accepted(self):
         r, _ = self.client.create("é" * 200)
@@ -331,6 +345,24 @@ class Workers(BlogCase):
             seen_flash += r.body.count(b"Post created")
         self.assertEqual(seen_flash, 1)
         self.assertEqual(len(self.server.children()), 2)
+
+
+class OnPostgres(BlogCase):
+    """With KILN_BLOG_POSTGRES=1 (inside tests/pg/pg_server.py; the class exists only
+    then): the blog keeps its posts in PostgreSQL, through the PostgreSQL migrations,
+    and no SQLite file appears."""
+
+    def test_posts_are_rows_of_postgresql(self):
+        c = Client(self.port)
+        r, _ = c.create("Stored in PostgreSQL", "Its body")
+        self.assertEqual(r.status, 303, r)
+        self.assertEqual(harness.psql(self.pg_url, "SELECT title FROM posts"), "Stored in PostgreSQL")
+        self.assertEqual(harness.psql(self.pg_url, "SELECT name FROM kiln_migrations"), "create_posts")
+        self.assertFalse(os.path.exists(self.db_path), "a SQLite file was made although PostgreSQL was configured")
+
+
+if not ON_POSTGRES:
+    del OnPostgres  # the SQLite run has nothing of PostgreSQL's to check
 
 
 class Startup(unittest.TestCase):

@@ -15,7 +15,6 @@ PostgreSQL (run through tests/pg/pg_server.py with pg_stat_statements loaded):
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import unittest
@@ -32,29 +31,8 @@ SELECT_WORLD = "SELECT id, randomnumber FROM world WHERE id = $1"
 SELECT_FORTUNES = "SELECT id, message FROM fortune"
 
 
-def base_url():
-    url = os.environ.get("KILN_TEST_PG_URL")
-    if not url:
-        raise RuntimeError("KILN_TEST_PG_URL is not set: run this test through tests/pg/pg_server.py (ctest does)")
-    return url
-
-
-def psql(url, sql):
-    exe = shutil.which("psql")
-    if not exe:
-        raise RuntimeError("psql not found: install Debian's postgresql-client (scripts/deps.sh)")
-    r = subprocess.run([exe, url, "-X", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql], capture_output=True, text=True,
-                       timeout=30)
-    if r.returncode != 0:
-        raise RuntimeError("psql failed on %r: %s" % (sql, r.stderr.strip()))
-    return r.stdout.strip()
-
-
-def fresh_database(name):
-    """A new, empty database on the test server; its URL."""
-    psql(base_url(), "DROP DATABASE IF EXISTS %s" % name)
-    psql(base_url(), "CREATE DATABASE %s" % name)
-    return base_url().rsplit("/", 1)[0] + "/" + name
+psql = harness.psql
+fresh_database = harness.fresh_pg_database
 
 
 def get(port, path):

@@ -13,15 +13,8 @@
 #include "views/posts/show.hpp"
 
 namespace blog {
-namespace db = kiln::db;
 
 namespace {
-
-// The post named by the route's :id (a malformed id is a 404 before this); nullopt
-// for no such row. On a blocking-work thread.
-std::optional<Post> find_post(db::Database& conn, const kiln::Request& req) {
-    return db::find<Post>(conn, req.param<int64_t>("id"));
-}
 
 int64_t now_seconds() { return static_cast<int64_t>(std::time(nullptr)); }
 
@@ -30,14 +23,13 @@ int64_t now_seconds() { return static_cast<int64_t>(std::time(nullptr)); }
 kiln::Task<> PostsController::index(kiln::Request& req, kiln::Response& res) {
     // A missing or malformed ?page= shows the first page; one past the end is empty.
     int64_t number = std::max<int64_t>(1, req.query_or<int64_t>("page", 1));
-    auto page = co_await kiln::blocking(
-        [&] { return db::page<Post>(db_.get(), number, kPerPage, "created_at DESC, id DESC"); });
+    auto page = co_await store_.page<Post>(number, kPerPage, "created_at DESC, id DESC");
     std::string notice = kiln::take_flash(req, "notice");
     kiln::render(res, views::posts::index{.page = page, .notice = notice});
 }
 
 kiln::Task<> PostsController::show(kiln::Request& req, kiln::Response& res) {
-    auto post = co_await kiln::blocking([&] { return find_post(db_.get(), req); });
+    auto post = co_await store_.find<Post>(req.param<int64_t>("id"));  // "/posts/abc": 404
     if (!post) co_return render_not_found(res, "post");
     std::string token = kiln::csrf_token(req);
     std::string notice = kiln::take_flash(req, "notice");
@@ -58,20 +50,20 @@ kiln::Task<> PostsController::create(kiln::Request& req, kiln::Response& res) {
         co_return;
     }
     post.created_at = post.updated_at = now_seconds();
-    co_await kiln::blocking([&] { db::insert(db_.get(), post); });
+    co_await store_.insert(post);
     kiln::flash(req, "notice", "Post created");
     res.redirect(path_of(post), 303);
 }
 
 kiln::Task<> PostsController::edit(kiln::Request& req, kiln::Response& res) {
-    auto post = co_await kiln::blocking([&] { return find_post(db_.get(), req); });
+    auto post = co_await store_.find<Post>(req.param<int64_t>("id"));  // "/posts/abc": 404
     if (!post) co_return render_not_found(res, "post");
     std::string token = kiln::csrf_token(req);
     kiln::render(res, views::posts::edit{.post = *post, .errors = kiln::FieldErrors{}, .token = token});
 }
 
 kiln::Task<> PostsController::update(kiln::Request& req, kiln::Response& res) {
-    auto post = co_await kiln::blocking([&] { return find_post(db_.get(), req); });
+    auto post = co_await store_.find<Post>(req.param<int64_t>("id"));  // "/posts/abc": 404
     if (!post) co_return render_not_found(res, "post");
     if (kiln::FieldErrors errors = assign_from_form(*post, req.form()); errors.any()) {
         std::string token = kiln::csrf_token(req);
@@ -80,7 +72,7 @@ kiln::Task<> PostsController::update(kiln::Request& req, kiln::Response& res) {
         co_return;
     }
     post->updated_at = now_seconds();
-    bool updated = co_await kiln::blocking([&] { return db::update(db_.get(), *post); });
+    bool updated = co_await store_.update(*post);
     if (!updated) co_return render_not_found(res, "post");  // deleted meanwhile
     kiln::flash(req, "notice", "Post updated");
     res.redirect(path_of(*post), 303);
@@ -88,7 +80,7 @@ kiln::Task<> PostsController::update(kiln::Request& req, kiln::Response& res) {
 
 kiln::Task<> PostsController::destroy(kiln::Request& req, kiln::Response& res) {
     int64_t id = req.param<int64_t>("id");
-    bool removed = co_await kiln::blocking([&] { return db::remove<Post>(db_.get(), id); });
+    bool removed = co_await store_.remove<Post>(id);
     if (!removed) co_return render_not_found(res, "post");
     kiln::flash(req, "notice", "Post deleted");
     res.redirect("/posts", 303);

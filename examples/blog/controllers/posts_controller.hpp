@@ -3,13 +3,15 @@
 //   GET /posts (index, ?page=N)  GET /posts/new  POST /posts (create)
 //   GET /posts/:id (show)  GET /posts/:id/edit  PUT|PATCH /posts/:id (update)
 //   DELETE /posts/:id (destroy)
-// Actions that touch the database are coroutines: their SQLite calls run on kiln's
-// blocking-work threads (kiln::blocking), each thread with its own connection from
-// the shared db::PerThread (which must outlive the server), so a write waiting on
-// SQLite's lock never holds up the loop's other connections. Responses are HTML
-// pages rendered through views/; a missing post renders views/errors/not_found (404).
+// Actions that touch the database are coroutines on a kiln::Store (which must
+// outlive the server): SQLite by default, its calls on kiln's blocking-work threads
+// so a write waiting on SQLite's lock never holds up a loop; PostgreSQL when the
+// settings name one (--database-url), its queries pipelined on the loop. Responses
+// are HTML pages rendered through views/; a missing post renders
+// views/errors/not_found (404).
 #pragma once
 #include <kiln/kiln.hpp>
+#include <kiln/store.hpp>
 
 namespace blog {
 
@@ -17,7 +19,7 @@ class PostsController {
 public:
     static constexpr int kPerPage = 10;
 
-    explicit PostsController(kiln::db::PerThread& db) : db_(db) {}
+    explicit PostsController(kiln::Store& store) : store_(store) {}
 
     kiln::Task<> index(kiln::Request& req, kiln::Response& res);
     kiln::Task<> show(kiln::Request& req, kiln::Response& res);
@@ -28,7 +30,7 @@ public:
     kiln::Task<> destroy(kiln::Request& req, kiln::Response& res);
 
 private:
-    kiln::db::PerThread& db_;
+    kiln::Store& store_;
 };
 
 }  // namespace blog
