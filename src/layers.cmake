@@ -46,6 +46,7 @@ kiln_layer(kiln_net
 target_link_libraries(kiln_net PUBLIC kiln_util)
 
 kiln_layer(kiln_http
+  http/address_counts.cpp
   http/status.cpp
   http/serializer.cpp
   http/connection.cpp

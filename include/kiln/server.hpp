@@ -47,6 +47,7 @@ struct ServerOptions {
     uint32_t max_requests_per_connection = 0;         // then Connection: close (the client reconnects); 0: no cap
     size_t max_connections = 0;                       // open connections per worker process; beyond, 503 and
                                                       // close (a log line names the setting); 0: no cap
+    size_t max_connections_per_address = 0;           // the same, from one client address; 0: no cap
     std::string server_name = "kiln";
     // Concurrency model (see Mpm).
     Mpm mpm = Mpm::Event;

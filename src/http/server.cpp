@@ -73,21 +73,25 @@ void Server::set_executor(Executor* executor) {
 }
 
 namespace {
-// A connection past limits.max_connections: told so in one small write, then closed.
-// The socket is fresh, so the answer fits its buffer; what does not is dropped.
-void refuse(int fd, size_t limit) {
-    static constexpr std::string_view kFull =
-        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 38\r\n"
-        "Retry-After: 1\r\nConnection: close\r\n\r\nService Unavailable: too many connections";
-    ssize_t ignored = ::send(fd, kFull.data(), kFull.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+// A connection past a limit: told so in one small write, then closed. The socket is
+// fresh, so the answer fits its buffer; what does not is dropped. One log line a
+// minute per limit names its setting.
+void refuse(int fd, std::string_view answer, std::atomic<int64_t>& last_logged, const char* why, size_t limit) {
+    ssize_t ignored = ::send(fd, answer.data(), answer.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
     (void)ignored;
     ::close(fd);
-    static std::atomic<int64_t> last_logged{0};  // one line a minute is enough to find the setting
     int64_t now = static_cast<int64_t>(time(nullptr)), last = last_logged.load(std::memory_order_relaxed);
     if (now - last >= 60 && last_logged.compare_exchange_strong(last, now))
-        util::log(util::LogLevel::Warn, "refusing connections: limits.max_connections = %zu are open in this worker",
-                  limit);
+        util::log(util::LogLevel::Warn, why, limit);
 }
+
+constexpr std::string_view kTooMany =
+    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 42\r\n"
+    "Retry-After: 1\r\nConnection: close\r\n\r\nService Unavailable: too many connections\n";
+constexpr std::string_view kTooManyFromYou =
+    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 60\r\n"
+    "Retry-After: 1\r\nConnection: close\r\n\r\nService Unavailable: too many connections from your address\n";
+std::atomic<int64_t> full_logged{0}, address_logged{0};
 }  // namespace
 
 void Server::accept(int fd, const net::PeerAddress& peer) {
@@ -95,7 +99,18 @@ void Server::accept(int fd, const net::PeerAddress& peer) {
     if (cfg_.max_process_connections && cfg_.open_connections &&
         cfg_.open_connections->fetch_add(1, std::memory_order_relaxed) >= cfg_.max_process_connections) {
         cfg_.open_connections->fetch_sub(1, std::memory_order_relaxed);
-        refuse(fd, cfg_.max_process_connections);
+        refuse(fd, kTooMany, full_logged, "refusing connections: limits.max_connections = %zu are open in this worker",
+               cfg_.max_process_connections);
+        return;
+    }
+    if (cfg_.max_connections_per_address && cfg_.address_counts &&
+        !cfg_.address_counts->add(peer, cfg_.max_connections_per_address)) {
+        if (cfg_.max_process_connections && cfg_.open_connections)
+            cfg_.open_connections->fetch_sub(1, std::memory_order_relaxed);
+        refuse(fd, kTooManyFromYou, address_logged,
+               "refusing connections: limits.max_connections_per_address = %zu are open from one address in this "
+               "worker",
+               cfg_.max_connections_per_address);
         return;
     }
     auto* c = new Connection(*this, fd, peer);
@@ -137,6 +152,7 @@ void Server::unlink(Connection* c) {
     --count_;
     if (cfg_.max_process_connections && cfg_.open_connections)
         cfg_.open_connections->fetch_sub(1, std::memory_order_relaxed);
+    if (cfg_.max_connections_per_address && cfg_.address_counts) cfg_.address_counts->remove(c->peer_);
     if (cfg_.max_connections && count_ + 1 == cfg_.max_connections && !draining_ && on_capacity_) on_capacity_(true);
     if (draining_ && count_ == 0 && on_drained_) on_drained_();
 }

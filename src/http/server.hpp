@@ -12,6 +12,7 @@
 
 #include "http/http_date.hpp"
 #include "http/exchange.hpp"
+#include "http/address_counts.hpp"
 #include "http/limits.hpp"
 #include "http/parser.hpp"
 #include "http/request.hpp"
@@ -61,6 +62,11 @@ struct EngineConfig {
     // `open_connections`); past the limit a new one gets 503 and is closed. 0: no cap.
     size_t max_process_connections = 0;
     std::atomic<size_t>* open_connections = nullptr;
+    // Open connections from one client address, in the whole process (every loop's
+    // server counts into `address_counts`); past it a new one gets 503 and is
+    // closed. 0: no cap.
+    size_t max_connections_per_address = 0;
+    AddressCounts* address_counts = nullptr;
     std::string server_name = "kiln";
     // Peers whose X-Forwarded-Proto is believed (Request::secure); empty: nobody's.
     std::vector<net::AddressRange> trusted_proxies;

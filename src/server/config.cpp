@@ -161,6 +161,8 @@ const std::vector<Key>& keys() {
         integer("limits.upload_spool_bytes", &ServerOptions::upload_spool_bytes, uint64_t{1} << 16, uint64_t{1} << 50),
         integer("limits.max_requests_per_connection", &ServerOptions::max_requests_per_connection, 0u, 1u << 30),
         integer("limits.max_connections", &ServerOptions::max_connections, size_t{0}, size_t{1} << 24),
+        integer("limits.max_connections_per_address", &ServerOptions::max_connections_per_address, size_t{0},
+                size_t{1} << 24),
         {"session.cookie",
          [](const Value& v, ServerOptions& o) {
              std::string name, line;

@@ -92,6 +92,7 @@ http::EngineConfig engine_config(const ServerOptions& o) {
     c.server_name = o.server_name;
     c.max_requests_per_connection = o.max_requests_per_connection;
     c.max_process_connections = o.max_connections;  // open_connections: set by serve()
+    c.max_connections_per_address = o.max_connections_per_address;  // address_counts: set by serve()
     for (const std::string& text : o.trusted_proxies) {
         net::AddressRange r;
         if (net::AddressRange::parse(text, &r)) c.trusted_proxies.push_back(r);  // validated by the config
@@ -217,6 +218,8 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
     std::atomic<size_t> open_connections{0};  // limits.max_connections: every loop of this process
     http::EngineConfig config = engine_config(opts);
     config.open_connections = &open_connections;
+    http::AddressCounts address_counts;  // limits.max_connections_per_address: every loop of this process
+    config.address_counts = &address_counts;
     // Counting costs two clock reads and a few atomic adds per request: only when
     // something reads the counts. The heartbeat (for the watchdog) is always on.
     const Shared shared{config, service, access.get(),

@@ -56,6 +56,9 @@ const std::vector<SettingDoc>& table() {
          [](const O& o) { return num(o.max_requests_per_connection); }},
         {"limits.max_connections", "", "", "open connections per worker process; beyond, 503 and closed, logged (0: no cap)",
          [](const O& o) { return num(o.max_connections); }},
+        {"limits.max_connections_per_address", "", "",
+         "open connections from one client address per worker process; beyond, 503 and closed, logged (0: no cap)",
+         [](const O& o) { return num(o.max_connections_per_address); }},
         {"session.cookie", "", "", "the session cookie's name; __Host-/__Secure- names imply Secure",
          [](const O& o) { return quoted(o.session_cookie); }},
         {"session.secure", "--session-secure", "MODE", "the cookie's Secure: \"auto\" (when the request is HTTPS), "

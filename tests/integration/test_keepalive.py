@@ -207,5 +207,49 @@ class ConnectionLimit(harness.ServerTestCase):
         b.close()
 
 
+class ConnectionLimitPerAddress(harness.ServerTestCase):
+    """limits.max_connections_per_address: one client address may hold that many
+    connections in a worker; the next from it gets 503 and is closed (and a log line
+    names the setting), while other addresses are still served; closing one makes
+    room again."""
+
+    server_args = ("--workers", "0")
+    server_env = {"KILN_LIMITS_MAX_CONNECTIONS_PER_ADDRESS": "2"}
+
+    def open_served(self, source):
+        """A connection from `source` whose first request got 200, kept open (the
+        harness's start-up probe counts until the server has seen it close)."""
+        deadline = time.monotonic() + 5
+        while True:
+            c = harness.RawConnection(self.port, source=source)
+            if c.request("GET", "/plaintext").status == 200:
+                return c
+            c.close()
+            self.assertLess(time.monotonic(), deadline, "a connection closed before the test still counts")
+            time.sleep(0.05)
+
+    def test_one_address_is_capped_and_the_others_are_not(self):
+        a = self.open_served("127.0.0.1")
+        b = self.open_served("127.0.0.1")
+        try:
+            with harness.RawConnection(self.port, source="127.0.0.1") as c:
+                r = c.read_response()
+                self.assertEqual(r.status, 503)
+                self.assertEqual(r.body, b"Service Unavailable: too many connections from your address\n")
+                self.assertEqual(r.header("Retry-After"), "1")
+                self.assertTrue(c.wait_closed(timeout=5)[0])
+            self.assertTrue(self.server.wait_for_output(r"limits\.max_connections_per_address = 2", timeout=3),
+                            self.server.output())
+            others = [self.open_served("127.0.0.2"), self.open_served("127.0.0.3")]  # other clients: served
+            for o in others:
+                self.assertEqual(o.request("GET", "/plaintext").status, 200)
+                o.close()
+        finally:
+            a.close()
+        c = self.open_served("127.0.0.1")  # room again once one closed
+        c.close()
+        b.close()
+
+
 if __name__ == "__main__":
     harness.main()

@@ -1,0 +1,39 @@
+#include "http/address_counts.hpp"
+
+#include <sys/socket.h>
+
+namespace kiln::http {
+
+std::string AddressCounts::key(const net::PeerAddress& peer) {
+    size_t n = peer.family == AF_INET ? 4 : 16;
+    std::string k(1, static_cast<char>(peer.family));
+    k.append(reinterpret_cast<const char*>(peer.addr), n);
+    return k;
+}
+
+bool AddressCounts::add(const net::PeerAddress& peer, size_t limit) {
+    if (peer.family != AF_INET && peer.family != AF_INET6) return true;
+    std::lock_guard<std::mutex> lock(mu_);
+    uint32_t& n = open_[key(peer)];
+    if (n >= limit) {
+        if (n == 0) open_.erase(key(peer));
+        return false;
+    }
+    ++n;
+    return true;
+}
+
+void AddressCounts::remove(const net::PeerAddress& peer) {
+    if (peer.family != AF_INET && peer.family != AF_INET6) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = open_.find(key(peer));
+    if (it == open_.end()) return;
+    if (--it->second == 0) open_.erase(it);
+}
+
+size_t AddressCounts::addresses() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return open_.size();
+}
+
+}  // namespace kiln::http
