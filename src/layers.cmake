@@ -47,6 +47,7 @@ target_link_libraries(kiln_net PUBLIC kiln_util)
 
 kiln_layer(kiln_http
   http/address_counts.cpp
+  http/rate_table.cpp
   http/status.cpp
   http/serializer.cpp
   http/connection.cpp
@@ -140,6 +141,7 @@ kiln_layer(kiln_server
   server/stats.cpp
   server/privileges.cpp
   server/session_segment.cpp
+  server/rate_segment.cpp
 )
 target_link_libraries(kiln_server PUBLIC kiln_app PRIVATE PkgConfig::TOMLPP)
 

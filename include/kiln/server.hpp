@@ -48,6 +48,10 @@ struct ServerOptions {
     size_t max_connections = 0;                       // open connections per worker process; beyond, 503 and
                                                       // close (a log line names the setting); 0: no cap
     size_t max_connections_per_address = 0;           // the same, from one client address; 0: no cap
+    double rate = 0;                                  // requests per second per client address, every worker of
+                                                      // the node together; beyond, 429 + Retry-After; 0: no limit
+    uint32_t rate_burst = 0;                          // requests at once above the rate; 0: rate (at least 1)
+    size_t rate_table_slots = 65536;                  // addresses tracked at once (a power of two)
     std::string server_name = "kiln";
     // Concurrency model (see Mpm).
     Mpm mpm = Mpm::Event;

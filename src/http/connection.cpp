@@ -197,6 +197,14 @@ void Connection::process() {
             }
             a_->head_len = r.consumed;
             if (srv_.observer_) a_->started_us = monotonic_us();
+            if (srv_.cfg_.rate_table && srv_.cfg_.rate > 0) {  // limits.rate, before any work for it
+                RateTable::Decision d =
+                    srv_.cfg_.rate_table->take(peer_, srv_.loop_.now_ms() * 1000, srv_.cfg_.rate, srv_.cfg_.rate_burst);
+                if (!d.allowed) {
+                    respond_error(429, "too many requests from your address", d.retry_after_s);
+                    return;
+                }
+            }
             if (!start_request()) return;
             const RequestHead& h = srv_.head_;
             a_->is_chunked = h.chunked;
@@ -551,10 +559,11 @@ void Connection::finish() {
     if (fd_ >= 0 && a_->stream_framing == Framing::Chunked) a_->out.append("0\r\n\r\n", srv_.loop_.buffers());
 }
 
-void Connection::respond_error(int status, std::string_view why) {
+void Connection::respond_error(int status, std::string_view why, uint32_t retry_after_s) {
     Response& res = srv_.response_;
     res.reset(nullptr);
     res.status(status);
+    if (retry_after_s > 0) res.header("Retry-After", std::to_string(retry_after_s));
     std::string body;
     body.reserve(64);
     body.append(reason_phrase(status)).append(": ").append(why).append("\n");

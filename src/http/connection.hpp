@@ -106,7 +106,8 @@ private:
     void finish_request(size_t consumed);
     void write_head(const Response& res, Framing framing, size_t content_length);
     void write_response(Response& res);
-    void respond_error(int status, std::string_view why);
+    // retry_after_s > 0: with a Retry-After header (429, 503).
+    void respond_error(int status, std::string_view why, uint32_t retry_after_s = 0);
     void send_continue();
     bool flush();                     // false if the connection closed
     void start_linger();

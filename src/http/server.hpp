@@ -13,6 +13,7 @@
 #include "http/http_date.hpp"
 #include "http/exchange.hpp"
 #include "http/address_counts.hpp"
+#include "http/rate_table.hpp"
 #include "http/limits.hpp"
 #include "http/parser.hpp"
 #include "http/request.hpp"
@@ -67,6 +68,12 @@ struct EngineConfig {
     // closed. 0: no cap.
     size_t max_connections_per_address = 0;
     AddressCounts* address_counts = nullptr;
+    // Requests per second per client address, counted by every worker of the node
+    // in `rate_table`, with bursts of `rate_burst`; past it 429 with Retry-After, and
+    // the connection is closed. 0 (or no table): no limit.
+    double rate = 0;
+    uint32_t rate_burst = 1;
+    RateTable* rate_table = nullptr;
     std::string server_name = "kiln";
     // Peers whose X-Forwarded-Proto is believed (Request::secure); empty: nobody's.
     std::vector<net::AddressRange> trusted_proxies;

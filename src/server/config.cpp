@@ -115,6 +115,22 @@ Key integer(std::string_view name, T ServerOptions::*field, T min, T max) {
     return {name, [=](const Value& v, ServerOptions& o) { return get_integer(v, min, max, &(o.*field)); }};
 }
 
+// A number, integer or not ("10", "0.5").
+std::string get_number(const Value& v, double min, double max, double* out) {
+    double n;
+    if (v.node) {
+        if (auto d = v.node->value<double>(); d && (v.node->is_floating_point() || v.node->is_integer())) n = *d;
+        else return "expected a number";
+    } else {
+        auto [p, ec] = std::from_chars(v.text.data(), v.text.data() + v.text.size(), n);
+        if (ec != std::errc() || p != v.text.data() + v.text.size()) return "expected a number, got '" + std::string(v.text) + "'";
+    }
+    if (!(n >= min && n <= max))
+        return "must be from " + std::to_string(static_cast<int64_t>(min)) + " to " + std::to_string(static_cast<int64_t>(max));
+    *out = n;
+    return {};
+}
+
 const std::vector<Key>& keys() {
     static const std::vector<Key> table = {
         integer("workers", &ServerOptions::workers, 0, 1024),
@@ -163,6 +179,16 @@ const std::vector<Key>& keys() {
         integer("limits.max_connections", &ServerOptions::max_connections, size_t{0}, size_t{1} << 24),
         integer("limits.max_connections_per_address", &ServerOptions::max_connections_per_address, size_t{0},
                 size_t{1} << 24),
+        {"limits.rate", [](const Value& v, ServerOptions& o) { return get_number(v, 0, 1e9, &o.rate); }},
+        integer("limits.rate_burst", &ServerOptions::rate_burst, 0u, 1u << 24),
+        {"limits.rate_table",
+         [](const Value& v, ServerOptions& o) {
+             size_t n = 0;
+             if (std::string e = get_integer(v, size_t{64}, size_t{1} << 24, &n); !e.empty()) return e;
+             if (n & (n - 1)) return "must be a power of two, got " + std::to_string(n);
+             o.rate_table_slots = n;
+             return std::string();
+         }},
         {"session.cookie",
          [](const Value& v, ServerOptions& o) {
              std::string name, line;

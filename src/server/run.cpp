@@ -22,6 +22,7 @@
 #include "server/process_logs.hpp"
 #include "server/secret_handoff.hpp"
 #include "server/serve.hpp"
+#include "server/rate_segment.hpp"
 #include "server/session_segment.hpp"
 #include "server/supervisor.hpp"
 #include "util/log.hpp"
@@ -129,6 +130,7 @@ int App::run(const ServerOptions& options) {
     impl_->secret = options.secret;
     impl_->settings = options.app_settings;
     server::SessionSegment sessions;  // the default session store's memory
+    server::RateSegment rates;        // limits.rate's table, when it is on
 
     // A worker: everything was prepared by the supervisor.
     int ready_fd = -1;
@@ -139,11 +141,13 @@ int App::run(const ServerOptions& options) {
             impl_->store = sessions.store();
         }
         if (impl_->secret.empty()) impl_->secret = server::take_env_secrets().generated;
+        if (options.rate > 0 && !rates.adopt_from_env())
+            util::log(util::LogLevel::Error, "limits.rate is on, but no rate table came from the supervisor");
         if (std::string e = run_hooks(impl_->worker_start, options, "worker"); !e.empty()) {
             util::log(util::LogLevel::Error, "%s", e.c_str());
             return 2;
         }
-        return server::serve(*this, impl_->store, options, fds, ready_fd, true);
+        return server::serve(*this, impl_->store, options, fds, ready_fd, true, rates.table());
     }
 
     Plan p;
@@ -158,6 +162,9 @@ int App::run(const ServerOptions& options) {
     if (!impl_->user_store) {  // before binding: a bad session.* setting fails fast
         if (std::string e = sessions.create(opts); !e.empty()) return refuse(e);
         impl_->store = sessions.store();
+    }
+    if (opts.rate > 0) {
+        if (std::string e = rates.create(opts); !e.empty()) return refuse(e);
     }
     server::Bound bound;
     if (std::string e = server::bind_listeners(opts, p.loops(), !p.prefork, &bound); !e.empty()) return refuse(e);
@@ -188,7 +195,7 @@ int App::run(const ServerOptions& options) {
 
     int status;
     if (p.processes == 0) {
-        status = server::serve(*this, impl_->store, opts, bound.fds, -1, false);
+        status = server::serve(*this, impl_->store, opts, bound.fds, -1, false, rates.table());
         server::close_fd_groups(bound.fds);
     } else {
         std::string err;
@@ -201,6 +208,7 @@ int App::run(const ServerOptions& options) {
         server::Supervisor supervisor(opts, std::move(bound.fds));
         supervisor.inherit(secret_fd, server::kEnvSecretFd);
         if (sessions.fd() >= 0) supervisor.inherit(sessions.fd(), server::kEnvSessionFd);
+        if (rates.fd() >= 0) supervisor.inherit(rates.fd(), server::kEnvRateFd);
         supervisor.set_reopen_logs([] { server::reopen_logs(nullptr); });
         status = supervisor.run();
         ::close(secret_fd);

@@ -93,6 +93,8 @@ http::EngineConfig engine_config(const ServerOptions& o) {
     c.max_requests_per_connection = o.max_requests_per_connection;
     c.max_process_connections = o.max_connections;  // open_connections: set by serve()
     c.max_connections_per_address = o.max_connections_per_address;  // address_counts: set by serve()
+    c.rate = o.rate;  // rate_table: set by serve()
+    c.rate_burst = o.rate_burst ? o.rate_burst : std::max<uint32_t>(1, static_cast<uint32_t>(o.rate));
     for (const std::string& text : o.trusted_proxies) {
         net::AddressRange r;
         if (net::AddressRange::parse(text, &r)) c.trusted_proxies.push_back(r);  // validated by the config
@@ -190,7 +192,7 @@ void drain(std::vector<std::unique_ptr<LoopThread>>& loops, const sigset_t& sign
 }  // namespace
 
 int serve(const App& app, const SessionStore* sessions, const ServerOptions& opts, const FdGroups& fds, int ready_fd,
-          bool worker) {
+          bool worker, http::RateTable* rate) {
     sigset_t stop_signals = block_stop_signals(worker);
 
     std::unique_ptr<LogFile> access;
@@ -220,6 +222,7 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
     config.open_connections = &open_connections;
     http::AddressCounts address_counts;  // limits.max_connections_per_address: every loop of this process
     config.address_counts = &address_counts;
+    config.rate_table = rate;  // limits.rate: every worker of the node
     // Counting costs two clock reads and a few atomic adds per request: only when
     // something reads the counts. The heartbeat (for the watchdog) is always on.
     const Shared shared{config, service, access.get(),

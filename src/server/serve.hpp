@@ -9,12 +9,14 @@
 #include <kiln/server.hpp>
 #include <kiln/session.hpp>
 
+#include "http/rate_table.hpp"
 #include "server/supervisor.hpp"  // FdGroups, kExitRecycled
 
 namespace kiln::server {
 
 // ready_fd: the supervisor's pipe, written once every loop serves (-1: none).
+// rate: limits.rate's table (null: no rate limit).
 int serve(const App& app, const SessionStore* sessions, const ServerOptions& opts, const FdGroups& fds, int ready_fd,
-          bool worker);
+          bool worker, http::RateTable* rate = nullptr);
 
 }  // namespace kiln::server

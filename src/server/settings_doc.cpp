@@ -1,13 +1,21 @@
 #include "server/settings_doc.hpp"
 
+#include <charconv>
 #include <string>
+#include <type_traits>
 
 namespace kiln::server {
 namespace {
 
 template <class T>
 std::string num(T v) {
-    return std::to_string(v);
+    if constexpr (std::is_floating_point_v<T>) {
+        char buf[32];
+        auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+        return std::string(buf, end);
+    } else {
+        return std::to_string(v);
+    }
 }
 std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 std::string or_off(const std::string& s) { return s.empty() ? "off" : quoted(s); }
@@ -59,6 +67,14 @@ const std::vector<SettingDoc>& table() {
         {"limits.max_connections_per_address", "", "",
          "open connections from one client address per worker process; beyond, 503 and closed, logged (0: no cap)",
          [](const O& o) { return num(o.max_connections_per_address); }},
+        {"limits.rate", "", "",
+         "requests per second from one client address, all workers of the node together; beyond, 429 with "
+         "Retry-After and the connection closed (0: no limit)",
+         [](const O& o) { return num(o.rate); }},
+        {"limits.rate_burst", "", "", "requests at once above limits.rate (0: as many as limits.rate, at least 1)",
+         [](const O& o) { return num(o.rate_burst); }},
+        {"limits.rate_table", "", "", "client addresses limits.rate tracks at once (a power of two; 16 bytes each)",
+         [](const O& o) { return num(o.rate_table_slots); }},
         {"session.cookie", "", "", "the session cookie's name; __Host-/__Secure- names imply Secure",
          [](const O& o) { return quoted(o.session_cookie); }},
         {"session.secure", "--session-secure", "MODE", "the cookie's Secure: \"auto\" (when the request is HTTPS), "

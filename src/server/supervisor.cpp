@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "server/rate_segment.hpp"
 #include "server/secret_handoff.hpp"
 #include "server/session_segment.hpp"
 #include "util/log.hpp"
@@ -71,7 +72,8 @@ std::vector<std::string> worker_environment() {
         std::string_view var(*e);
         std::string_view name = var.substr(0, var.find('='));
         if (name == kEnvWorkerFds || name == kEnvReadyFd || name == kEnvWorkerSlot || name == kEnvStatsFd ||
-            name == kEnvStatsCell || name == kEnvSecret || name == kEnvSecretFd || name == kEnvSessionFd)
+            name == kEnvStatsCell || name == kEnvSecret || name == kEnvSecretFd || name == kEnvSessionFd ||
+            name == kEnvRateFd)
             continue;
         env.emplace_back(var);
     }

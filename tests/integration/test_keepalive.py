@@ -251,5 +251,43 @@ class ConnectionLimitPerAddress(harness.ServerTestCase):
         b.close()
 
 
+class RateLimit(harness.ServerTestCase):
+    """limits.rate: requests per second per client address, counted together by every
+    worker of the node (a table in shared memory): a burst passes, the next request
+    gets 429 with Retry-After and its connection is closed; another address is not
+    affected; after a pause the address is served again."""
+
+    server_args = ("--workers", "2")
+    server_env = {"KILN_LIMITS_RATE": "4", "KILN_LIMITS_RATE_BURST": "4"}
+
+    def get_from(self, source):
+        with harness.RawConnection(self.port, source=source) as c:  # a new connection: either worker
+            c.send(build_request("GET", "/plaintext"))
+            r = c.read_response()
+            closed = r.status != 429 or c.wait_closed(timeout=5)[0]
+            return r, closed
+
+    def test_the_workers_count_one_address_together(self):
+        time.sleep(1.1)  # the harness's start-up probe did not use the bucket, but be sure it is full
+        statuses = []
+        t0 = time.monotonic()
+        for _ in range(12):
+            r, closed = self.get_from("127.0.0.1")
+            statuses.append(r.status)
+            if r.status == 429:
+                self.assertTrue(closed, "a refused request's connection stays open")
+                self.assertGreaterEqual(int(r.header("Retry-After")), 1)
+                self.assertEqual(r.body, b"Too Many Requests: too many requests from your address\n")
+        took = time.monotonic() - t0
+        allowed = statuses.count(200)
+        # 4 at once, plus one per 250 ms of the run; counted per worker it would be 8 or more.
+        self.assertLessEqual(allowed, 4 + int(took / 0.25) + 1, (statuses, took))
+        self.assertGreaterEqual(allowed, 4, statuses)
+        self.assertEqual(statuses.count(200) + statuses.count(429), 12, statuses)
+        self.assertEqual(self.get_from("127.0.0.2")[0].status, 200)  # another address
+        time.sleep(0.6)
+        self.assertEqual(self.get_from("127.0.0.1")[0].status, 200)  # refilled
+
+
 if __name__ == "__main__":
     harness.main()

@@ -35,6 +35,7 @@ if(TARGET kiln)
   kiln_test(security_headers_test unit/security_headers_test.cpp)
   kiln_test(json_writer_test unit/json_writer_test.cpp)
   kiln_test(blocking_test unit/blocking_test.cpp)
+  kiln_test(rate_table_test unit/rate_table_test.cpp)
 endif()
 # --- static files: mime, HTTP-date parsing, range/conditional rules, root confinement, cache ---
 if(TARGET kiln)

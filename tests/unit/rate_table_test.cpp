@@ -1,0 +1,75 @@
+// http::RateTable (limits.rate): a burst passes, then one request per interval;
+// the refusal says how long to wait; addresses have buckets of their own; a full
+// table lets requests through rather than refusing innocent clients, and counts it.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <cstring>
+#include <vector>
+
+#include "http/rate_table.hpp"
+
+namespace {
+
+kiln::net::PeerAddress v4(uint8_t a, uint8_t b, uint8_t c, uint8_t d) {
+    kiln::net::PeerAddress p;
+    p.family = AF_INET;
+    p.addr[0] = a;
+    p.addr[1] = b;
+    p.addr[2] = c;
+    p.addr[3] = d;
+    return p;
+}
+
+struct Table {
+    explicit Table(size_t slots) : memory(kiln::http::RateTable::bytes_for(slots) / 8 + 1, 0) {
+        kiln::http::RateTable::format(memory.data(), slots);
+        t = kiln::http::RateTable::attach(memory.data(), memory.size() * 8);
+    }
+    std::vector<uint64_t> memory;
+    kiln::http::RateTable* t;
+};
+
+constexpr uint64_t kSecond = 1'000'000;
+
+}  // namespace
+
+TEST(RateTable, ABurstPassesThenOnePerIntervalAndRefusalsSayWhen) {
+    Table tb(1024);
+    ASSERT_NE(tb.t, nullptr);
+    auto client = v4(10, 0, 0, 1);
+    uint64_t now = 1000 * kSecond;
+    for (int i = 0; i < 5; ++i) EXPECT_TRUE(tb.t->take(client, now, 5, 5).allowed) << i;
+    auto refused = tb.t->take(client, now, 5, 5);
+    EXPECT_FALSE(refused.allowed);
+    EXPECT_EQ(refused.retry_after_s, 1u);
+    EXPECT_FALSE(tb.t->take(client, now + kSecond / 10, 5, 5).allowed);  // 100 ms: not yet
+    EXPECT_TRUE(tb.t->take(client, now + kSecond / 5, 5, 5).allowed);    // 200 ms: one more
+    EXPECT_FALSE(tb.t->take(client, now + kSecond / 5, 5, 5).allowed);
+    EXPECT_TRUE(tb.t->take(v4(10, 0, 0, 2), now, 5, 5).allowed);  // another address: its own bucket
+    // A second of quiet refills five.
+    uint64_t later = now + 2 * kSecond;
+    for (int i = 0; i < 5; ++i) EXPECT_TRUE(tb.t->take(client, later, 5, 5).allowed) << i;
+    EXPECT_FALSE(tb.t->take(client, later, 5, 5).allowed);
+    // A slow rate says how long in whole seconds (rounded up).
+    auto slow = v4(10, 0, 0, 3);
+    EXPECT_TRUE(tb.t->take(slow, now, 0.1, 1).allowed);
+    EXPECT_EQ(tb.t->take(slow, now, 0.1, 1).retry_after_s, 10u);
+}
+
+TEST(RateTable, AFullTableLetsRequestsThroughAndCountsThem) {
+    Table tb(64);
+    uint64_t now = 5 * kSecond;
+    int refused = 0;
+    for (int round = 0; round < 3; ++round)
+        for (int a = 0; a < 200; ++a) refused += !tb.t->take(v4(10, 1, 0, static_cast<uint8_t>(a)), now, 1, 1).allowed;
+    EXPECT_GT(tb.t->overflows(), 0u);  // 200 active addresses, 64 slots
+    EXPECT_LE(refused, 2 * 64);        // only tracked addresses were ever refused
+    // Refilled buckets free their slots for others.
+    for (int a = 0; a < 64; ++a) EXPECT_TRUE(tb.t->take(v4(10, 2, 0, static_cast<uint8_t>(a)), now + 10 * kSecond, 1, 1).allowed);
+}
+
+TEST(RateTable, AttachRefusesWhatIsNotATable) {
+    std::vector<uint64_t> junk(64, 7);
+    EXPECT_EQ(kiln::http::RateTable::attach(junk.data(), junk.size() * 8), nullptr);
+}
