@@ -27,7 +27,7 @@ kiln_fuzz_target(fuzz_log_escape ${KILN_SRC}/server/log_escape.cpp)
 find_package(nlohmann_json REQUIRED)  # the fuzzer's second opinion on the JSON form
 target_link_libraries(fuzz_log_escape PRIVATE nlohmann_json::nlohmann_json)
 kiln_fuzz_target(fuzz_static_path ${KILN_SRC}/app/static_path.cpp ${KILN_SRC}/net/file_root.cpp)
-kiln_fuzz_target(fuzz_form_values ${KILN_SRC}/app/form_values.cpp)
+kiln_fuzz_target(fuzz_form_values ${KILN_SRC}/app/form_values.cpp ${KILN_SRC}/util/utf8.cpp)
 # config.cpp checks addresses (net/peer), log levels (util/log) and reads the secret's
 # environment variables (server/secret_handoff); toml++ parses.
 kiln_fuzz_target(fuzz_config ${KILN_SRC}/server/config.cpp ${KILN_SRC}/net/peer.cpp ${KILN_SRC}/util/log.cpp
