@@ -28,10 +28,13 @@ declare -A sources=(
   [fuzz_log_escape]="src/server/log_escape.cpp"
   [fuzz_static_path]="src/app/static_path.cpp src/net/file_root.cpp"
   [fuzz_config]="src/server/config.cpp"
-  [fuzz_form_values]="src/app/form_values.cpp"
+  [fuzz_form_values]="src/app/form_values.cpp src/util/utf8.cpp"
+  [fuzz_pg_values]="src/pg/values.cpp"
+  [fuzz_json_writer]="src/app/json_writer.cpp src/util/utf8.cpp"
 )
 all=(fuzz_parser fuzz_chunked fuzz_url fuzz_multipart fuzz_form fuzz_cookie fuzz_template fuzz_escape
-     fuzz_router fuzz_session_record fuzz_log_escape fuzz_static_path fuzz_config fuzz_form_values)
+     fuzz_router fuzz_session_record fuzz_log_escape fuzz_static_path fuzz_config fuzz_form_values
+     fuzz_pg_values fuzz_json_writer)
 
 dict_for() {  # the same choice as run.sh: <name>.dict when there is one, else http.dict
   local d="$here/${1#fuzz_}.dict"
