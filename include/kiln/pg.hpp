@@ -350,6 +350,14 @@ private:
 namespace detail {
 [[noreturn]] void no_rows(db::Sql sql);
 
+// The values of exec(sql, args...), encoded in order.
+template <class... Args>
+Params params_of(const Args&... args) {
+    Params p;
+    (Codec<std::remove_cvref_t<Args>>::write(p, args), ...);
+    return p;
+}
+
 template <class T>
 Task<T> first_value(Query q, db::Sql sql) {
     Result r = co_await q;
@@ -377,9 +385,7 @@ public:
 
     template <class... Args>
     Query exec(db::Sql sql, const Args&... args) {
-        Params p;
-        (Codec<std::remove_cvref_t<Args>>::write(p, args), ...);
-        return send(sql, std::move(p));
+        return send(sql, detail::params_of(args...));
     }
     template <class T, class... Args>
     Task<T> scalar(db::Sql sql, const Args&... args) {
@@ -468,9 +474,7 @@ public:
     // loop thread (else std::logic_error).
     template <class... Args>
     Query exec(db::Sql sql, const Args&... args) {
-        Params p;
-        (Codec<std::remove_cvref_t<Args>>::write(p, args), ...);
-        return send(sql, std::move(p));
+        return send(sql, detail::params_of(args...));
     }
 
     // The first column of the first row. No row: nullopt if T is an optional, else
