@@ -115,6 +115,32 @@ Key integer(std::string_view name, T ServerOptions::*field, T min, T max) {
     return {name, [=](const Value& v, ServerOptions& o) { return get_integer(v, min, max, &(o.*field)); }};
 }
 
+// A number as TOML spells one: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, so the
+// environment and kiln.toml accept the same texts ("10", "0.5", "2.5e3"; not "5.",
+// ".5", "007" or "inf").
+bool number_text(std::string_view t) {
+    size_t i = 0;
+    auto digits = [&] {
+        size_t from = i;
+        while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+        return i - from;
+    };
+    if (i < t.size() && t[i] == '-') ++i;
+    size_t first = i;
+    size_t n = digits();
+    if (n == 0 || (n > 1 && t[first] == '0')) return false;
+    if (i < t.size() && t[i] == '.') {
+        ++i;
+        if (digits() == 0) return false;
+    }
+    if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+        ++i;
+        if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+        if (digits() == 0) return false;
+    }
+    return i == t.size();
+}
+
 // A number, integer or not ("10", "0.5").
 std::string get_number(const Value& v, double min, double max, double* out) {
     double n;
@@ -123,7 +149,8 @@ std::string get_number(const Value& v, double min, double max, double* out) {
         else return "expected a number";
     } else {
         auto [p, ec] = std::from_chars(v.text.data(), v.text.data() + v.text.size(), n);
-        if (ec != std::errc() || p != v.text.data() + v.text.size()) return "expected a number, got '" + std::string(v.text) + "'";
+        if (!number_text(v.text) || ec != std::errc() || p != v.text.data() + v.text.size())
+            return "expected a number, got '" + std::string(v.text) + "'";
     }
     if (!(n >= min && n <= max))
         return "must be from " + std::to_string(static_cast<int64_t>(min)) + " to " + std::to_string(static_cast<int64_t>(max));

@@ -39,7 +39,9 @@ auto fields(const ServerOptions& o) {
                     o.pool_threads, o.pool_queue, o.config_path, o.error_log, o.log_level, o.access_log,
                     o.access_log_format, o.user, o.group, o.metrics_path, o.trusted_proxies, o.health_path,
                     o.log_errors, o.session_cookie, o.session_secure, o.session_idle_timeout_s,
-                    o.session_max_age_s, o.session_memory, o.session_max_bytes, o.secret, o.app_settings);
+                    o.session_max_age_s, o.session_memory, o.session_max_bytes, o.secret, o.app_settings,
+                    o.handler_timeout_ms, o.max_connections_per_address, o.rate, o.rate_burst, o.rate_table_slots,
+                    o.database_url, o.database_pool, o.database_statement_timeout_ms);
 }
 
 bool same(const ServerOptions& a, const ServerOptions& b) { return fields(a) == fields(b); }
@@ -48,7 +50,7 @@ bool no_nul(const ServerOptions& o) {
     auto clean = [](const std::string& s) { return s.find('\0') == s.npos; };
     for (const std::string* s : {&o.host, &o.server_name, &o.error_log, &o.log_level, &o.access_log,
                                  &o.access_log_format, &o.user, &o.group, &o.metrics_path, &o.health_path,
-                                 &o.session_cookie, &o.secret})
+                                 &o.session_cookie, &o.secret, &o.database_url})
         if (!clean(*s)) return false;
     for (const auto* list : {&o.also_listen, &o.trusted_proxies})
         for (const std::string& s : *list)
@@ -98,6 +100,35 @@ bool canonical_integer(std::string_view t) {
     return integer_text(t) && (digits[0] != '0' || digits.size() == 1);
 }
 
+// A TOML float without the special values: an integer part (no leading zeros), then a
+// fraction, an exponent or both.
+bool toml_float(std::string_view t) {
+    std::string_view rest = t.starts_with('-') ? t.substr(1) : t;
+    size_t int_len = 0;
+    while (int_len < rest.size() && rest[int_len] >= '0' && rest[int_len] <= '9') ++int_len;
+    if (int_len == 0 || (int_len > 1 && rest[0] == '0')) return false;
+    rest.remove_prefix(int_len);
+    bool more = false;
+    if (rest.starts_with('.')) {
+        rest.remove_prefix(1);
+        size_t n = 0;
+        while (n < rest.size() && rest[n] >= '0' && rest[n] <= '9') ++n;
+        if (n == 0) return false;
+        rest.remove_prefix(n);
+        more = true;
+    }
+    if (!rest.empty() && (rest[0] == 'e' || rest[0] == 'E')) {
+        rest.remove_prefix(1);
+        if (!rest.empty() && (rest[0] == '+' || rest[0] == '-')) rest.remove_prefix(1);
+        size_t n = 0;
+        while (n < rest.size() && rest[n] >= '0' && rest[n] <= '9') ++n;
+        if (n == 0) return false;
+        rest.remove_prefix(n);
+        more = true;
+    }
+    return more && rest.empty();
+}
+
 std::string toml_string(std::string_view s) {
     std::string out = "\"";
     for (char ch : s) {
@@ -139,7 +170,7 @@ void check_setting(std::string_view key, std::string_view text) {
     if (!bare_name) return;
     ServerOptions from_file;
     bool file_ok = false;
-    if (canonical_integer(text)) file_ok = load(name + " = " + std::string(text) + "\n", &from_file).empty();
+    if (canonical_integer(text) || toml_float(text)) file_ok = load(name + " = " + std::string(text) + "\n", &from_file).empty();
     if (!file_ok) {
         from_file = ServerOptions();
         file_ok = load(name + " = " + toml_string(text) + "\n", &from_file).empty();

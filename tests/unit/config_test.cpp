@@ -79,6 +79,31 @@ TEST(ConfigErrors, ARefusedSettingChangesNothing) {
 
 // Found by fuzz_config: TOML's "\u0000" reached options that C APIs (open, inet_pton,
 // getpwnam) read only up to the NUL, so what was checked was not what was used.
+// fuzz_config, 2026-11-25 (input "U97.5807"): limits.rate took "97.5807" from the
+// environment, while kiln.toml had no spelling of it that the fuzzer knew; and the
+// environment took spellings TOML refuses ("5.", ".5", "inf"). Both read the same
+// numbers now, spelled as TOML spells them.
+TEST_F(ConfigFile, ANumberReadsTheSameFromTheEnvironmentAndTheFile) {
+    ServerOptions env, file;
+    EXPECT_EQ(apply_setting("limits.rate", "97.5807", &env), "");
+    EXPECT_EQ(load("limits.rate = 97.5807\n", &file), "");
+    EXPECT_EQ(env.rate, 97.5807);
+    EXPECT_EQ(file.rate, env.rate);
+    EXPECT_EQ(apply_setting("limits.rate", "25", &env), "");
+    EXPECT_EQ(load("limits.rate = 25\n", &file), "");
+    EXPECT_EQ(file.rate, 25.0);
+    EXPECT_EQ(apply_setting("limits.rate", "2.5e1", &env), "");
+    EXPECT_EQ(env.rate, 25.0);
+    for (const char* bad : {"5.", ".5", "inf", "nan", "007", "1e", "+3", " 3", "-1"}) {
+        ServerOptions o;
+        EXPECT_NE(apply_setting("limits.rate", bad, &o), "") << bad;
+        EXPECT_EQ(o.rate, 0.0) << bad;
+    }
+    EXPECT_NE(apply_setting("limits.rate_table", "1000", &env), "");  // not a power of two
+    EXPECT_EQ(apply_setting("limits.rate_table", "1024", &env), "");
+    EXPECT_EQ(env.rate_table_slots, 1024u);
+}
+
 TEST_F(ConfigFile, ANulByteInAStringIsRefusedWithItsLine) {
     ServerOptions o;
     std::string err = load("\nlog.access = \"/tmp/a\\u0000.log\"\n", &o);
