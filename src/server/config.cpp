@@ -41,8 +41,11 @@ template <class T>
 std::string get_integer(const Value& v, T min, T max, T* out) {
     int64_t n;
     if (v.node) {
+        // is_integer() first: toml++'s value<int64_t>() converts a float without a range
+        // check (a float past int64's range is undefined behaviour there).
+        if (!v.node->is_integer()) return "expected an integer";
         auto i = v.node->value<int64_t>();
-        if (!v.node->is_integer() || !i) return "expected an integer";
+        if (!i) return "expected an integer";
         n = *i;
     } else {
         auto [p, ec] = std::from_chars(v.text.data(), v.text.data() + v.text.size(), n);
@@ -148,9 +151,10 @@ std::string get_number(const Value& v, double min, double max, double* out) {
         if (auto d = v.node->value<double>(); d && (v.node->is_floating_point() || v.node->is_integer())) n = *d;
         else return "expected a number";
     } else {
-        auto [p, ec] = std::from_chars(v.text.data(), v.text.data() + v.text.size(), n);
-        if (!number_text(v.text) || ec != std::errc() || p != v.text.data() + v.text.size())
-            return "expected a number, got '" + std::string(v.text) + "'";
+        if (!number_text(v.text)) return "expected a number, got '" + std::string(v.text) + "'";
+        // strtod, as TOML readers do: a number too small for a double is 0, one too large
+        // is infinite (and out of range below); the syntax was checked above.
+        n = std::strtod(std::string(v.text).c_str(), nullptr);
     }
     if (!(n >= min && n <= max))
         return "must be from " + std::to_string(static_cast<int64_t>(min)) + " to " + std::to_string(static_cast<int64_t>(max));

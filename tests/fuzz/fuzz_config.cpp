@@ -168,6 +168,9 @@ void check_setting(std::string_view key, std::string_view text) {
     for (char c : name)
         bare_name &= (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
     if (!bare_name) return;
+    // [app] holds the app's own settings, which come from KILN_APP_* and --set, not from
+    // apply_setting: a name under app. has no environment form to compare with.
+    if (name == "app" || name.starts_with("app.")) return;
     ServerOptions from_file;
     bool file_ok = false;
     if (canonical_integer(text) || toml_float(text)) file_ok = load(name + " = " + std::string(text) + "\n", &from_file).empty();
