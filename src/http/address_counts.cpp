@@ -13,13 +13,16 @@ std::string AddressCounts::key(const net::PeerAddress& peer) {
 
 bool AddressCounts::add(const net::PeerAddress& peer, size_t limit) {
     if (peer.family != AF_INET && peer.family != AF_INET6) return true;
+    std::string k = key(peer);
     std::lock_guard<std::mutex> lock(mu_);
-    uint32_t& n = open_[key(peer)];
-    if (n >= limit) {
-        if (n == 0) open_.erase(key(peer));
-        return false;
+    auto it = open_.find(k);
+    if (it == open_.end()) {
+        if (limit == 0) return false;
+        open_.emplace(std::move(k), 1);
+        return true;
     }
-    ++n;
+    if (it->second >= limit) return false;
+    ++it->second;
     return true;
 }
 
