@@ -14,6 +14,7 @@ build=(
   nlohmann-json3-dev                             # JSON request bodies (DOM)
   libsqlite3-dev                                 # embedded database (src/db)
   libpq-dev postgresql                           # PostgreSQL driver (src/pg); the server for its tests
+  libhiredis-dev redis-server                    # Redis client (src/redis); the server for its tests
   clang libclang-rt-14-dev                       # libFuzzer + sanitizers for the fuzz targets
   curl python3                                   # integration tests (curl for 100-continue)
   chromium nodejs $(command -v npm >/dev/null || echo npm)  # browser test (Playwright drives chromium); npm unless node ships it

@@ -3,7 +3,8 @@
 #
 #   kiln_util  <- kiln_net  <- kiln_http (+ kiln_proto)  <- kiln_app  <- kiln_server
 #   kiln_view  <- kiln_app;  kiln_util <- kiln_db;  kiln_net + kiln_db <- kiln_pg
-#   kiln = kiln_server + kiln_db + kiln_pg
+#   kiln_net <- kiln_redis <- kiln_server (the session store "redis")
+#   kiln = kiln_server + kiln_db + kiln_pg + kiln_redis
 #
 # A call that goes up does not link: tests/layers builds, for every layer, a program
 # that pulls in every object of that layer (whole-archive) with only the layers below
@@ -42,6 +43,7 @@ kiln_layer(kiln_net
   net/file_io.cpp
   net/thread_pool.cpp
   net/mailbox.cpp
+  net/pending.cpp
 )
 target_link_libraries(kiln_net PUBLIC kiln_util)
 
@@ -125,6 +127,19 @@ kiln_layer(kiln_pg
 )
 target_link_libraries(kiln_pg PUBLIC kiln_net kiln_db PRIVATE PkgConfig::LIBPQ)
 
+# Redis on the event loop (hiredis's async context); hiredis's headers stay out of the public one.
+pkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)
+kiln_layer(kiln_redis
+  redis/client.cpp
+  redis/connection.cpp
+  redis/pool.cpp
+  redis/hub.cpp
+  redis/subscription.cpp
+  redis/per_loop.cpp
+  redis/cache.cpp
+)
+target_link_libraries(kiln_redis PUBLIC kiln_net PRIVATE PkgConfig::HIREDIS)
+
 kiln_layer(kiln_server
   server/flags.cpp
   server/run.cpp
@@ -147,7 +162,7 @@ target_link_libraries(kiln_server PUBLIC kiln_app PRIVATE PkgConfig::TOMLPP)
 
 # What applications link.
 add_library(kiln INTERFACE)
-target_link_libraries(kiln INTERFACE kiln_server kiln_db kiln_pg)
+target_link_libraries(kiln INTERFACE kiln_server kiln_db kiln_pg kiln_redis)
 add_library(kiln::kiln ALIAS kiln)
 
 # A sanitized static library needs the sanitizer runtime wherever it is linked, also
@@ -164,7 +179,7 @@ target_include_directories(kiln_internal INTERFACE ${PROJECT_SOURCE_DIR}/src)
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 target_include_directories(kiln_proto INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-set(KILN_LAYERS kiln_util kiln_net kiln_proto kiln_http kiln_view kiln_app kiln_db kiln_pg kiln_server)
+set(KILN_LAYERS kiln_util kiln_net kiln_proto kiln_http kiln_view kiln_app kiln_db kiln_pg kiln_redis kiln_server)
 foreach(l ${KILN_LAYERS})
   target_include_directories(${l} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 endforeach()
@@ -172,7 +187,7 @@ install(TARGETS kiln ${KILN_LAYERS} EXPORT kilnTargets ARCHIVE DESTINATION ${CMA
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT kilnTargets NAMESPACE kiln:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 file(WRITE ${CMAKE_BINARY_DIR}/kilnConfig.cmake
-     "include(CMakeFindDependencyMacro)\nfind_dependency(Threads)\nfind_dependency(PkgConfig)\npkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)\npkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)\nfind_dependency(SQLite3)\nfind_dependency(OpenSSL)\nfind_dependency(nlohmann_json)\ninclude(\${CMAKE_CURRENT_LIST_DIR}/kilnTargets.cmake)\n")
+     "include(CMakeFindDependencyMacro)\nfind_dependency(Threads)\nfind_dependency(PkgConfig)\npkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)\npkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)\npkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)\nfind_dependency(SQLite3)\nfind_dependency(OpenSSL)\nfind_dependency(nlohmann_json)\ninclude(\${CMAKE_CURRENT_LIST_DIR}/kilnTargets.cmake)\n")
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/kilnConfig.cmake ${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)

@@ -72,7 +72,9 @@ struct ServerOptions {
     std::vector<std::string> trusted_proxies;
     std::string health_path;             // e.g. "/health": 200 while serving; empty: off
     bool log_errors = true;
-    // Sessions (the default store: shared memory, fixed size, made at start).
+    // Sessions. store "memory": the node's shared-memory table (fixed size, made at
+    // start); "redis": Redis at redis_url, shared by every node.
+    std::string session_store = "memory";
     std::string session_cookie = "kiln_sid";   // __Host-/__Secure- names imply session_secure Always
     SessionOptions::Secure session_secure = SessionOptions::Secure::Auto;
     int64_t session_idle_timeout_s = 30 * 60;
@@ -86,6 +88,11 @@ struct ServerOptions {
     std::string database_url;             // libpq connection string or URI
     uint32_t database_pool = 1;           // connections per event loop thread
     uint32_t database_statement_timeout_ms = 0;  // 0: the server's own
+    // Redis (kiln::redis::options_from; the session store "redis"). Empty url: none.
+    std::string redis_url;                // redis://[:password@]host[:port][/db]
+    uint32_t redis_pool = 1;              // connections per event loop thread
+    uint32_t redis_command_timeout_ms = 5000;  // no reply in this long closes the connection
+    std::string redis_prefix = "kiln:";   // the session store's keys: <prefix>session:<id>
     // The app's own settings, as text: the [app] table of kiln.toml (nested tables
     // as dotted names), KILN_APP_<NAME> variables (lower-cased: KILN_APP_DB_PATH is
     // "db_path"), --set NAME=VALUE flags, later sources winning. Read them with

@@ -67,6 +67,14 @@ void Loop::add(int fd, uint32_t events, IoHandler* handler) {
     if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) fail("epoll_ctl(ADD)");
 }
 
+void Loop::modify(int fd, uint32_t events, IoHandler* handler) {
+    assert(in_loop_thread());
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.ptr = handler;
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev) != 0) fail("epoll_ctl(MOD)");
+}
+
 void Loop::remove(int fd) {
     assert(in_loop_thread());
     epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);

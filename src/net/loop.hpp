@@ -38,6 +38,8 @@ public:
 
     // Registers fd; events is an EPOLL* mask (EPOLLET is added for sockets by the caller).
     void add(int fd, uint32_t events, IoHandler* handler);
+    // A registered fd's new interest (one epoll_ctl, where remove + add is two).
+    void modify(int fd, uint32_t events, IoHandler* handler);
     void remove(int fd);
 
     // The list of timers of this duration (created on first use).

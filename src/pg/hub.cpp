@@ -26,7 +26,7 @@ void ListenerState::fail(std::exception_ptr e) {
 void ListenerState::wake() {
     if (!waiter) return;
     Op* w = std::exchange(waiter, nullptr);
-    w->wake();
+    w->finish();
     w->release();
 }
 

@@ -56,11 +56,11 @@ bool NextNotification::await_suspend(std::coroutine_handle<> h) {
     op_ = new detail::Op(s_->hub->loop());
     op_->hold();  // the state's reference, until it wakes us
     s_->waiter = op_;
-    return detail::suspend_on(*op_, h);
+    return op_->suspend(h);
 }
 
 Notification NextNotification::await_resume() {
-    if (op_) detail::settle(*op_);  // kiln::Cancelled
+    if (op_) op_->settle();  // kiln::Cancelled
     if (s_->error) std::rethrow_exception(std::exchange(s_->error, nullptr));
     if (s_->dropped) {
         size_t n = std::exchange(s_->dropped, 0);

@@ -23,9 +23,9 @@ public:
         op_->release();
     }
     bool await_ready() const noexcept { return op_->done; }
-    bool await_suspend(std::coroutine_handle<> h) { return detail::suspend_on(*op_, h); }
+    bool await_suspend(std::coroutine_handle<> h) { return op_->suspend(h); }
     detail::Lease* await_resume() {
-        detail::settle(*op_);
+        op_->settle();
         taken_ = true;
         return op_->lease;
     }

@@ -1,0 +1,35 @@
+#include <kiln/redis.hpp>
+
+#include "util/log.hpp"
+
+namespace kiln::redis {
+
+Cache::Cache(PerLoop& redis, std::string prefix) : redis_(redis), prefix_(std::move(prefix)) {}
+
+Task<std::string> Cache::get_or_set(std::string key, std::chrono::seconds ttl, std::function<Task<std::string>()> fn) {
+    Client& client = redis_.local();
+    std::string full = prefix_ + key;
+    bool reachable = true;
+    try {
+        std::optional<std::string> hit = co_await client.get(full);
+        if (hit) co_return std::move(*hit);
+    } catch (const Error& e) {
+        if (e.kind() != Error::Kind::Io) throw;  // a wrong type under the key is a bug to see
+        reachable = false;
+    }
+    std::string value = co_await fn();
+    if (reachable) {
+        try {
+            co_await client.set(full, value, ttl);
+        } catch (const Error& e) {
+            if (e.kind() != Error::Kind::Io) throw;
+        }
+    }
+    co_return value;
+}
+
+Task<> Cache::invalidate(std::string key) {
+    co_await redis_.local().del(prefix_ + key);
+}
+
+}  // namespace kiln::redis

@@ -1,0 +1,348 @@
+// kiln::redis::Client against a real Redis (started by tests/redis/redis_server.py, URL
+// in KILN_TEST_REDIS_URL): typed calls, arguments that are bytes, many coroutines
+// pipelined on one connection, errors that stay with their own command, fail-fast
+// while Redis is down, recovery after a restart, a stuck server timed out, pub/sub
+// across a restart, and the read-through cache.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <kiln/redis.hpp>
+#include <kiln/sleep.hpp>
+
+#include "net/loop.hpp"
+#include "support/async_test.hpp"
+
+using namespace std::chrono_literals;
+using kiln::Task;
+using kiln::test::join;
+using kiln::test::run;
+namespace redis = kiln::redis;
+
+namespace {
+
+std::string redis_url() {
+    const char* url = std::getenv("KILN_TEST_REDIS_URL");
+    if (!url || !*url)
+        throw std::runtime_error("KILN_TEST_REDIS_URL is not set: run this test through tests/redis/redis_server.py (ctest does)");
+    return url;
+}
+
+struct Ctl : kiln::test::Ctl {
+    explicit Ctl(std::string action) : kiln::test::Ctl("KILN_TEST_REDIS_CTL", std::move(action)) {}
+};
+
+// The kind of Error a command ends with, or nullopt if it succeeded.
+Task<std::optional<redis::Error::Kind>> error_of(redis::Command c) {
+    try {
+        co_await c;
+    } catch (const redis::Error& e) {
+        co_return e.kind();
+    }
+    co_return std::nullopt;
+}
+
+// Polls until `fn` succeeds (bounded): the client reconnects by itself.
+Task<bool> eventually(redis::Client& r, std::chrono::milliseconds limit) {
+    auto until = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < until) {
+        std::optional<redis::Error::Kind> e = co_await error_of(r.command("PING"));
+        if (!e) co_return true;
+        co_await kiln::sleep(20ms);
+    }
+    co_return false;
+}
+
+TEST(RedisClient, TypedCallsAndBinaryArguments) {
+    kiln::net::Loop loop;
+    redis::Client r({.url = redis_url()});
+    run(loop, [&]() -> Task<> {
+        co_await r.del("t:k");
+        EXPECT_EQ(co_await r.get("t:k"), std::nullopt);
+        std::string tricky = std::string("a b\r\n$3\r\n\"q\"", 14) + std::string(1, '\0') + "end";
+        co_await r.set("t:k", tricky);
+        EXPECT_EQ(co_await r.get("t:k"), tricky);  // bytes as given, NUL and CRLF included
+        EXPECT_EQ(co_await r.incr("t:n"), 1);
+        EXPECT_EQ(co_await r.incr("t:n"), 2);
+        EXPECT_TRUE(co_await r.expire("t:n", 100s));
+        EXPECT_FALSE(co_await r.expire("t:absent", 100s));
+        redis::Reply ttl = co_await r.command("TTL", "t:n");
+        EXPECT_GT(ttl.integer(), 90);
+        co_await r.set("t:e", "v", 50s);
+        redis::Reply ttl2 = co_await r.command("TTL", "t:e");
+        EXPECT_GT(ttl2.integer(), 40);
+        EXPECT_EQ(co_await r.del("t:n"), 1);
+        EXPECT_EQ(co_await r.del("t:n"), 0);
+        std::vector<std::string> fields = {"f1", "1", "f2", "2"};
+        co_await r.command("HSET", "t:h", fields);
+        redis::Reply all = co_await r.command("HGETALL", "t:h");
+        EXPECT_EQ(all.elements().size(), 4u);
+        redis::Reply f = co_await r.command("HINCRBY", "t:h", "f2", 40);
+        EXPECT_EQ(f.integer(), 42);
+        redis::Reply d = co_await r.command("INCRBYFLOAT", "t:f", 0.5);
+        EXPECT_EQ(d.str(), "0.5");
+        EXPECT_THROW(d.integer(), redis::Error);  // a string read as an integer: Type
+    });
+}
+
+TEST(RedisClient, AnErrorStaysWithItsCommand) {
+    kiln::net::Loop loop;
+    redis::Client r({.url = redis_url()});
+    run(loop, [&]() -> Task<> {
+        co_await r.set("t:str", "x");
+        redis::Command before = r.command("SET", "t:a", "1");
+        redis::Command bad = r.command("LPUSH", "t:str", "y");  // WRONGTYPE
+        redis::Command unknown = r.command("NOSUCHCOMMAND", 1);
+        redis::Command after = r.command("GET", "t:a");
+        co_await before;
+        EXPECT_EQ(co_await error_of(std::move(bad)), redis::Error::Kind::Server);
+        EXPECT_EQ(co_await error_of(std::move(unknown)), redis::Error::Kind::Server);
+        redis::Reply a = co_await after;
+        EXPECT_EQ(a.str(), "1");
+        try {
+            co_await r.command("LPUSH", "t:str", "y");
+            ADD_FAILURE() << "no error";
+        } catch (const redis::Error& e) {
+            EXPECT_NE(std::string(e.what()).find("WRONGTYPE"), std::string::npos) << e.what();
+        }
+    });
+}
+
+TEST(RedisClient, ManyCoroutinesPipelineOnOneConnection) {
+    kiln::net::Loop loop;
+    redis::Client r({.url = redis_url(), .pool = 1});
+    run(loop, [&]() -> Task<> {
+        co_await r.del("t:counter");
+        // Sent in one loop iteration: replies come back in order, each to its own coroutine.
+        std::vector<redis::Command> commands;
+        for (int i = 0; i < 2000; ++i) commands.push_back(r.command("INCR", "t:counter"));
+        for (int i = 0; i < 2000; ++i) {
+            redis::Command& c = commands[static_cast<size_t>(i)];  // named: GCC 12 copies a subscript in co_await
+            redis::Reply reply = co_await c;
+            EXPECT_EQ(reply.integer(), i + 1);
+        }
+        std::vector<Task<>> tasks;
+        int done = 0;
+        for (int i = 0; i < 200; ++i) {
+            tasks.push_back([](redis::Client& c, int n, int& count) -> Task<> {
+                std::string key = "t:p" + std::to_string(n);
+                std::string value(static_cast<size_t>(n) * 97, 'v');  // up to ~19 KB: several reads per batch
+                co_await c.set(key, value);
+                std::optional<std::string> back = co_await c.get(key);
+                EXPECT_EQ(back, value);
+                ++count;
+            }(r, i, done));
+            tasks.back().start();
+        }
+        co_await join(tasks);
+        EXPECT_EQ(done, 200);
+        EXPECT_EQ(r.connected(), 1u);
+    });
+}
+
+TEST(RedisClient, RefusesABadUrl) {
+    EXPECT_THROW(redis::Client({.url = "http://127.0.0.1:6379"}), redis::Error);
+    EXPECT_THROW(redis::Client({.url = "redis://127.0.0.1:99999"}), redis::Error);
+    EXPECT_THROW(redis::Client({.url = "redis://127.0.0.1:6379/x"}), redis::Error);
+    EXPECT_THROW(redis::Client({.url = "redis://"}), redis::Error);
+    redis::Endpoint e = redis::parse_url("redis://user:p%40ss@[::1]:7000/3");
+    EXPECT_EQ(e.host, "::1");
+    EXPECT_EQ(e.port, 7000);
+    EXPECT_EQ(e.user, "user");
+    EXPECT_EQ(e.password, "p@ss");
+    EXPECT_EQ(e.db, 3);
+    EXPECT_EQ(redis::parse_url("unix:///run/redis.sock?db=2").unix_path, "/run/redis.sock");
+}
+
+TEST(RedisClient, UsesTheDatabaseAndPasswordOfTheUrl) {
+    kiln::net::Loop loop;
+    redis::Client r0({.url = redis_url()});
+    redis::Client r5({.url = redis_url() + "/5"});
+    redis::Client wrong({.url = "redis://:nopassword@" + redis_url().substr(8)});
+    run(loop, [&]() -> Task<> {
+        co_await r5.set("t:db", "five");
+        co_await r0.del("t:db");
+        EXPECT_EQ(co_await r5.get("t:db"), "five");
+        EXPECT_EQ(co_await r0.get("t:db"), std::nullopt);
+        // A password the server does not want: the set-up fails and says why.
+        try {
+            co_await wrong.command("PING");
+            co_await kiln::sleep(100ms);
+            co_await wrong.command("PING");
+            ADD_FAILURE() << "a refused AUTH went unnoticed";
+        } catch (const redis::Error& e) {
+            EXPECT_EQ(e.kind(), redis::Error::Kind::Io) << e.what();
+            EXPECT_NE(std::string(e.what()).find("AUTH"), std::string::npos) << e.what();
+        }
+    });
+}
+
+TEST(RedisClient, FailsFastWhenNothingListens) {
+    kiln::net::Loop loop;
+    // Port 1: nothing listens there (tcpmux is not served on a test machine).
+    redis::Client r({.url = "redis://127.0.0.1:1", .reconnect_min = 20ms, .reconnect_max = 50ms});
+    run(loop, [&]() -> Task<> {
+        auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < 5; ++i) {
+            try {
+                co_await r.get("k");
+                ADD_FAILURE() << "a command succeeded with no server";
+            } catch (const redis::Error& e) {
+                EXPECT_EQ(e.kind(), redis::Error::Kind::Io);
+                if (i > 0) {
+                    EXPECT_NE(std::string(e.what()).find("no connection to Redis"), std::string::npos) << e.what();
+                }
+            }
+            co_await kiln::sleep(10ms);
+        }
+        EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
+    });
+}
+
+TEST(RedisClient, RidesOutARestart) {
+    kiln::net::Loop loop;
+    redis::Client r({.url = redis_url(), .pool = 2, .reconnect_min = 20ms, .reconnect_max = 200ms});
+    run(loop, [&]() -> Task<> {
+        co_await r.set("t:survives", "yes");  // the append-only file keeps it
+        EXPECT_EQ(r.connected(), 2u);
+        int ok = 0, failed = 0;
+        {
+            Ctl stop("stop");
+            while (!stop.done()) {
+                std::optional<redis::Error::Kind> e = co_await error_of(r.command("INCR", "t:load"));
+                if (e) {
+                    EXPECT_EQ(*e, redis::Error::Kind::Io);
+                    ++failed;
+                } else {
+                    ++ok;
+                }
+                co_await kiln::sleep(2ms);
+            }
+            EXPECT_EQ(stop.status(), 0);
+        }
+        EXPECT_GT(failed + ok, 0);
+        // Down: every command fails at once, none waits.
+        auto t0 = std::chrono::steady_clock::now();
+        EXPECT_EQ(co_await error_of(r.command("PING")), redis::Error::Kind::Io);
+        EXPECT_LT(std::chrono::steady_clock::now() - t0, 100ms);
+        {
+            Ctl start("start");
+            while (!start.done()) co_await kiln::sleep(10ms);
+            EXPECT_EQ(start.status(), 0);
+        }
+        EXPECT_TRUE(co_await eventually(r, 5s));
+        EXPECT_EQ(co_await r.get("t:survives"), "yes");
+        for (int i = 0; i < 50 && r.connected() < 2; ++i) co_await kiln::sleep(20ms);
+        EXPECT_EQ(r.connected(), 2u);
+    });
+}
+
+TEST(RedisClient, AStuckServerTimesOut) {
+    kiln::net::Loop loop;
+    redis::Client r({.url = redis_url(), .command_timeout = 200ms, .reconnect_min = 20ms});
+    run(loop, [&]() -> Task<> {
+        co_await r.command("PING");
+        Ctl pause("pause 1000");  // SIGSTOP for a second
+        co_await kiln::sleep(100ms);
+        auto t0 = std::chrono::steady_clock::now();
+        try {
+            co_await r.command("PING");
+            ADD_FAILURE() << "a stopped server answered";
+        } catch (const redis::Error& e) {
+            EXPECT_EQ(e.kind(), redis::Error::Kind::Io);
+            EXPECT_NE(std::string(e.what()).find("no reply from Redis in 200 ms"), std::string::npos) << e.what();
+        }
+        EXPECT_LT(std::chrono::steady_clock::now() - t0, 700ms);
+        while (!pause.done()) co_await kiln::sleep(10ms);
+        EXPECT_TRUE(co_await eventually(r, 5s));
+    });
+}
+
+TEST(RedisClient, PublishSubscribe) {
+    kiln::net::Loop loop;
+    redis::Client r({.url = redis_url(), .reconnect_min = 20ms, .reconnect_max = 100ms});
+    run(loop, [&]() -> Task<> {
+        redis::Subscription a = co_await r.subscribe("t:news");
+        redis::Subscription b = co_await r.subscribe("t:news");
+        redis::Subscription other = co_await r.subscribe("t:other");
+        EXPECT_EQ(co_await r.publish("t:news", "first"), 1);  // one connection subscribed
+        co_await r.publish("t:news", "second");
+        redis::Message m = co_await a.next();
+        EXPECT_EQ(m.channel, "t:news");
+        EXPECT_EQ(m.payload, "first");
+        EXPECT_EQ((co_await a.next()).payload, "second");
+        EXPECT_EQ((co_await b.next()).payload, "first");
+        EXPECT_EQ(b.pending(), 1u);
+        EXPECT_EQ(other.pending(), 0u);
+
+        // A restart: next() says once that messages were missed, then goes on.
+        {
+            Ctl stop("stop");
+            while (!stop.done()) co_await kiln::sleep(10ms);
+        }
+        {
+            Ctl start("start");
+            while (!start.done()) co_await kiln::sleep(10ms);
+        }
+        EXPECT_TRUE(co_await eventually(r, 5s));
+        try {
+            co_await other.next();
+            ADD_FAILURE() << "the loss was not reported";
+        } catch (const redis::Error& e) {
+            EXPECT_EQ(e.kind(), redis::Error::Kind::Io);
+        }
+        // Subscribed again by itself: wait until Redis counts the subscriber.
+        for (int i = 0; i < 100; ++i) {
+            redis::Reply n = co_await r.command("PUBSUB", "NUMSUB", "t:other");
+            if (n.elements().size() == 2 && n.elements()[1].integer() == 1) break;
+            co_await kiln::sleep(20ms);
+        }
+        co_await r.publish("t:other", "after");
+        redis::Message after = co_await other.next();
+        EXPECT_EQ(after.payload, "after");
+    });
+}
+
+TEST(RedisClient, CacheReadsThroughAndSurvivesAnOutage) {
+    redis::PerLoop per_loop({.url = redis_url()});  // outlives the loop, as a PerLoop must
+    redis::Cache cache(per_loop, "t:cache:");
+    redis::PerLoop nowhere({.url = "redis://127.0.0.1:1"});
+    redis::Cache dead(nowhere);
+    kiln::net::Loop loop;
+    run(loop, [&]() -> Task<> {
+        co_await cache.invalidate("page");
+        int calls = 0;
+        auto make = [&]() -> Task<std::string> {
+            ++calls;
+            co_return "rendered " + std::to_string(calls);
+        };
+        EXPECT_EQ(co_await cache.get_or_set("page", 60s, make), "rendered 1");
+        EXPECT_EQ(co_await cache.get_or_set("page", 60s, make), "rendered 1");
+        EXPECT_EQ(calls, 1);
+        co_await cache.invalidate("page");
+        EXPECT_EQ(co_await cache.get_or_set("page", 60s, make), "rendered 2");
+        // Redis unreachable: the value is made and returned, not stored.
+        EXPECT_EQ(co_await dead.get_or_set("page", 60s, make), "rendered 3");
+        EXPECT_EQ(co_await dead.get_or_set("page", 60s, make), "rendered 4");
+    });
+}
+
+TEST(RedisClient, BelongsToItsLoopThread) {
+    redis::Client r({.url = redis_url()});
+    kiln::net::Loop loop;
+    run(loop, [&]() -> Task<> { co_await r.command("PING"); });
+    std::thread other([&] {
+        kiln::net::Loop loop2;
+        EXPECT_THROW(run(loop2, [&]() -> Task<> { co_await r.command("PING"); }), std::logic_error);
+    });
+    other.join();
+    EXPECT_THROW((void)r.command("PING"), std::logic_error);  // no loop at all
+}
+
+}  // namespace

@@ -1,0 +1,19 @@
+# Redis client (src/redis) against a real server: redis_server.py starts a private
+# redis-server (Debian's, 127.0.0.1, a free port, append-only file in a temp dir),
+# runs the GoogleTest binary with KILN_TEST_REDIS_URL, and stops it by PID. No
+# server, no pass: the test fails with the reason.
+if(TARGET kiln_redis)
+  find_package(Python3 COMPONENTS Interpreter)
+  set(_kiln_redis_py python3)
+  if(Python3_Interpreter_FOUND)
+    set(_kiln_redis_py ${Python3_EXECUTABLE})
+  endif()
+  foreach(_t redis_client_test)
+    add_executable(${_t} ${CMAKE_CURRENT_LIST_DIR}/${_t}.cpp)
+    target_link_libraries(${_t} PRIVATE kiln_redis GTest::gtest_main)
+    target_include_directories(${_t} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+    set_target_properties(${_t} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+    add_test(NAME ${_t} COMMAND ${_kiln_redis_py} ${CMAKE_CURRENT_LIST_DIR}/redis_server.py run -- $<TARGET_FILE:${_t}>)
+    set_tests_properties(${_t} PROPERTIES TIMEOUT 300 LABELS redis ENVIRONMENT PYTHONDONTWRITEBYTECODE=1)
+  endforeach()
+endif()
