@@ -3,7 +3,7 @@
 #
 #   kiln_util  <- kiln_net  <- kiln_http (+ kiln_proto)  <- kiln_app  <- kiln_server
 #   kiln_view  <- kiln_app;  kiln_util <- kiln_db;  kiln_net + kiln_db <- kiln_pg
-#   kiln_net <- kiln_redis <- kiln_server (the session store "redis")
+#   kiln_net <- kiln_redis;  kiln_pg + kiln_redis <- kiln_server (their settings, the session store "redis")
 #   kiln = kiln_server + kiln_db + kiln_pg + kiln_redis
 #
 # A call that goes up does not link: tests/layers builds, for every layer, a program
@@ -137,6 +137,7 @@ kiln_layer(kiln_redis
   redis/subscription.cpp
   redis/per_loop.cpp
   redis/cache.cpp
+  redis/session_store.cpp
 )
 target_link_libraries(kiln_redis PUBLIC kiln_net PRIVATE PkgConfig::HIREDIS)
 
@@ -158,7 +159,7 @@ kiln_layer(kiln_server
   server/session_segment.cpp
   server/rate_segment.cpp
 )
-target_link_libraries(kiln_server PUBLIC kiln_app PRIVATE PkgConfig::TOMLPP)
+target_link_libraries(kiln_server PUBLIC kiln_app kiln_pg kiln_redis PRIVATE PkgConfig::TOMLPP)
 
 # What applications link.
 add_library(kiln INTERFACE)

@@ -176,6 +176,11 @@ public:
     // The store behind req.session(). Default: the node-wide shared-memory table the
     // server creates (config `session.*`); give another (Redis, SQLite) here.
     App& session_store(std::shared_ptr<SessionStore> store);
+    // A store across the network (redis::session_store; `session.store = "redis"`
+    // makes one): every request then runs as a coroutine, its session loaded before
+    // the chain and saved after it.
+    App& session_store(std::shared_ptr<AsyncSessionStore> store);
+    bool has_session_store() const;  // one was given (else the server brings its default)
 
     // Middleware runs in registration order around every request, matched or not.
     App& use(Middleware m);
@@ -230,6 +235,10 @@ private:
     // OPTIONS *, 404 and 405 (and OPTIONS's 204): true if answered, false if a route matched.
     bool answer_without_handler(Request& req, Response& res) const;
     void end_request(Request& req, Response& res, bool handled) const;
+    // The session the cookie names, from the AsyncSessionStore, into the binding.
+    Task<> preload_session(Request& req, Session::Binding& binding) const;
+    // What the request changed in its session, to the AsyncSessionStore; 503 if it fails.
+    Task<> save_session(Request& req, Response& res, bool handled) const;
     // While a multipart body arrives: the files the routed request may carry, and the
     // check its fields so far must pass before the first is written (csrf_protect(),
     // when installed with use(): the X-CSRF-Token header or a _csrf field ahead of the

@@ -587,6 +587,10 @@ private:
 // pointed at) when one fails, or db::Error(Io) when the server cannot be reached.
 std::vector<db::Migration> migrate(const Options& options, const std::filesystem::path& dir);
 
+// What is wrong with a connection string or URI, as libpq parses it ("" if nothing):
+// a setting is checked at start, not at the first query.
+std::string url_error(std::string_view url);
+
 // The database.* settings (database.url, database.pool, database.statement_timeout_ms;
 // --database-url, KILN_DATABASE_URL, [database] url) as client options.
 Options options_from(const ServerOptions& server);

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include <kiln/server.hpp>
+#include <kiln/session.hpp>
 #include <kiln/task.hpp>
 
 namespace kiln::redis {
@@ -338,6 +339,21 @@ private:
     PerLoop& redis_;
     std::string prefix_;
 };
+
+// Sessions in Redis (`session.store = "redis"`; App::session_store): every node
+// reads and writes the same sessions. One key per session, <prefix>session:<id in
+// hex>, holding its creation time and its data; its TTL is the idle timeout,
+// refreshed by every load (GETEX), and a session past its absolute age is refused
+// on read and deleted. An update writes only if the key still exists and a rename
+// (Session::regenerate) moves the data and TTL in one step (both a Lua script, so
+// atomic): a session destroyed by one node's request stays destroyed.
+struct SessionStoreOptions {
+    std::string prefix = "kiln:";
+    int64_t idle_timeout_s = 30 * 60;
+    int64_t max_age_s = 24 * 60 * 60;
+    size_t max_bytes = 1024;  // one session's serialized data
+};
+std::shared_ptr<AsyncSessionStore> session_store(Options client, SessionStoreOptions options);
 
 // The redis.* settings (redis.url, redis.pool, redis.command_timeout_ms;
 // --redis-url, KILN_REDIS_URL) as client options.

@@ -14,8 +14,9 @@
 // The default store is a hash table in shared memory created by the supervisor:
 // every worker process of a node sees the same sessions, and they survive a worker
 // crash and a graceful reload. When it is full, the least recently used session
-// is evicted (one nobody came back for first). A Session belongs to the thread
-// running the handler.
+// is evicted (one nobody came back for first). With `session.store = "redis"`
+// sessions live in Redis, shared by every node (an AsyncSessionStore). A Session
+// belongs to the thread running the handler.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -25,6 +26,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <kiln/task.hpp>
 
 namespace kiln {
 namespace app {
@@ -60,6 +63,24 @@ public:
     virtual size_t max_bytes() const = 0;
     // Live sessions dropped to make room, since the store was made (for /metrics).
     virtual uint64_t evictions() const { return 0; }
+};
+
+// A store across the network (Redis): its calls wait, on the loop. The app loads
+// the session a request's cookie names before the middleware chain runs and writes
+// what changed after the handler returned, both awaited; handlers use the same
+// req.session(). Only a cookie that is a well-formed id is ever looked up. When the
+// store fails (it is down), a request that uses its session, or changed one, gets
+// 503: never a fresh empty session that would log its user out. The calls mean
+// what SessionStore's do; a failure throws.
+class AsyncSessionStore {
+public:
+    virtual ~AsyncSessionStore() = default;
+    // The serialized data, refreshing its idle deadline; nullopt if unknown or expired.
+    virtual Task<std::optional<std::string>> load(SessionId id, int64_t now) = 0;
+    virtual Task<bool> save(SessionId id, int64_t now, std::string data, SessionStore::SaveMode mode) = 0;
+    virtual Task<bool> rename(SessionId from, SessionId to, int64_t now, std::string data) = 0;
+    virtual Task<> remove(SessionId id) = 0;
+    virtual size_t max_bytes() const = 0;
 };
 
 // How sessions reach the client (config `session.cookie`, `session.secure`);
@@ -104,6 +125,7 @@ public:
     void destroy();
 
     struct Binding;  // what a session is attached to while a handler runs (app/session_binding.hpp)
+    struct Write;    // what the end of a request writes to the store
 
 private:
     friend class Request;             // begin() on first use
@@ -117,8 +139,10 @@ private:
     // Loads the session the cookie names; if there is none, starts a new one, or
     // (create == false) stays detached and returns false.
     bool begin(Binding* binding, std::string_view cookie_value, bool create = true);
-    // Saves what changed (if `save`) and detaches. Throws what the store throws.
-    void end(bool save);
+    // Detaches; returns what is to be written to the store (if `save`).
+    Write end(bool save);
+    // Writes it to a SessionStore. Throws what the store throws.
+    static void write_to(SessionStore& store, const Write& w, int64_t now);
     bool active() const { return binding_ != nullptr; }
     // The record a store keeps: one entry after another.
     static void serialize(const std::vector<Entry>& entries, std::string& out);

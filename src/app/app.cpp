@@ -64,8 +64,18 @@ std::vector<RouteInfo> App::route_list() const { return impl_->route_infos; }
 App& App::session_store(std::shared_ptr<SessionStore> store) {
     impl_->user_store = std::move(store);
     impl_->store = impl_->user_store.get();
+    impl_->remote_store.reset();
     return *this;
 }
+
+App& App::session_store(std::shared_ptr<AsyncSessionStore> store) {
+    impl_->remote_store = std::move(store);
+    impl_->user_store.reset();
+    impl_->store = nullptr;
+    return *this;
+}
+
+bool App::has_session_store() const { return impl_->user_store || impl_->remote_store; }
 
 App& App::use(Middleware m) {
     if (m.target<app::CsrfCheck>()) impl_->csrf = true;
@@ -80,7 +90,7 @@ App& App::use_async(AsyncMiddleware m) {
 }
 
 bool App::waits(const Request& req) const {
-    if (impl_->async_middleware || (req.route_ && static_cast<const Route*>(req.route_)->async)) return true;
+    if (impl_->async_middleware || impl_->remote_store || (req.route_ && static_cast<const Route*>(req.route_)->async)) return true;
     // A form POST may become PUT, PATCH or DELETE (_method) once its body is read, and
     // the route it then reaches decides; this is asked before that.
     if (!impl_->async_override || req.method() != Method::Post) return false;
@@ -297,8 +307,15 @@ void App::begin_request(Request& req, Response& res, Session::Binding& binding) 
     using Secure = SessionOptions::Secure;
     Secure mode = impl_->session_options.secure;
     bool secure_cookie = mode == Secure::Always || (mode == Secure::Auto && req.secure());
-    binding = Session::Binding{impl_->store, &impl_->session_options, &res, secure_cookie, wall_seconds()};
-    req.session_binding_ = impl_->store ? &binding : nullptr;
+    binding = Session::Binding{};
+    binding.store = impl_->store;
+    binding.remote = impl_->remote_store.get();
+    binding.max_bytes = binding.remote ? binding.remote->max_bytes() : binding.store ? binding.store->max_bytes() : 0;
+    binding.options = &impl_->session_options;
+    binding.response = &res;
+    binding.secure = secure_cookie;
+    binding.now = wall_seconds();
+    req.session_binding_ = binding.store || binding.remote ? &binding : nullptr;
     req.secret_ = res.secret_ = &impl_->secret;
 }
 
@@ -319,7 +336,12 @@ void App::override_method(Request& req) const {
 // transaction would: the session is saved only after a normal return.
 void App::end_request(Request& req, Response& res, bool handled) const {
     auto fail = [&](int status, std::string_view client_text) { fail_in_chain(req, res, status, client_text, 0); };
-    if (req.session_.active()) guarded(req, fail, [&] { req.session_.end(handled && !req.handler_failed_); });
+    if (req.session_.active()) {
+        guarded(req, fail, [&] {
+            Session::Write w = req.session_.end(handled && !req.handler_failed_);
+            Session::write_to(*req.session_binding_->store, w, req.session_binding_->now);
+        });
+    }
     req.session_binding_ = nullptr;
     req.secret_ = res.secret_ = nullptr;
 }
@@ -344,6 +366,7 @@ void App::handle(Request& req, Response& res) const {
 Task<> App::handle_async(Request& req, Response& res) const {
     Session::Binding binding{};
     begin_request(req, res, binding);
+    if (binding.remote) co_await preload_session(req, binding);
     std::exception_ptr error;
     try {
         override_method(req);
@@ -353,7 +376,52 @@ Task<> App::handle_async(Request& req, Response& res) const {
         error = std::current_exception();
     }
     auto fail = [&](int status, std::string_view client_text) { fail_in_chain(req, res, status, client_text, 0); };
-    end_request(req, res, guarded_error(req, fail, error));
+    bool handled = guarded_error(req, fail, error);
+    if (binding.remote) co_await save_session(req, res, handled);
+    end_request(req, res, handled);
+}
+
+Task<> App::preload_session(Request& req, Session::Binding& binding) const {
+    auto cookie = req.cookie(impl_->session_options.cookie);
+    SessionId id;
+    if (!cookie || !parse_session_id(*cookie, id)) co_return;  // nothing else ever reaches the store
+    try {
+        std::optional<std::string> data = co_await binding.remote->load(id, binding.now);
+        binding.found = data.has_value();
+        if (data) req.session_.load_buf_ = std::move(*data);
+    } catch (const Cancelled&) {  // the request is gone or past its deadline
+        binding.failed = true;
+    } catch (const std::exception& e) {
+        util::log(util::LogLevel::Error, "session store: load failed: %s", e.what());
+        binding.failed = true;  // the request goes on; using its session answers 503
+    }
+}
+
+Task<> App::save_session(Request& req, Response& res, bool handled) const {
+    if (!req.session_.active()) co_return;
+    Session::Binding& binding = *req.session_binding_;
+    Session::Write w = req.session_.end(handled && !req.handler_failed_);
+    std::string failure;
+    try {
+        using K = Session::Write::Kind;
+        AsyncSessionStore& store = *binding.remote;
+        switch (w.kind) {
+        case K::None: break;
+        case K::Create: co_await store.save(w.id, binding.now, std::move(w.data), SessionStore::SaveMode::Create); break;
+        case K::Update: co_await store.save(w.id, binding.now, std::move(w.data), SessionStore::SaveMode::Update); break;
+        case K::Rename: co_await store.rename(w.from, w.id, binding.now, std::move(w.data)); break;
+        case K::Remove: co_await store.remove(w.id); break;
+        }
+    } catch (const Cancelled&) {
+        failure = "cancelled";
+    } catch (const std::exception& e) {
+        failure = e.what();
+        util::log(util::LogLevel::Error, "session store: save failed: %s", e.what());
+    }
+    if (failure.empty()) co_return;
+    // What the handler did to the session is not kept: its answer must not say it was.
+    fail_in_chain(req, res, 503, "the session store is unavailable", 0);
+    res.header("Retry-After", "1");
 }
 
 }  // namespace kiln

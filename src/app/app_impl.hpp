@@ -38,6 +38,7 @@ struct App::Impl {
 
     std::shared_ptr<SessionStore> user_store;  // App::session_store
     SessionStore* store = nullptr;             // user_store, or the server's default
+    std::shared_ptr<AsyncSessionStore> remote_store;  // App::session_store (Redis): instead of store
     SessionOptions session_options;
     std::string secret;  // signed cookies
     std::unordered_map<std::type_index, std::shared_ptr<void>> factories;  // App::controller

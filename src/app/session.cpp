@@ -3,6 +3,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include <kiln/app.hpp>  // HttpError
+
 #include "app/csrf_internal.hpp"
 #include "app/session_binding.hpp"
 #include "util/random.hpp"
@@ -101,7 +103,7 @@ void Session::put(std::string_view key, Kind kind, std::string_view value) {
     Entry* existing = const_cast<Entry*>(find(key));
     size_t old = existing ? kEntryOverhead + existing->key.size() + existing->value.size() : 0;
     size_t next = size_ - old + kEntryOverhead + key.size() + value.size();
-    size_t limit = binding_ ? binding_->store->max_bytes() : SIZE_MAX;
+    size_t limit = binding_ ? binding_->max_bytes : SIZE_MAX;
     if (next > limit)
         throw std::length_error("session would hold " + std::to_string(next) + " bytes; the store takes at most " +
                                 std::to_string(limit) + " (config session.max_bytes)");
@@ -176,8 +178,17 @@ void Session::send_cookie() const {
 bool Session::begin(Binding* binding, std::string_view cookie_value, bool create) {
     size_ = 0;
     new_ = kept_ = dirty_ = regenerated_ = destroyed_ = false;
-    if (parse_session_id(cookie_value, id_) && binding->store->load(id_, binding->now, load_buf_) &&
-        deserialize(load_buf_, entries_)) {
+    bool loaded = false;
+    if (parse_session_id(cookie_value, id_)) {
+        if (!binding->remote) {
+            loaded = binding->store->load(id_, binding->now, load_buf_);
+        } else if (binding->failed) {  // never a fresh session in place of one we could not read
+            throw HttpError(503, "the session store is unavailable");
+        } else {
+            loaded = binding->found;  // the app loaded it into load_buf_
+        }
+    }
+    if (loaded && deserialize(load_buf_, entries_)) {
         binding_ = binding;
         std::memcpy(hex_, cookie_value.data(), sizeof hex_);
         size_ = load_buf_.size();
@@ -211,28 +222,44 @@ void Session::destroy() {
     binding_->response->clear_cookie(binding_->options->cookie, session_cookie(*binding_));
 }
 
-void Session::end(bool save) {
-    if (!binding_) return;
-    Binding* b = binding_;
+Session::Write Session::end(bool save) {
+    using K = Write::Kind;
+    Write w;
+    if (!binding_) return w;
     binding_ = nullptr;
-    if (!save) return;
+    if (!save) return w;
     if (destroyed_) {
-        if (!new_) b->store->remove(regenerated_ ? old_id_ : id_);
-        return;
+        if (!new_) {
+            w.kind = K::Remove;
+            w.id = regenerated_ ? old_id_ : id_;
+        }
+        return w;
     }
     if (new_) {
-        if (!kept_) return;  // nothing in it and its id never seen: it never existed
-        std::string data;
-        serialize(entries_, data);
-        b->store->save(id_, b->now, data, SessionStore::SaveMode::Create);
-        return;
+        if (!kept_) return w;  // nothing in it and its id never seen: it never existed
+        w.kind = K::Create;
+    } else if (!dirty_) {
+        return w;  // the load already refreshed its idle deadline
+    } else if (regenerated_) {
+        w.kind = K::Rename;
+        w.from = old_id_;
+    } else {
+        w.kind = entries_.empty() ? K::Remove : K::Update;  // nothing left to keep: free its room
     }
-    if (!dirty_) return;  // the load already refreshed its idle deadline
-    std::string data;
-    serialize(entries_, data);
-    if (regenerated_) b->store->rename(old_id_, id_, b->now, data);
-    else if (entries_.empty()) b->store->remove(id_);  // nothing left to keep: free its room
-    else b->store->save(id_, b->now, data, SessionStore::SaveMode::Update);
+    w.id = id_;
+    if (w.kind != K::Remove) serialize(entries_, w.data);
+    return w;
+}
+
+void Session::write_to(SessionStore& store, const Write& w, int64_t now) {
+    using K = Write::Kind;
+    switch (w.kind) {
+    case K::None: return;
+    case K::Create: store.save(w.id, now, w.data, SessionStore::SaveMode::Create); return;
+    case K::Update: store.save(w.id, now, w.data, SessionStore::SaveMode::Update); return;
+    case K::Rename: store.rename(w.from, w.id, now, w.data); return;
+    case K::Remove: store.remove(w.id); return;
+    }
 }
 
 }  // namespace kiln

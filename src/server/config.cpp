@@ -9,6 +9,9 @@
 #include <toml++/toml.h>
 #include <vector>
 
+#include <kiln/pg.hpp>
+#include <kiln/redis.hpp>
+
 #include "http/cookie.hpp"
 #include "http/parser.hpp"
 #include "net/peer.hpp"
@@ -269,9 +272,42 @@ const std::vector<Key>& keys() {
              return std::string();
          }},
         {"server.name", [](const Value& v, ServerOptions& o) { return get_string(v, &o.server_name); }},
-        {"database.url", [](const Value& v, ServerOptions& o) { return get_string(v, &o.database_url); }},
+        {"database.url",
+         [](const Value& v, ServerOptions& o) {
+             std::string url;
+             if (std::string e = get_string(v, &url); !e.empty()) return e;
+             if (!url.empty())
+                 if (std::string e = pg::url_error(url); !e.empty()) return e;
+             o.database_url = std::move(url);
+             return std::string();
+         }},
         integer("database.pool", &ServerOptions::database_pool, 1u, 64u),
         integer("database.statement_timeout_ms", &ServerOptions::database_statement_timeout_ms, 0u, 3'600'000u),
+        {"session.store",
+         [](const Value& v, ServerOptions& o) {
+             std::string store;
+             if (std::string e = get_string(v, &store); !e.empty()) return e;
+             if (store != "memory" && store != "redis") return "expected \"memory\" or \"redis\", got '" + store + "'";
+             o.session_store = store;
+             return std::string();
+         }},
+        {"redis.url",
+         [](const Value& v, ServerOptions& o) {
+             std::string url;
+             if (std::string e = get_string(v, &url); !e.empty()) return e;
+             if (!url.empty()) {
+                 try {
+                     redis::parse_url(url);
+                 } catch (const redis::Error& e) {
+                     return std::string(e.what());
+                 }
+             }
+             o.redis_url = std::move(url);
+             return std::string();
+         }},
+        integer("redis.pool", &ServerOptions::redis_pool, 1u, 64u),
+        integer("redis.command_timeout_ms", &ServerOptions::redis_command_timeout_ms, 0u, 3'600'000u),
+        {"redis.prefix", [](const Value& v, ServerOptions& o) { return get_string(v, &o.redis_prefix); }},
         {"user", [](const Value& v, ServerOptions& o) { return get_nonempty(v, &o.user); }},
         {"group", [](const Value& v, ServerOptions& o) { return get_nonempty(v, &o.group); }},
         {"log.access", [](const Value& v, ServerOptions& o) { return get_nonempty(v, &o.access_log); }},
@@ -409,6 +445,8 @@ bool cookie_needs_secure(std::string_view name) {
 }
 
 std::string check_options(const ServerOptions& o) {
+    if (o.session_store == "redis" && o.redis_url.empty())
+        return "session.store = \"redis\" needs redis.url (--redis-url, KILN_REDIS_URL)";
     if (cookie_needs_secure(o.session_cookie) && o.session_secure == SessionOptions::Secure::Never)
         return "session.cookie '" + o.session_cookie + "' needs session.secure = \"always\" (or \"auto\", which " +
                "this name turns into \"always\"): browsers accept a __Host- or __Secure- cookie only with Secure";

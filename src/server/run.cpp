@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <kiln/app.hpp>
+#include <kiln/redis.hpp>
 #include <kiln/server.hpp>
 
 #include "app/app_impl.hpp"
@@ -129,6 +130,14 @@ int App::run(const ServerOptions& options) {
                               force_secure ? SessionOptions::Secure::Always : options.session_secure};
     impl_->secret = options.secret;
     impl_->settings = options.app_settings;
+    if (options.session_store == "redis" && !has_session_store()) {
+        redis::SessionStoreOptions so;
+        so.prefix = options.redis_prefix;
+        so.idle_timeout_s = options.session_idle_timeout_s;
+        so.max_age_s = options.session_max_age_s;
+        so.max_bytes = options.session_max_bytes;
+        session_store(redis::session_store(redis::options_from(options), so));
+    }
     server::SessionSegment sessions;  // the default session store's memory
     server::RateSegment rates;        // limits.rate's table, when it is on
 
@@ -136,7 +145,7 @@ int App::run(const ServerOptions& options) {
     int ready_fd = -1;
     if (server::FdGroups fds = server::inherited_listeners(&ready_fd); !fds.empty()) {
         if (std::string e = server::open_error_log(options, {}); !e.empty()) return refuse(e);
-        if (!impl_->user_store) {
+        if (!has_session_store()) {
             if (!sessions.adopt_from_env()) util::log(util::LogLevel::Error, "no session store from the supervisor");
             impl_->store = sessions.store();
         }
@@ -159,7 +168,7 @@ int App::run(const ServerOptions& options) {
     server::Identity identity;
     if (std::string e = resolve_user(opts, &identity); !e.empty()) return refuse(e);
     if (std::string e = open_logs(opts, identity); !e.empty()) return refuse(e);
-    if (!impl_->user_store) {  // before binding: a bad session.* setting fails fast
+    if (!has_session_store()) {  // before binding: a bad session.* setting fails fast
         if (std::string e = sessions.create(opts); !e.empty()) return refuse(e);
         impl_->store = sessions.store();
     }

@@ -83,6 +83,8 @@ const std::vector<SettingDoc>& table() {
                            : o.session_secure == SessionOptions::Secure::Always ? "always"
                                                                                 : "never");
          }},
+        {"session.store", "--session-store", "STORE", "\"memory\" (this node's shared memory) or \"redis\" (redis.url, "
+         "shared by every node)", [](const O& o) { return quoted(o.session_store); }},
         {"session.idle_timeout_s", "", "", "a session unused this long expires", [](const O& o) { return num(o.session_idle_timeout_s); }},
         {"session.max_age_s", "", "", "and any session after this long", [](const O& o) { return num(o.session_max_age_s); }},
         {"session.memory", "", "", "bytes for the shared-memory store (pages used as needed)",
@@ -95,6 +97,12 @@ const std::vector<SettingDoc>& table() {
          [](const O& o) { return num(o.database_pool); }},
         {"database.statement_timeout_ms", "", "", "a PostgreSQL statement running longer fails (0: the server's)",
          [](const O& o) { return num(o.database_statement_timeout_ms); }},
+        {"redis.url", "--redis-url", "URL", "Redis for kiln::redis and the session store \"redis\": "
+         "\"redis://[:password@]127.0.0.1:6379[/db]\" (empty: none)", [](const O& o) { return quoted(o.redis_url); }},
+        {"redis.pool", "--redis-pool", "N", "Redis connections per event loop thread", [](const O& o) { return num(o.redis_pool); }},
+        {"redis.command_timeout_ms", "", "", "no reply from Redis in this long closes the connection (0: wait)",
+         [](const O& o) { return num(o.redis_command_timeout_ms); }},
+        {"redis.prefix", "", "", "the session store's keys: PREFIXsession:ID", [](const O& o) { return quoted(o.redis_prefix); }},
         {"proxy.trusted", "--trusted-proxies", "LIST", "proxies whose X-Forwarded-Proto counts: addresses or CIDR blocks",
          [](const O&) { return std::string("none"); }},
         {"user", "--user", "NAME", "run as this user after binding (started as root)", [](const O&) { return std::string(); }},

@@ -17,3 +17,20 @@ if(TARGET kiln_redis)
     set_tests_properties(${_t} PROPERTIES TIMEOUT 300 LABELS redis ENVIRONMENT PYTHONDONTWRITEBYTECODE=1)
   endforeach()
 endif()
+
+# The session store "redis", end to end: test_redis_sessions.py (two nodes sharing
+# Redis, outage, forged cookies), and the shared-memory store's suite run again with
+# KILN_SESSION_STORE=redis (every class but StoreFull, which sizes shared memory).
+if(TARGET kiln_test_server)
+  add_test(NAME redis_sessions
+           COMMAND ${_kiln_redis_py} ${CMAKE_CURRENT_LIST_DIR}/redis_server.py run --
+                   ${_kiln_redis_py} ${CMAKE_CURRENT_LIST_DIR}/test_redis_sessions.py --server $<TARGET_FILE:kiln_test_server>)
+  add_test(NAME redis_sessions_suite
+           COMMAND ${_kiln_redis_py} ${CMAKE_CURRENT_LIST_DIR}/redis_server.py run --
+                   sh -c "KILN_SESSION_STORE=redis KILN_REDIS_URL=\$KILN_TEST_REDIS_URL exec \"$0\" \"$@\""
+                   ${_kiln_redis_py} ${PROJECT_SOURCE_DIR}/tests/integration/test_sessions.py --server $<TARGET_FILE:kiln_test_server>
+                   SharedAcrossWorkers SurvivesCrashAndReload Lifecycle LoggedOutStaysLoggedOut SecureCookie
+                   SecureCookieBehindTrustedProxy SecureCookieAlways SignedCookies CsrfAndFlash)
+  set_tests_properties(redis_sessions redis_sessions_suite PROPERTIES TIMEOUT 300 LABELS redis
+                       ENVIRONMENT PYTHONDONTWRITEBYTECODE=1)
+endif()
