@@ -36,6 +36,9 @@ struct ServerOptions {
     uint32_t keepalive_timeout_ms = 75'000;  // idle between requests
     uint32_t write_timeout_ms = 30'000;      // between two writes that make progress
     uint32_t drain_timeout_ms = 10'000;      // graceful stop: wait this long for in-flight work
+    // After a stop signal, keep serving this long with the health endpoint answering
+    // 503, so a load balancer takes the node out before it stops accepting.
+    uint32_t lame_duck_ms = 0;
     uint32_t handler_timeout_ms = 30'000;    // a coroutine handler not done by then: cancelled, 504; 0: none
     uint32_t watchdog_timeout_ms = 30'000;   // a worker whose event loop is stuck this long
                                              // is killed and replaced; 0: off

@@ -2,6 +2,7 @@
 // server's own endpoints (metrics, health), answered before routing so they work
 // whatever routes the app has. Shared read-only by every loop of the process.
 #pragma once
+#include <atomic>
 #include <string>
 
 #include <kiln/app.hpp>
@@ -14,9 +15,10 @@ namespace kiln::server {
 
 class AppService final : public app::Dispatcher {
 public:
-    AppService(const App& app, const ServerOptions& o, const SharedStats& stats, const SessionStore* sessions)
+    AppService(const App& app, const ServerOptions& o, const SharedStats& stats, const SessionStore* sessions,
+               const std::atomic<bool>& draining)
         : Dispatcher(app, o.upload_spool_bytes, o.handler_timeout_ms), metrics_(o.metrics_path), health_(o.health_path), stats_(stats),
-          sessions_(sessions) {}
+          sessions_(sessions), draining_(draining) {}
 
     void handle(http::RequestContext& ctx, const http::Request& req, http::Response& res) override {
         bool get = req.method() == Method::Get || req.method() == Method::Head;
@@ -32,6 +34,12 @@ public:
         }
         if (get && !health_.empty() && req.path() == health_) {
             res.header("Cache-Control", "no-store");
+            if (draining_.load(std::memory_order_relaxed) || stats_.draining()) {
+                // Stopping: the balancer should route elsewhere (this answer still serves).
+                res.status(503);
+                res.send("{\"status\":\"draining\"}", "application/json");
+                return;
+            }
             res.send("{\"status\":\"ok\",\"uptime_seconds\":" + std::to_string(stats_.uptime_seconds()) + "}",
                      "application/json");
             return;
@@ -43,6 +51,7 @@ private:
     std::string metrics_, health_;
     const SharedStats& stats_;
     const SessionStore* sessions_;  // null: the app brought no store and kiln made none
+    const std::atomic<bool>& draining_;  // this process got its stop signal (a reload's old worker)
 };
 
 }  // namespace kiln::server

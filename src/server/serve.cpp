@@ -161,6 +161,18 @@ sigset_t block_stop_signals(bool worker) {
     return set;
 }
 
+// A lone server after its stop signal: serving on, the health check failing, until
+// the time is up or a second signal comes. (A supervisor does this for its workers.)
+void lame_duck(SharedStats& stats, const sigset_t& signals, uint32_t ms) {
+    stats.set_draining();
+    util::log(util::LogLevel::Info, "lame duck: serving %u ms more with the health check failing", ms);
+    timespec wait{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1'000'000};
+    for (;;) {  // SIGUSR1 (reopen logs) does not end it
+        int s = sigtimedwait(&signals, nullptr, &wait);
+        if (s != SIGUSR1) break;
+    }
+}
+
 // After the first stop signal: every loop drains; a second signal (in a lone
 // server) or the drain timeout stops them where they are.
 void drain(std::vector<std::unique_ptr<LoopThread>>& loops, const sigset_t& signals, uint32_t timeout_ms, bool worker) {
@@ -216,7 +228,8 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
     std::unique_ptr<PoolExecutor> pool;
     if (opts.mpm == Mpm::Hybrid) pool = std::make_unique<PoolExecutor>(opts.pool_threads, opts.pool_queue);
 
-    AppService service(app, opts, stats, sessions);
+    std::atomic<bool> draining{false};
+    AppService service(app, opts, stats, sessions, draining);
     std::atomic<size_t> open_connections{0};  // limits.max_connections: every loop of this process
     http::EngineConfig config = engine_config(opts);
     config.open_connections = &open_connections;
@@ -250,6 +263,8 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
         if (sig == SIGUSR1) reopen_logs(access.get());
     }
     if (!worker) util::log(util::LogLevel::Info, "received %s, stopping gracefully", strsignal(sig));
+    draining.store(true);
+    if (!worker && opts.lame_duck_ms) lame_duck(stats, stop_signals, opts.lame_duck_ms);
     drain(loops, stop_signals, opts.drain_timeout_ms, worker);
     if (pool && pool->busy()) {
         // A forced stop with handlers still running: they may never return, and

@@ -13,7 +13,7 @@
 
 namespace kiln::server {
 namespace {
-constexpr uint32_t kMagic = 0x6b696c6e;  // "kiln"
+constexpr uint32_t kMagic = 0x6b696c6f;  // "kilo": the layout with `draining`
 constexpr unsigned kMaxCells = 2 * 1024;
 
 uint64_t wall_seconds() { return static_cast<uint64_t>(std::time(nullptr)); }
@@ -31,6 +31,7 @@ struct SharedStats::Header {
     uint64_t started_unix;
     std::atomic<uint64_t> restarts;
     std::atomic<uint64_t> fold_seq;  // odd while the supervisor folds a cell
+    std::atomic<uint32_t> draining;  // the node is stopping
     std::atomic<int32_t> owner[kMaxCells];  // pid per cell, 0: free
     LoopStats retired;
 };
@@ -155,6 +156,12 @@ void SharedStats::release_cell(int cell) {
 void SharedStats::count_restart() {
     if (base_) header()->restarts.fetch_add(1, std::memory_order_relaxed);
 }
+
+void SharedStats::set_draining() {
+    if (base_) header()->draining.store(1, std::memory_order_relaxed);
+}
+
+bool SharedStats::draining() const { return base_ && header()->draining.load(std::memory_order_relaxed) != 0; }
 
 uint64_t SharedStats::uptime_seconds() const {
     return base_ ? wall_seconds() - header()->started_unix : 0;

@@ -64,6 +64,10 @@ public:
     // Prometheus text exposition of the sums over every process.
     std::string prometheus() const;
     uint64_t uptime_seconds() const;
+    // The node is stopping (the health endpoint answers 503): set by the supervisor,
+    // or by a lone server, at the stop signal; read by every worker.
+    void set_draining();
+    bool draining() const;
 
 private:
     struct Header;

@@ -285,7 +285,17 @@ void Supervisor::begin_stop(bool immediate) {
         return;
     }
     stopping_ = true;
-    stop_deadline_ms_ = now_ms() + options_.drain_timeout_ms + kStopGraceMs;
+    stats_.set_draining();  // every worker's health endpoint answers 503 from now
+    stop_signal_at_ms_ = now_ms() + options_.lame_duck_ms;
+    stop_deadline_ms_ = stop_signal_at_ms_ + options_.drain_timeout_ms + kStopGraceMs;
+    if (options_.lame_duck_ms)
+        log(LogLevel::Info, "lame duck: serving %u ms more with the health check failing", options_.lame_duck_ms);
+    signal_stop_if_due();
+}
+
+void Supervisor::signal_stop_if_due() {
+    if (!stopping_ || stop_signal_at_ms_ == 0 || now_ms() < stop_signal_at_ms_) return;
+    stop_signal_at_ms_ = 0;
     for (Process& p : procs_) {
         p.state = State::Draining;
         kill(p.pid, SIGTERM);
@@ -356,7 +366,7 @@ int Supervisor::poll_timeout_ms() const {
     for (const Slot& s : slots_)
         if (s.respawn_at_ms) next = std::min(next, s.respawn_at_ms);
     if (reload_deadline_ms_) next = std::min(next, reload_deadline_ms_);
-    if (stopping_) next = std::min(next, stop_deadline_ms_);
+    if (stopping_) next = std::min(next, stop_signal_at_ms_ ? stop_signal_at_ms_ : stop_deadline_ms_);
     if (next == UINT64_MAX) return -1;
     return next <= now ? 0 : static_cast<int>(std::min<uint64_t>(next - now, 60'000));
 }
@@ -414,6 +424,7 @@ int Supervisor::run() {
         pid_t pid;
         while ((pid = waitpid(-1, &status, WNOHANG)) > 0) on_child_exit(pid, status);
 
+        signal_stop_if_due();
         uint64_t now = now_ms();
         if (stopping_ && now >= stop_deadline_ms_) {
             log(LogLevel::Warn, "drain timeout: killing %zu remaining workers", procs_.size());

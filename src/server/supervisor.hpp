@@ -79,6 +79,7 @@ private:
     void begin_reload();
     void abandon_reload(int signal);
     void begin_stop(bool immediate);
+    void signal_stop_if_due();
     void respawn_due();
     void check_watchdog();
     int poll_timeout_ms() const;
@@ -93,6 +94,7 @@ private:
     unsigned generation_ = 0;
     bool stopping_ = false;
     uint64_t stop_deadline_ms_ = 0;
+    uint64_t stop_signal_at_ms_ = 0;  // the workers get SIGTERM then (after the lame duck); 0: sent
     uint64_t reload_deadline_ms_ = 0;
     int signal_fd_ = -1;
     SharedStats stats_;

@@ -114,6 +114,39 @@ class Metrics(harness.ServerTestCase):
         self.assertRegex(body, r'^\{"status":"ok","uptime_seconds":\d+\}$')
 
 
+class HealthFailsWhileTheNodeDrains(unittest.TestCase):
+    """After SIGTERM, with timeouts.lame_duck_ms set, the node serves on for that long
+    with /health answering 503 (a balancer's check takes it out), then stops. Both
+    under a supervisor (which tells its workers through shared memory) and alone."""
+
+    def run_node(self, workers):
+        server = harness.ServerProcess(harness.BINARIES["server"],
+                                       ["--workers", str(workers), "--health-path", "/health", "--lame-duck", "1500"])
+        self.addCleanup(harness.check_clean_stop, server)  # no sanitizer report, exit 0
+        server.start()
+        self.assertEqual(get(server.port, "/health")[0], 200)
+        t0 = time.monotonic()
+        server.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        statuses = set()
+        for _ in range(10):  # new connections: every worker answers the same
+            status, ctype, body = get(server.port, "/health")
+            statuses.add(status)
+            self.assertEqual(body, '{"status":"draining"}')
+        self.assertEqual(statuses, {503})
+        self.assertEqual(get(server.port, "/plaintext")[0], 200)  # still serving
+        self.assertEqual(server.proc.wait(timeout=15), 0)
+        elapsed = time.monotonic() - t0
+        self.assertGreaterEqual(elapsed, 1.4)
+        self.assertLess(elapsed, 10)
+
+    def test_under_a_supervisor(self):
+        self.run_node(2)
+
+    def test_alone(self):
+        self.run_node(0)
+
+
 class MetricsAreOptIn(harness.ServerTestCase):
     server_args = ("--workers", "1",)
 
