@@ -50,6 +50,8 @@ target_link_libraries(kiln_net PUBLIC kiln_util)
 kiln_layer(kiln_http
   http/address_counts.cpp
   http/rate_table.cpp
+  http/proxy_protocol.cpp
+  http/forwarded.cpp
   http/status.cpp
   http/serializer.cpp
   http/connection.cpp
@@ -117,6 +119,7 @@ kiln_layer(kiln_pg
   pg/op.cpp
   pg/connection.cpp
   pg/pool.cpp
+  pg/url.cpp
   pg/client.cpp
   pg/per_loop.cpp
   pg/migrate.cpp
@@ -131,6 +134,7 @@ target_link_libraries(kiln_pg PUBLIC kiln_net kiln_db PRIVATE PkgConfig::LIBPQ)
 pkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)
 kiln_layer(kiln_redis
   redis/client.cpp
+  redis/url.cpp
   redis/connection.cpp
   redis/pool.cpp
   redis/hub.cpp

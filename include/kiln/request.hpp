@@ -96,8 +96,15 @@ public:
     // reads such as a flash message, so a visitor without a session costs nothing).
     Session* existing_session();
     // True when the client connected over HTTPS: to us over TLS, or to a trusted
-    // proxy (config `proxy.trusted`) that says so with X-Forwarded-Proto: https.
+    // proxy (config `server.trusted_proxies`) that says so with X-Forwarded-Proto:
+    // https, or to a balancer whose PROXY protocol v2 header says so.
     bool secure() const;
+    // The client's IP address ("192.0.2.7", "2001:db8::1"; "" for a unix socket):
+    // the connection's peer, the address a PROXY protocol header gave, or, from a
+    // trusted proxy, the first address of Forwarded / X-Forwarded-For (walked from
+    // the nearest hop) that is not itself a trusted proxy. What a client writes in
+    // those fields itself never counts.
+    std::string client_address() const;
 
     // Per-request values, one per type, from middleware to handler: a middleware
     // calls req.set_local(CurrentUser{...}), the handler req.local<CurrentUser>()

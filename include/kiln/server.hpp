@@ -26,6 +26,7 @@ struct ServerOptions {
     // More addresses: "host:port", "[v6]:port" or "unix:/path" (config `listen` as
     // an array: its first entry sets host and port, the others land here).
     std::vector<std::string> also_listen;
+    bool proxy_protocol = false;  // host:port expects a PROXY protocol header ("ADDR proxy_protocol")
     int workers = -1;                    // worker processes under a supervisor; -1: one per
                                          // core; 0: no supervisor, serve in this process
     unsigned threads = 0;                // event loops per process; 0: cores / processes

@@ -44,6 +44,13 @@ std::string_view Request::host() const { return msg_->host(); }
 int Request::version_minor() const { return msg_->version_minor(); }
 bool Request::keep_alive() const { return msg_->keep_alive(); }
 bool Request::secure() const { return msg_->secure(); }
+
+std::string Request::client_address() const {
+    char buf[64];
+    const net::PeerAddress& a = msg_->client();
+    if (a.family == 0) return {};
+    return std::string(buf, a.format(buf, sizeof buf));
+}
 std::string_view Request::body() const { return msg_->body(); }
 std::span<const Header> Request::headers() const { return msg_->headers(); }
 std::optional<std::string_view> Request::header(std::string_view name) const { return msg_->header(name); }

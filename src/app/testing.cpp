@@ -3,6 +3,8 @@
 // done here in a few lines instead of over a socket.
 #include <kiln/testing.hpp>
 
+#include <sys/socket.h>
+
 #include <sys/mman.h>
 
 #include <cctype>
@@ -147,7 +149,11 @@ Result Client::request(std::string_view method, std::string_view target, std::st
         return out;
     }
     http::Request req;
-    req.start(head.get(), impl_->https);
+    net::PeerAddress loopback;  // the test client is 127.0.0.1, behind a trusted proxy when https
+    loopback.family = AF_INET;
+    loopback.addr[0] = 127;
+    loopback.addr[3] = 1;
+    req.start(head.get(), impl_->https, false, loopback);
     if (req.set_path(head->path) != http::PathStatus::Ok) {
         out.status = 400;
         out.body = error_body(400, "bad path");

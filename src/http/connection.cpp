@@ -9,6 +9,8 @@
 #include <charconv>
 
 #include "http/exchange.hpp"
+#include "http/forwarded.hpp"
+#include "http/proxy_protocol.hpp"
 #include "http/server.hpp"
 #include "http/url.hpp"
 
@@ -26,9 +28,10 @@ constexpr size_t kStreamFlushThreshold = 64 * 1024;
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 }  // namespace
 
-Connection::Connection(Server& server, int fd, const net::PeerAddress& peer)
-    : srv_(server), peer_(peer), fd_(fd) {
+Connection::Connection(Server& server, int fd, const net::PeerAddress& peer, bool proxy_protocol)
+    : srv_(server), peer_(peer), fd_(fd), await_proxy_(proxy_protocol) {
     for (const net::AddressRange& r : srv_.cfg_.trusted_proxies) trusted_proxy_ = trusted_proxy_ || r.contains(peer);
+    client_ = peer;
     timer_.owner = this;
     timer_.fire = [](net::Timer* t) { static_cast<Connection*>(t->owner)->on_timeout(); };
     srv_.link(this);
@@ -170,6 +173,7 @@ void Connection::process() {
         ~Stale() { current = false; }
     } stale{head_current_};
     head_current_ = false;
+    if (await_proxy_ && !take_proxy_header()) return;
     const Limits& limits = srv_.cfg_.limits;
     while (fd_ >= 0 && !read_paused_ && (state_ == State::Idle || state_ == State::Head || state_ == State::Body)) {
         if (state_ != State::Body) {
@@ -180,6 +184,7 @@ void Connection::process() {
             }
             if (state_ == State::Idle) {
                 state_ = State::Head;
+                client_ = peer_;  // until the head names another (find_client)
                 a_->scan_hint = 0;
                 a_->started_us = 0;
                 arm(srv_.header_timers_);
@@ -197,9 +202,10 @@ void Connection::process() {
             }
             a_->head_len = r.consumed;
             if (srv_.observer_) a_->started_us = monotonic_us();
+            find_client();
             if (srv_.cfg_.rate_table && srv_.cfg_.rate > 0) {  // limits.rate, before any work for it
                 RateTable::Decision d =
-                    srv_.cfg_.rate_table->take(peer_, srv_.loop_.now_ms() * 1000, srv_.cfg_.rate, srv_.cfg_.rate_burst);
+                    srv_.cfg_.rate_table->take(client_, srv_.loop_.now_ms() * 1000, srv_.cfg_.rate, srv_.cfg_.rate_burst);
                 if (!d.allowed) {
                     respond_error(429, "too many requests from your address", d.retry_after_s);
                     return;
@@ -248,7 +254,7 @@ void Connection::process() {
 }
 
 PathStatus Connection::prepare_request(const RequestHead& h, Request& req, RequestContext& ctx) {
-    req.start(&h, trusted_proxy_);
+    req.start(&h, trusted_proxy_, proxy_ssl_, client_);
     if (PathStatus ps = req.set_path(h.path); ps != PathStatus::Ok) return ps;
     a_->body_limit = srv_.service_.prepare(ctx, req);
     return PathStatus::Ok;
@@ -264,6 +270,37 @@ bool Connection::start_request() {
     }
     head_current_ = true;
     return true;
+}
+
+bool Connection::take_proxy_header() {
+    ProxyHeader h = parse_proxy_header(a_->in.readable());
+    if (h.status == ProxyHeader::Status::Incomplete) return false;  // the header timeout bounds the wait
+    if (h.status == ProxyHeader::Status::Invalid) {  // not from the balancer: nothing here is to be trusted
+        close_now();
+        return false;
+    }
+    a_->in.consume(h.consumed);
+    await_proxy_ = false;
+    proxy_ssl_ = h.ssl;
+    if (h.has_source) {
+        const EngineConfig& cfg = srv_.cfg_;
+        if (cfg.max_connections_per_address && cfg.address_counts) {  // counted as the client, not the balancer
+            cfg.address_counts->remove(peer_);
+            if (!cfg.address_counts->add(h.source, cfg.max_connections_per_address)) {
+                peer_ = net::PeerAddress{};  // counted nowhere now: the close must not release one
+                close_now();
+                return false;
+            }
+        }
+        peer_ = h.source;
+    }
+    client_ = peer_;
+    return true;
+}
+
+void Connection::find_client() {
+    client_ = trusted_proxy_ ? forwarded_client({srv_.head_.headers, srv_.head_.header_count}, peer_, srv_.cfg_.trusted_proxies)
+                             : peer_;
 }
 
 bool Connection::body_ready() {
@@ -515,7 +552,7 @@ void Connection::write_response(Response& res) {
 void Connection::observe(const Request* req, int status, uint64_t body_bytes) {
     if (!srv_.observer_) return;
     uint64_t elapsed = a_->started_us ? monotonic_us() - a_->started_us : 0;
-    srv_.observer_->on_response({req, status, body_bytes, elapsed, peer_});
+    srv_.observer_->on_response({req, status, body_bytes, elapsed, client_});
     a_->started_us = 0;
 }
 

@@ -69,7 +69,8 @@ struct ActiveState {
 
 class Connection final : public net::IoHandler, public ResponseStream {
 public:
-    Connection(Server& server, int fd, const net::PeerAddress& peer);
+    // proxy_protocol: the connection must start with a PROXY protocol header.
+    Connection(Server& server, int fd, const net::PeerAddress& peer, bool proxy_protocol = false);
     ~Connection();
 
     void on_io(uint32_t events) override;
@@ -119,7 +120,9 @@ private:
     void on_timeout();
     void observe(const Request* req, int status, uint64_t body_bytes);
     size_t read_size() const;
-    bool refuse_chunked(ChunkedStatus st);  // answers a chunked body's error: true if it was one
+    bool refuse_chunked(ChunkedStatus st);
+    bool take_proxy_header();  // false: not complete yet, or the connection was closed
+    void find_client();        // client_ for the head just parsed  // answers a chunked body's error: true if it was one
     bool pump_body();  // body_ready() for a sink: feeds what arrived, drops it from in
 
     // Kept while idle: what outlives one request.
@@ -133,7 +136,10 @@ private:
     int fd_;
     uint32_t served_ = 0;         // requests dispatched on this connection
     State state_ = State::Idle;
-    bool trusted_proxy_ = false;  // the peer is a proxy whose X-Forwarded-Proto counts
+    bool trusted_proxy_ = false;  // the peer is a proxy whose X-Forwarded-* count
+    bool await_proxy_ = false;    // a PROXY protocol header is due before the first request
+    bool proxy_ssl_ = false;      // its v2 header said the client used TLS
+    net::PeerAddress client_;     // this request's client (see http::Request::client)
     bool head_current_ = false;   // srv_.head_ and srv_.request_ describe this request now;
                                   // only ever true inside one process() call
     bool close_after_flush_ = false;

@@ -2,11 +2,13 @@
 
 namespace kiln::http {
 
-void Request::start(const RequestHead* head, bool via_trusted_proxy) {
+void Request::start(const RequestHead* head, bool via_trusted_proxy, bool secure_transport, const net::PeerAddress& client) {
     head_ = head;
     path_ = {};
     body_ = {};
     via_trusted_proxy_ = via_trusted_proxy;
+    secure_transport_ = secure_transport;
+    client_ = client;
 }
 
 PathStatus Request::set_path(std::string_view raw) {
@@ -31,6 +33,7 @@ std::span<const Header> Request::headers() const {
 }
 
 bool Request::secure() const {
+    if (secure_transport_) return true;
     if (!via_trusted_proxy_) return false;  // X-Forwarded-Proto from anyone else is a claim, not a fact
     auto proto = header("x-forwarded-proto");
     if (!proto) return false;

@@ -13,6 +13,7 @@
 
 #include "http/parser.hpp"
 #include "http/url.hpp"
+#include "net/peer.hpp"
 
 namespace kiln::http {
 
@@ -29,11 +30,15 @@ public:
     std::optional<std::string_view> header(std::string_view name) const;
     std::span<const Header> headers() const;
     std::string_view body() const { return body_; }
-    // HTTPS at the client: TLS to us, or a trusted proxy's X-Forwarded-Proto: https.
+    // HTTPS at the client: TLS to us, a trusted proxy's X-Forwarded-Proto: https, or
+    // a PROXY protocol v2 header that says the client used TLS.
     bool secure() const;
+    // The client: the connection's peer, or the one a PROXY protocol header named,
+    // or (from a trusted proxy) the one its Forwarded / X-Forwarded-For names.
+    const net::PeerAddress& client() const { return client_; }
 
     // Connection side: a new request on `head` (the path still to be set).
-    void start(const RequestHead* head, bool via_trusted_proxy);
+    void start(const RequestHead* head, bool via_trusted_proxy, bool secure_transport, const net::PeerAddress& client);
     // The normalized path; a copy only when decoding changed it.
     PathStatus set_path(std::string_view raw);
     void set_body(std::string_view body) { body_ = body; }
@@ -44,6 +49,8 @@ private:
     std::string_view body_;
     std::string path_storage_;  // used only when decoding changed the path
     bool via_trusted_proxy_ = false;
+    bool secure_transport_ = false;
+    net::PeerAddress client_;
 };
 
 }  // namespace kiln::http

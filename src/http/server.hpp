@@ -75,7 +75,8 @@ struct EngineConfig {
     uint32_t rate_burst = 1;
     RateTable* rate_table = nullptr;
     std::string server_name = "kiln";
-    // Peers whose X-Forwarded-Proto is believed (Request::secure); empty: nobody's.
+    // Peers whose Forwarded / X-Forwarded-For (the client's address) and
+    // X-Forwarded-Proto (Request::secure) are believed; empty: nobody's.
     std::vector<net::AddressRange> trusted_proxies;
 };
 
@@ -87,7 +88,7 @@ public:
     Server& operator=(const Server&) = delete;
 
     // Takes ownership of a connected, non-blocking socket.
-    void accept(int fd, const net::PeerAddress& peer = {});
+    void accept(int fd, const net::PeerAddress& peer = {}, bool proxy_protocol = false);
     // Optional; must outlive the server's connections.
     void set_observer(Observer* observer) { observer_ = observer; }
     // Called with false when max_connections are open (stop accepting), true when

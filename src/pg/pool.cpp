@@ -29,24 +29,6 @@ ConnectSpec connect_spec(const Options& options) {
     return spec;
 }
 
-}  // namespace kiln::pg::detail
-
-namespace kiln::pg {
-
-std::string url_error(std::string_view url) {
-    char* err = nullptr;
-    PQconninfoOption* parsed = PQconninfoParse(std::string(url).c_str(), &err);
-    std::string why;
-    if (!parsed) why = err ? detail::one_line(err) : "libpq cannot parse it";
-    if (err) PQfreemem(err);
-    if (parsed) PQconninfoFree(parsed);
-    return why.empty() ? why : "not a PostgreSQL connection string or URI: " + why;
-}
-
-}  // namespace kiln::pg
-
-namespace kiln::pg::detail {
-
 Pool::Pool(Options options) : options_(std::move(options)), spec_(connect_spec(options_)) {
     if (options_.pool == 0) options_.pool = 1;
 }

@@ -165,6 +165,18 @@ std::string get_number(const Value& v, double min, double max, double* out) {
     return {};
 }
 
+// server.trusted_proxies (and its first name, proxy.trusted): addresses or blocks.
+std::string trusted_proxies(const Value& v, ServerOptions& o) {
+    std::vector<std::string> all;
+    if (std::string e = get_list(v, &all); !e.empty()) return e;
+    for (const std::string& a : all) {
+        net::AddressRange r;
+        if (!net::AddressRange::parse(a, &r)) return "'" + a + "' is not an address or block such as \"10.0.0.0/8\" or \"::1\"";
+    }
+    o.trusted_proxies = std::move(all);
+    return std::string();
+}
+
 const std::vector<Key>& keys() {
     static const std::vector<Key> table = {
         integer("workers", &ServerOptions::workers, 0, 1024),
@@ -177,20 +189,24 @@ const std::vector<Key>& keys() {
              if (all.empty()) return std::string("needs at least one address");
              std::string first_host = o.host;
              uint16_t first_port = o.port;
+             bool first_proxied = o.proxy_protocol;
              std::vector<std::string> also;
              for (size_t i = 0; i < all.size(); ++i) {
                  std::string host;
                  uint16_t port;
-                 if (std::string e = parse_listen(all[i], &host, &port); !e.empty()) return e;
+                 bool proxied = false;
+                 if (std::string e = parse_listen(all[i], &host, &port, &proxied); !e.empty()) return e;
                  if (i == 0 && !all[i].starts_with("unix:")) {
                      first_host = host;
                      first_port = port;
+                     first_proxied = proxied;
                  } else {
                      also.push_back(all[i]);
                  }
              }
              o.host = std::move(first_host);  // only now: a refused list changes nothing
              o.port = first_port;
+             o.proxy_protocol = first_proxied;
              o.also_listen = std::move(also);
              return std::string();
          }},
@@ -248,18 +264,8 @@ const std::vector<Key>& keys() {
              else return "expected \"auto\", \"always\" or \"never\", got '" + mode + "'";
              return std::string();
          }},
-        {"proxy.trusted",
-         [](const Value& v, ServerOptions& o) {
-             std::vector<std::string> all;
-             if (std::string e = get_list(v, &all); !e.empty()) return e;
-             for (const std::string& a : all) {
-                 net::AddressRange r;
-                 if (!net::AddressRange::parse(a, &r))
-                     return "'" + a + "' is not an address or block such as \"10.0.0.0/8\" or \"::1\"";
-             }
-             o.trusted_proxies = std::move(all);
-             return std::string();
-         }},
+        {"server.trusted_proxies", trusted_proxies},
+        {"proxy.trusted", trusted_proxies},  // its first name, kept
         integer("session.idle_timeout_s", &ServerOptions::session_idle_timeout_s, int64_t{1}, int64_t{1} << 32),
         integer("session.max_age_s", &ServerOptions::session_max_age_s, int64_t{1}, int64_t{1} << 32),
         integer("session.memory", &ServerOptions::session_memory, size_t{64} << 10, size_t{1} << 40),
@@ -407,7 +413,17 @@ std::string walk(const std::string& path, const toml::table& t, const std::strin
 
 }  // namespace
 
-std::string parse_listen(std::string_view text, std::string* host, uint16_t* port) {
+std::string parse_listen(std::string_view text, std::string* host, uint16_t* port, bool* proxy_protocol) {
+    // "ADDRESS proxy_protocol" (nginx's word): connections start with a PROXY header.
+    bool proxied = false;
+    if (size_t sp = text.find_first_of(" \t"); sp != std::string_view::npos) {
+        std::string_view flag = text.substr(sp);
+        while (!flag.empty() && (flag.front() == ' ' || flag.front() == '\t')) flag.remove_prefix(1);
+        if (flag != "proxy_protocol") return "unknown listener parameter '" + std::string(flag) + "' (known: proxy_protocol)";
+        proxied = true;
+        text = text.substr(0, sp);
+    }
+    if (proxy_protocol) *proxy_protocol = proxied;
     if (text.starts_with("unix:")) {  // host gets the path, port 0
         std::string_view path = text.substr(5);
         if (path.empty() || path[0] != '/') return "a unix socket needs an absolute path: \"unix:/run/app.sock\"";

@@ -49,6 +49,6 @@ bool cookie_needs_secure(std::string_view name);
 
 // "host:port", "[v6]:port" into host and port, or "unix:/path" into host = path,
 // port = 0. Returns "" or why not.
-std::string parse_listen(std::string_view text, std::string* host, uint16_t* port);
+std::string parse_listen(std::string_view text, std::string* host, uint16_t* port, bool* proxy_protocol = nullptr);
 
 }  // namespace kiln::server

@@ -112,7 +112,7 @@ bool parse_server_flags(int argc, char** argv, ServerOptions* o, int* exit_statu
             std::string h;
             uint16_t p;
             if (!take()) return fail("flag --listen needs an address");
-            if (std::string e = server::parse_listen(value, &h, &p); !e.empty()) return fail("flag --listen: " + e);
+            if (std::string e = server::parse_listen(value, &h, &p, nullptr); !e.empty()) return fail("flag --listen: " + e);
             o->also_listen.emplace_back(value);
         } else if (arg == "--port") {
             ok = number(uint16_t{0}, uint16_t{65535}, &o->port);

@@ -21,6 +21,7 @@
 #include "net/loop.hpp"
 #include "server/access_log.hpp"
 #include "server/app_service.hpp"
+#include "server/config.hpp"
 #include "server/loop_recorder.hpp"
 #include "server/process_logs.hpp"
 #include "server/stats.hpp"
@@ -78,6 +79,7 @@ struct Shared {
     http::Executor* executor;  // hybrid: the pool; else null
     bool count;                // a /metrics reader exists: count per request
     uint32_t beat_ms;          // the watchdog's heartbeat
+    std::vector<bool> proxy_protocol;  // per listening socket of a group (the addresses' order)
 };
 
 http::EngineConfig engine_config(const ServerOptions& o) {
@@ -106,6 +108,20 @@ http::EngineConfig engine_config(const ServerOptions& o) {
     return c;
 }
 
+// Which listening sockets expect a PROXY header: host:port first, then also_listen,
+// the order bind_listeners gives every group.
+std::vector<bool> proxy_protocol_flags(const ServerOptions& o) {
+    std::vector<bool> out{o.proxy_protocol};
+    for (const std::string& text : o.also_listen) {
+        std::string host;
+        uint16_t port;
+        bool proxied = false;
+        parse_listen(text, &host, &port, &proxied);  // validated by the flag/config parser
+        out.push_back(proxied);
+    }
+    return out;
+}
+
 // The body of one loop thread: serve `group`'s sockets until drained or stopped.
 void run_loop(LoopThread& self, const Shared& shared, const std::vector<int>& group, LoopStats* loop_stats,
               std::latch& started) {
@@ -119,9 +135,11 @@ void run_loop(LoopThread& self, const Shared& shared, const std::vector<int>& gr
     if (access_log || count) server.set_observer(&recorder);
     if (shared.executor) server.set_executor(shared.executor);
     std::vector<std::unique_ptr<net::Listener>> listeners;
-    for (int fd : group)
+    for (size_t i = 0; i < group.size(); ++i) {
+        bool proxy = i < shared.proxy_protocol.size() && shared.proxy_protocol[i];
         listeners.push_back(std::make_unique<net::Listener>(
-            loop, fd, [&server](int cfd, const net::PeerAddress& peer) { server.accept(cfd, peer); }));
+            loop, group[i], [&server, proxy](int cfd, const net::PeerAddress& peer) { server.accept(cfd, peer, proxy); }));
+    }
     server.set_capacity_handler([&listeners](bool room) {
         for (auto& l : listeners) room ? l->resume() : l->pause();
     });
@@ -241,7 +259,8 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
     const Shared shared{config, service, access.get(),
                         opts.access_log_format == "json" ? AccessLogFormat::Json : AccessLogFormat::Combined,
                         pool.get(), !opts.metrics_path.empty(),
-                        opts.watchdog_timeout_ms ? std::clamp(opts.watchdog_timeout_ms / 4, 50u, 1000u) : 1000u};
+                        opts.watchdog_timeout_ms ? std::clamp(opts.watchdog_timeout_ms / 4, 50u, 1000u) : 1000u,
+                        proxy_protocol_flags(opts)};
     std::vector<std::unique_ptr<LoopThread>> loops;
     std::latch started(static_cast<std::ptrdiff_t>(fds.size()));
     for (size_t i = 0; i < fds.size(); ++i) {

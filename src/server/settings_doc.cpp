@@ -26,7 +26,8 @@ const std::vector<SettingDoc>& table() {
     using O = ServerOptions;
     static const std::vector<SettingDoc> docs = {
         {"listen", "--listen", "ADDR", "addresses: \"host:port\", \"[v6]:port\", \"unix:/path\"; an array for several "
-         "(--host/--port set the first, --listen adds one)",
+         "(--host/--port set the first, --listen adds one); \"ADDR proxy_protocol\": its connections start with a "
+         "PROXY protocol v1/v2 header (HAProxy's send-proxy)",
          [](const O& o) { return quoted(o.host + ":" + std::to_string(o.port)); }},
         {"workers", "--workers", "N", "worker processes under a supervisor; 0: serve from this process",
          [](const O&) { return std::string("one per core (prefork: 4 per core)"); }},
@@ -105,7 +106,10 @@ const std::vector<SettingDoc>& table() {
         {"redis.command_timeout_ms", "", "", "no reply from Redis in this long closes the connection (0: wait)",
          [](const O& o) { return num(o.redis_command_timeout_ms); }},
         {"redis.prefix", "", "", "the session store's keys: PREFIXsession:ID", [](const O& o) { return quoted(o.redis_prefix); }},
-        {"proxy.trusted", "--trusted-proxies", "LIST", "proxies whose X-Forwarded-Proto counts: addresses or CIDR blocks",
+        {"server.trusted_proxies", "--trusted-proxies", "LIST", "proxies whose Forwarded / X-Forwarded-For (the client) and "
+         "X-Forwarded-Proto count: addresses or CIDR blocks (also proxy.trusted)",
+         [](const O&) { return std::string("none"); }},
+        {"proxy.trusted", "", "", "the first name of server.trusted_proxies (either sets it)",
          [](const O&) { return std::string("none"); }},
         {"user", "--user", "NAME", "run as this user after binding (started as root)", [](const O&) { return std::string(); }},
         {"group", "--group", "NAME", "and this group (default: the user's)", [](const O&) { return std::string(); }},

@@ -28,13 +28,16 @@ find_package(nlohmann_json REQUIRED)  # the fuzzer's second opinion on the JSON 
 target_link_libraries(fuzz_log_escape PRIVATE nlohmann_json::nlohmann_json)
 kiln_fuzz_target(fuzz_static_path ${KILN_SRC}/app/static_path.cpp ${KILN_SRC}/net/file_root.cpp)
 kiln_fuzz_target(fuzz_form_values ${KILN_SRC}/app/form_values.cpp ${KILN_SRC}/util/utf8.cpp)
-# config.cpp checks addresses (net/peer), log levels (util/log) and reads the secret's
-# environment variables (server/secret_handoff); toml++ parses.
+# config.cpp checks addresses (net/peer), log levels (util/log), the database and Redis
+# URLs (pg/url with libpq, redis/url) and reads the secret's environment variables
+# (server/secret_handoff); toml++ parses.
 kiln_fuzz_target(fuzz_config ${KILN_SRC}/server/config.cpp ${KILN_SRC}/net/peer.cpp ${KILN_SRC}/util/log.cpp
-                 ${KILN_SRC}/server/secret_handoff.cpp)
+                 ${KILN_SRC}/server/secret_handoff.cpp ${KILN_SRC}/pg/url.cpp ${KILN_SRC}/pg/errors.cpp
+                 ${KILN_SRC}/db/error.cpp ${KILN_SRC}/redis/url.cpp)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)
-target_link_libraries(fuzz_config_sources PRIVATE PkgConfig::TOMLPP)
+pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
+target_link_libraries(fuzz_config_sources PRIVATE PkgConfig::TOMLPP PkgConfig::LIBPQ)
 # PostgreSQL's text values read by kiln (src/pg/values.cpp), in results built with
 # libpq's own constructors; db::Error comes from src/db/error.cpp (SQLite's names).
 kiln_fuzz_target(fuzz_pg_values ${KILN_SRC}/pg/values.cpp ${KILN_SRC}/db/error.cpp)

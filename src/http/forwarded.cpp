@@ -1,0 +1,102 @@
+#include "http/forwarded.hpp"
+
+#include <arpa/inet.h>
+
+#include <charconv>
+#include <string>
+
+#include "http/parser.hpp"  // iequals
+
+namespace kiln::http {
+namespace {
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+}
+
+bool trusted_by(const std::vector<net::AddressRange>& trusted, const net::PeerAddress& a) {
+    for (const net::AddressRange& r : trusted)
+        if (r.contains(a)) return true;
+    return false;
+}
+
+// The for= value of one Forwarded element ("for=1.2.3.4;proto=https"), or "".
+std::string_view for_param(std::string_view element) {
+    while (!element.empty()) {
+        size_t semi = element.find(';');
+        std::string_view pair = trim(element.substr(0, semi));
+        element = semi == std::string_view::npos ? std::string_view() : element.substr(semi + 1);
+        size_t eq = pair.find('=');
+        if (eq != std::string_view::npos && iequals(trim(pair.substr(0, eq)), "for")) return trim(pair.substr(eq + 1));
+    }
+    return {};
+}
+
+}  // namespace
+
+bool parse_node(std::string_view text, net::PeerAddress* out) {
+    if (text.size() >= 2 && text.front() == '"' && text.back() == '"') text = text.substr(1, text.size() - 2);
+    if (text.empty() || text.size() > 64) return false;
+    std::string host;
+    std::string_view port;
+    if (text.front() == '[') {
+        size_t close = text.find(']');
+        if (close == std::string_view::npos) return false;
+        host = std::string(text.substr(1, close - 1));
+        std::string_view rest = text.substr(close + 1);
+        if (!rest.empty()) {
+            if (rest.front() != ':') return false;
+            port = rest.substr(1);
+        }
+    } else {
+        size_t colon = text.find(':');
+        if (colon != std::string_view::npos && text.find(':', colon + 1) != std::string_view::npos) {
+            host = std::string(text);  // a bare IPv6 address (X-Forwarded-For writes them so)
+        } else {
+            host = std::string(text.substr(0, colon));
+            if (colon != std::string_view::npos) port = text.substr(colon + 1);
+        }
+    }
+    net::PeerAddress a;
+    if (inet_pton(AF_INET, host.c_str(), a.addr) == 1) a.family = AF_INET;
+    else if (inet_pton(AF_INET6, host.c_str(), a.addr) == 1) a.family = AF_INET6;
+    else return false;
+    if (!port.empty()) {
+        unsigned p = 0;
+        auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+        if (ec != std::errc() || end != port.data() + port.size() || p > 65535) return false;
+        a.port = static_cast<uint16_t>(p);
+    }
+    *out = a;
+    return true;
+}
+
+net::PeerAddress forwarded_client(std::span<const Header> headers, const net::PeerAddress& peer,
+                                  const std::vector<net::AddressRange>& trusted) {
+    bool rfc = false;
+    for (const Header& h : headers) rfc = rfc || iequals(h.name, "forwarded");
+    // The hops, nearest last: every line of the field, in order.
+    std::vector<std::string_view> hops;
+    for (const Header& h : headers) {
+        if (!iequals(h.name, rfc ? "forwarded" : "x-forwarded-for")) continue;
+        std::string_view v = h.value;
+        while (!v.empty()) {
+            size_t comma = v.find(',');
+            std::string_view item = trim(v.substr(0, comma));
+            v = comma == std::string_view::npos ? std::string_view() : v.substr(comma + 1);
+            hops.push_back(rfc ? for_param(item) : item);
+        }
+    }
+    net::PeerAddress client = peer;
+    for (size_t i = hops.size(); i-- > 0;) {
+        net::PeerAddress a;
+        if (!parse_node(hops[i], &a)) break;
+        client = a;
+        if (!trusted_by(trusted, a)) break;  // the first untrusted hop: the client
+    }
+    return client;
+}
+
+}  // namespace kiln::http
