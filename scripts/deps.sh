@@ -15,6 +15,8 @@ build=(
   libsqlite3-dev                                 # embedded database (src/db)
   libpq-dev postgresql                           # PostgreSQL driver (src/pg); the server for its tests
   libhiredis-dev redis-server                    # Redis client (src/redis); the server for its tests
+  libsodium-dev                                  # Argon2id password hashes (src/auth)
+  haproxy                                        # the load balancer of tests/cluster
   clang libclang-rt-14-dev                       # libFuzzer + sanitizers for the fuzz targets
   curl python3                                   # integration tests (curl for 100-continue)
   chromium nodejs $(command -v npm >/dev/null || echo npm)  # browser test (Playwright drives chromium); npm unless node ships it

@@ -4,7 +4,8 @@
 #   kiln_util  <- kiln_net  <- kiln_http (+ kiln_proto)  <- kiln_app  <- kiln_server
 #   kiln_view  <- kiln_app;  kiln_util <- kiln_db;  kiln_net + kiln_db <- kiln_pg
 #   kiln_net <- kiln_redis;  kiln_pg + kiln_redis <- kiln_server (their settings, the session store "redis")
-#   kiln = kiln_server + kiln_db + kiln_pg + kiln_redis
+#   kiln_app + kiln_db + kiln_pg <- kiln_auth
+#   kiln = kiln_server + kiln_db + kiln_pg + kiln_redis + kiln_auth
 #
 # A call that goes up does not link: tests/layers builds, for every layer, a program
 # that pulls in every object of that layer (whole-archive) with only the layers below
@@ -145,6 +146,14 @@ kiln_layer(kiln_redis
 )
 target_link_libraries(kiln_redis PUBLIC kiln_net PRIVATE PkgConfig::HIREDIS)
 
+# Accounts (kiln::auth): the app's users on its Store, Argon2id from libsodium.
+pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)
+kiln_layer(kiln_auth
+  auth/password.cpp
+  auth/accounts.cpp
+)
+target_link_libraries(kiln_auth PUBLIC kiln_app kiln_db kiln_pg PRIVATE PkgConfig::SODIUM)
+
 kiln_layer(kiln_server
   server/flags.cpp
   server/run.cpp
@@ -167,7 +176,7 @@ target_link_libraries(kiln_server PUBLIC kiln_app kiln_pg kiln_redis PRIVATE Pkg
 
 # What applications link.
 add_library(kiln INTERFACE)
-target_link_libraries(kiln INTERFACE kiln_server kiln_db kiln_pg kiln_redis)
+target_link_libraries(kiln INTERFACE kiln_server kiln_db kiln_pg kiln_redis kiln_auth)
 add_library(kiln::kiln ALIAS kiln)
 
 # A sanitized static library needs the sanitizer runtime wherever it is linked, also
@@ -184,7 +193,7 @@ target_include_directories(kiln_internal INTERFACE ${PROJECT_SOURCE_DIR}/src)
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 target_include_directories(kiln_proto INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-set(KILN_LAYERS kiln_util kiln_net kiln_proto kiln_http kiln_view kiln_app kiln_db kiln_pg kiln_redis kiln_server)
+set(KILN_LAYERS kiln_util kiln_net kiln_proto kiln_http kiln_view kiln_app kiln_db kiln_pg kiln_redis kiln_auth kiln_server)
 foreach(l ${KILN_LAYERS})
   target_include_directories(${l} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 endforeach()
@@ -192,7 +201,7 @@ install(TARGETS kiln ${KILN_LAYERS} EXPORT kilnTargets ARCHIVE DESTINATION ${CMA
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT kilnTargets NAMESPACE kiln:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 file(WRITE ${CMAKE_BINARY_DIR}/kilnConfig.cmake
-     "include(CMakeFindDependencyMacro)\nfind_dependency(Threads)\nfind_dependency(PkgConfig)\npkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)\npkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)\npkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)\nfind_dependency(SQLite3)\nfind_dependency(OpenSSL)\nfind_dependency(nlohmann_json)\ninclude(\${CMAKE_CURRENT_LIST_DIR}/kilnTargets.cmake)\n")
+     "include(CMakeFindDependencyMacro)\nfind_dependency(Threads)\nfind_dependency(PkgConfig)\npkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)\npkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)\npkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)\npkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)\nfind_dependency(SQLite3)\nfind_dependency(OpenSSL)\nfind_dependency(nlohmann_json)\ninclude(\${CMAKE_CURRENT_LIST_DIR}/kilnTargets.cmake)\n")
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/kilnConfig.cmake ${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)

@@ -17,6 +17,7 @@
 
 #include <kiln/kiln.hpp>
 
+#include "controllers/accounts_controller.hpp"
 #include "controllers/errors_controller.hpp"
 #include "controllers/posts_controller.hpp"
 
@@ -54,14 +55,25 @@ int main(int argc, char** argv) {
     const std::string db_path = env_or("BLOG_DB", "data/blog.sqlite");
 
     kiln::Store store(db_path);  // or PostgreSQL, with --database-url
-    blog::PostsController posts(store);
+    kiln::auth::Accounts accounts(store);
+    blog::PostsController posts(store, accounts);
+    blog::AccountsController account(accounts);
     using C = blog::PostsController;
+    using A = blog::AccountsController;
 
     kiln::App app;
     app.on_node_start([&](const kiln::ServerOptions& o) { migrate(store, o, db_path, root + "/db/migrations"); });
     app.on_worker_start([&](const kiln::ServerOptions& o) { store.configure(o); });
-    app.use(blog::not_found_pages());
+    app.use(blog::not_found_pages(accounts));
     app.use(kiln::csrf_protect());
+    app.use(accounts.require_login(&C::needs_login));
+    app.get("/signup", action(account, &A::signup_form));
+    app.post("/signup", action(account, &A::signup));
+    app.get("/login", action(account, &A::login_form));
+    app.post("/login", action(account, &A::login));
+    app.post("/logout", action(account, &A::logout));
+    app.get("/password", action(account, &A::password_form));
+    app.post("/password", action(account, &A::change_password));
     app.get("/", [](kiln::Request&, kiln::Response& res) { res.redirect("/posts", 303); });
     app.get("/posts", action(posts, &C::index));
     app.get("/posts/new", action(posts, &C::new_));

@@ -113,6 +113,21 @@ public:
         co_return co_await blocking([&] { return db::page<T>(sqlite_.get(), number, per_page, order_by); });
     }
 
+    // One statement with ? placeholders (INSERT ... ON CONFLICT, DELETE ... WHERE),
+    // on either engine: SQL both dialects accept. Returns the rows it changed.
+    template <class... Args>
+    Task<int64_t> execute(db::Sql sql, Args... args) {
+        if (postgres_) {
+            std::string text = pg::detail::numbered(sql.text());
+            pg::Result r = co_await pg_.local().exec(db::trusted_sql(text), args...);
+            co_return r.affected();
+        }
+        co_return co_await blocking([&] {
+            sqlite_.get().exec(sql, args...);
+            return sqlite_.get().changes();
+        });
+    }
+
     // The engines themselves, for what the calls above do not cover. REQUIRES: the
     // matching engine is the configured one; sqlite() only on a blocking-work thread.
     pg::Client& postgresql() { return pg_.local(); }

@@ -1,6 +1,7 @@
 // The blog in a real browser: Debian's chromium, driven by playwright-core, uses
 // examples/blog the way a person would. It starts build/bin/blog on a free
-// 127.0.0.1 port with a temporary database, then: creates a post through the form,
+// 127.0.0.1 port with a temporary database, then: signs up (the header's links
+// follow), is sent to the log-in page when logged out, creates a post through the form,
 // edits it, sees each flash message, deletes it; checks that the stylesheet applies,
 // that a hostile title shows as text (no script runs), that validation keeps the
 // input, that a missing post gets the 404 page, and that a form posted without its
@@ -126,12 +127,34 @@ async function run(page, base, outDir) {
   const headerColour = await page.locator('header.site').evaluate((e) => getComputedStyle(e).backgroundColor);
   assert.equal(headerColour, 'rgb(36, 41, 47)', 'the stylesheet is applied');
 
+  step('logged out: Sign up and Log in links, writing leads to the log-in page');
+  assert.equal(await page.locator('header a', { hasText: 'New post' }).count(), 0);
+  await page.goto(base + '/posts/new');
+  assert.equal(new URL(page.url()).pathname, '/login');
+  await expectText(page.locator('.notice'), 'Please log in first.');
+
+  step('sign up through the form: logged in, the header says so');
+  await page.click('header >> text=Sign up');
+  await page.fill('#user_email', 'ada@example.org');
+  await page.fill('#user_name', 'Ada Lovelace');
+  await page.fill('#user_password', 'short');
+  let response = await submit(page, 'button:has-text("Sign up")');
+  assert.equal(response.status(), 422, 'a short password is refused');
+  await expectText(page.locator('.field.invalid .error'), 'Password must be at least 8 characters');
+  assert.equal(await page.inputValue('#user_email'), 'ada@example.org', 'the address is kept');
+  assert.equal(await page.inputValue('#user_password'), '', 'the password is not sent back');
+  await page.fill('#user_password', 'correct horse battery');
+  response = await submit(page, 'button:has-text("Sign up")');
+  assert.equal(response.status(), 200);
+  await expectText(page.locator('.notice'), 'Welcome, Ada Lovelace!');
+  await expectText(page.locator('header .who'), 'Ada Lovelace');
+
   step('create a post through the form');
   await page.click('text=New post');
   assert.equal(new URL(page.url()).pathname, '/posts/new');
   await page.fill('#post_title', 'Hello from Chromium');
   await page.fill('#post_body', 'Written by a real browser.\nTwo lines.');
-  let response = await submit(page, 'button:has-text("Create post")');
+  response = await submit(page, 'button:has-text("Create post")');
   assert.equal(response.status(), 200);
   assert.match(new URL(page.url()).pathname, /^\/posts\/\d+$/);
   const postPath = new URL(page.url()).pathname;
@@ -197,7 +220,7 @@ async function run(page, base, outDir) {
   await page.goto(base + '/posts/new');
   await page.fill('#post_title', 'Forged post');
   await page.fill('#post_body', 'no token');
-  await page.evaluate(() => document.querySelector('input[name="_csrf"]').remove());
+  await page.evaluate(() => document.querySelector('form[action="/posts"] input[name="_csrf"]').remove());
   response = await submit(page, 'button:has-text("Create post")');
   assert.equal(response.status(), 403);
   assert.match(await page.textContent('body'), /CSRF/);
@@ -210,6 +233,20 @@ async function run(page, base, outDir) {
   response = await page.goto(base + '/posts/999999');
   assert.equal(response.status(), 404);
   await expectText(page.locator('h1'), 'Not found');
+
+  step('log out: the links come back, and a wrong password is refused');
+  await submit(page, 'button:has-text("Log out")');
+  await page.locator('header a', { hasText: 'Log in' }).waitFor({ timeout: STEP_MS });
+  await page.click('header >> text=Log in');
+  await page.fill('#user_email', 'ada@example.org');
+  await page.fill('#user_password', 'not the password');
+  response = await submit(page, 'button:has-text("Log in")');
+  assert.equal(response.status(), 422);
+  await expectText(page.locator('.errors'), 'Wrong email address or password');
+  await page.fill('#user_password', 'correct horse battery');
+  response = await submit(page, 'button:has-text("Log in")');
+  assert.equal(response.status(), 200);
+  await expectText(page.locator('header .who'), 'Ada Lovelace');
 }
 
 // ----------------------------------------------------------------- main

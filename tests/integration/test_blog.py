@@ -1,6 +1,8 @@
 """The blog example (examples/blog), end to end over HTTP: a client with a cookie jar
-creates, lists, shows, edits and deletes posts through the same forms a browser
-gets, scraping the CSRF token from them. Validation errors keep the user's input
+signs up, creates, lists, shows, edits and deletes posts through the same forms a
+browser gets, scraping the CSRF token from them. Accounts: writing needs a log-in,
+only a post's author may change it (403), wrong passwords are throttled (429), a
+password change logs out the account's other sessions. Validation errors keep the user's input
 (422), a form without its token is refused (403), a missing post gets the 404 page,
 the index pages by 10 newest first, and hostile titles are stored verbatim and shown
 escaped. Each server runs on its own temporary database (BLOG_DB)."""
@@ -70,6 +72,21 @@ class Client:
         assert m, "no CSRF field in %s: %r" % (target, r.body[:400])
         return m.group(1).decode()
 
+    def sign_up(self, email, name="Ada", password="correct horse battery"):
+        r = self.post("/signup", [("_csrf", self.token("/signup")), ("email", email), ("name", name),
+                                  ("password", password)])
+        assert r.status == 303, r
+        return r
+
+    def log_in(self, email, password="correct horse battery", next_path=""):
+        return self.post("/login", [("_csrf", self.token("/login")), ("email", email), ("password", password),
+                                    ("next", next_path)])
+
+    def log_out(self):
+        r = self.post("/logout", [("_csrf", self.token("/posts"))])
+        assert r.status == 303, r
+        return r
+
     def create(self, title, body="Some text."):
         """Creates a post through the form; returns (response, path of the new post)."""
         r = self.post("/posts", [("_csrf", self.token()), ("title", title), ("body", body)])
@@ -99,8 +116,17 @@ class BlogCase(unittest.TestCase):
             del os.environ["BLOG_DB"]
         cls.port = cls.server.port
 
+    users = 0
+
     def setUp(self):
         self.client = Client(self.port)
+        self.email = self.new_email()
+        self.client.sign_up(self.email)
+
+    @classmethod
+    def new_email(cls):
+        BlogCase.users += 1
+        return "writer%d-%d@example.org" % (os.getpid(), BlogCase.users)
 
     def stored_post(self, post_id):
         """[(title, body)] of the post with this id, read from the database itself."""
@@ -260,7 +286,7 @@ class Crud(BlogCase):
         r = c.post("/posts", [("_csrf", "0" * 64), ("title", "Forged"), ("body", "wrong token")])
         self.assertEqual(r.status, 403, r)
         other = Client(self.port)
-        r = c.post("/posts", [("_csrf", other.token()), ("title", "Forged"), ("body", "other session")])
+        r = c.post("/posts", [("_csrf", other.token("/login")), ("title", "Forged"), ("body", "other session")])
         self.assertEqual(r.status, 403, r)
         self.assertNotIn(b"Forged", c.get("/posts").body)
 
@@ -291,6 +317,134 @@ class Crud(BlogCase):
         c = self.client
         _, path = c.create("Override")
         self.assertEqual(c.post(path, [("_csrf", c.token()), ("_method", "TRACE")]).status, 400)
+
+
+class Accounts(BlogCase):
+    def test_links_follow_the_log_in(self):
+        anon = Client(self.port)
+        body = anon.get("/posts").body
+        self.assertIn(b'<a href="/signup">Sign up</a>', body)
+        self.assertIn(b'<a href="/login">Log in</a>', body)
+        self.assertNotIn(b"Log out", body)
+        self.assertNotIn(b'href="/posts/new"', body)
+        self.assertNotIn(b"kiln_sid", b"".join(v.encode() for v in anon.get("/posts").header_all("set-cookie")),
+                         "a visitor who only reads gets no session")
+        body = self.client.get("/posts").body
+        self.assertIn(b"Log out</button>", body)
+        self.assertIn(b'<span class="who">Ada</span>', body)
+        self.assertNotIn(b'href="/signup"', body)
+        self.assert_not_found_page(self.client.get("/no/such/page"))
+        self.assertIn(b"Log out</button>", self.client.get("/no/such/page").body, "the 404 page knows the user too")
+
+    def test_writing_needs_a_log_in(self):
+        anon = Client(self.port)
+        r = anon.get("/posts/new")
+        self.assertEqual(r.status, 303)
+        self.assertEqual(r.header("Location"), "/login?next=%2Fposts%2Fnew")
+        r = anon.get(r.header("Location"))
+        self.assertIn(b"Please log in first.", r.body)
+        self.assertIn(b'name="next" value="/posts/new"', r.body)
+        r = anon.post("/posts", [("_csrf", anon.token("/login")), ("title", "Anonymous"), ("body", "b")])
+        self.assertEqual(r.status, 303)
+        self.assertTrue(r.header("Location").startswith("/login"), r)
+        self.assertNotIn(b"Anonymous", anon.get("/posts").body)
+        r = anon.log_in(self.email, next_path="/posts/new")
+        self.assertEqual(r.status, 303, r)
+        self.assertEqual(r.header("Location"), "/posts/new")
+        self.assertEqual(anon.get("/posts/new").status, 200)
+        # next= only leads inside the site
+        other = Client(self.port)
+        r = other.log_in(self.email, next_path="//evil.example/")
+        self.assertEqual(r.header("Location"), "/posts")
+
+    def test_only_the_author_may_change_a_post(self):
+        _, path = self.client.create("Mine", "by the first writer")
+        page = self.client.get(path).body
+        self.assertIn(b'<span class="author">Ada</span>', page)
+        self.assertIn(b'href="%s/edit"' % path.encode(), page)
+        other = Client(self.port)
+        other.sign_up(self.new_email(), name="Bob")
+        page = other.get(path).body
+        self.assertNotIn(b'href="%s/edit"' % path.encode(), page, "no Edit link for someone else's post")
+        self.assertEqual(other.get(path + "/edit").status, 403)
+        token = other.token("/posts/new")
+        r = other.post(path, [("_csrf", token), ("_method", "PATCH"), ("title", "Hijacked"), ("body", "x")])
+        self.assertEqual(r.status, 403)
+        self.assertIn(b"Only the author", r.body)
+        self.assertEqual(other.post(path, [("_csrf", token), ("_method", "DELETE")]).status, 403)
+        self.assertIn(b"<h1>Mine</h1>", self.client.get(path).body)
+
+    def test_sign_up_refuses_bad_input_and_never_echoes_the_password(self):
+        c = Client(self.port)
+        for email, name, password, wanted in (("not-an-address", "N", "long enough pw", b"Email must be"),
+                                              ("x@example.org", "", "long enough pw", b"Name must be"),
+                                              ("x@example.org", "N", "short", b"at least 8 characters"),
+                                              (self.email.upper(), "N", "long enough pw", b"exists already")):
+            with self.subTest(email=email, name=name):
+                r = c.post("/signup", [("_csrf", c.token("/signup")), ("email", email), ("name", name),
+                                       ("password", password)])
+                self.assert_page(r, 422)
+                self.assertIn(wanted, r.body)
+                self.assertNotIn(password.encode(), r.body)
+
+    def test_log_in_renews_the_session_and_log_out_ends_it(self):
+        c = Client(self.port)
+        c.token("/login")
+        before = c.cookies["kiln_sid"]
+        r = c.log_in(self.email.upper())  # addresses are matched without case
+        self.assertEqual(r.status, 303, r)
+        self.assertNotEqual(c.cookies["kiln_sid"], before, "the session id is renewed at log-in")
+        self.assertEqual(c.get("/posts/new").status, 200)
+        old = dict(c.cookies)
+        c.log_out()
+        self.assertEqual(c.get("/posts/new").status, 303)
+        replay = Client(self.port)
+        replay.cookies = old
+        self.assertEqual(replay.get("/posts/new").status, 303, "the logged-out session is dead everywhere")
+
+    def test_wrong_passwords_are_refused_then_throttled(self):
+        email = self.new_email()
+        Client(self.port).sign_up(email)
+        c = Client(self.port)
+        r = c.log_in(email, "wrong password 1")
+        self.assert_page(r, 422)
+        self.assertIn(b"Wrong email address or password", r.body)
+        r2 = c.log_in("nobody-" + email, "wrong password 1")
+        self.assertIn(b"Wrong email address or password", r2.body, "an unknown address reads the same")
+        for i in range(2, 6):
+            self.assertEqual(c.log_in(email, "wrong password %d" % i).status, 422)
+        r = c.log_in(email)  # the right password, too late
+        self.assertEqual(r.status, 429, r)
+        self.assertGreater(int(r.header("Retry-After")), 0)
+        self.assertIn(b"Too many failed log-ins", r.body)
+
+    def test_password_change_logs_out_the_other_sessions(self):
+        email = self.new_email()
+        a = Client(self.port)
+        a.sign_up(email, password="first password")
+        b = Client(self.port)
+        self.assertEqual(b.log_in(email, "first password").status, 303)
+        r = a.post("/password", [("_csrf", a.token("/password")), ("current_password", "wrong one!"),
+                                 ("password", "second password")])
+        self.assert_page(r, 422)
+        self.assertIn(b"current password is wrong", r.body)
+        r = a.post("/password", [("_csrf", a.token("/password")), ("current_password", "first password"),
+                                 ("password", "second password")])
+        self.assertEqual(r.status, 303, r)
+        self.assertEqual(a.get("/posts/new").status, 200, "this session stays logged in")
+        self.assertEqual(b.get("/posts/new").status, 303, "the other session is logged out")
+        self.assertEqual(Client(self.port).log_in(email, "first password").status, 422)
+        self.assertEqual(Client(self.port).log_in(email, "second password").status, 303)
+
+    def test_passwords_are_stored_as_argon2id(self):
+        if ON_POSTGRES:
+            stored = harness.psql(self.pg_url, "SELECT password_hash FROM users WHERE email = '%s'" % self.email)
+        else:
+            import sqlite3
+            with sqlite3.connect(self.db_path) as db:
+                stored = db.execute("SELECT password_hash FROM users WHERE email = ?", (self.email,)).fetchone()[0]
+        self.assertTrue(stored.startswith("$argon2id$"), stored)
+        self.assertNotIn("correct horse", stored)
 
 
 class Pagination(BlogCase):
@@ -353,11 +507,13 @@ class OnPostgres(BlogCase):
     and no SQLite file appears."""
 
     def test_posts_are_rows_of_postgresql(self):
-        c = Client(self.port)
+        c = self.client
         r, _ = c.create("Stored in PostgreSQL", "Its body")
         self.assertEqual(r.status, 303, r)
         self.assertEqual(harness.psql(self.pg_url, "SELECT title FROM posts"), "Stored in PostgreSQL")
-        self.assertEqual(harness.psql(self.pg_url, "SELECT name FROM kiln_migrations"), "create_posts")
+        self.assertEqual(harness.psql(self.pg_url, "SELECT string_agg(name, ',' ORDER BY version) FROM kiln_migrations"),
+                         "create_posts,create_users,add_post_authors")
+        self.assertEqual(harness.psql(self.pg_url, "SELECT count(*) FROM users WHERE password_hash LIKE '$argon2id$%'"), "1")
         self.assertFalse(os.path.exists(self.db_path), "a SQLite file was made although PostgreSQL was configured")
 
 
@@ -387,12 +543,13 @@ class Startup(unittest.TestCase):
             os.chdir(old)
         try:
             c = Client(server.port)
+            c.sign_up("default@example.org")
             r, _ = c.create("Saved by default")
             self.assertEqual(r.status, 303, r)
             import sqlite3
             with sqlite3.connect(os.path.join(tmp, "data", "blog.sqlite")) as db:
                 self.assertEqual(db.execute("SELECT title FROM posts").fetchall(), [("Saved by default",)])
-                self.assertEqual(db.execute("SELECT version FROM kiln_migrations").fetchall(), [(1,)])
+                self.assertEqual(db.execute("SELECT version FROM kiln_migrations").fetchall(), [(1,), (2,), (3,)])
         finally:
             harness.check_clean_stop(server)
 

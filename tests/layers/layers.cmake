@@ -3,7 +3,7 @@
 # the layer's own target links, i.e. the layers below it. A call from a layer into
 # one above it is then an undefined reference, and the build fails.
 if(TARGET kiln)
-  foreach(layer kiln_util kiln_net kiln_http kiln_view kiln_app kiln_db kiln_pg kiln_redis kiln_server)
+  foreach(layer kiln_util kiln_net kiln_http kiln_view kiln_app kiln_db kiln_pg kiln_redis kiln_auth kiln_server)
     add_executable(layer_check_${layer} ${CMAKE_CURRENT_LIST_DIR}/check_main.cpp)
     target_link_libraries(layer_check_${layer} PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,${layer}>")
     set_target_properties(layer_check_${layer} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/layers)

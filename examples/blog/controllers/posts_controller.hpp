@@ -10,6 +10,7 @@
 // are HTML pages rendered through views/; a missing post renders
 // views/errors/not_found (404).
 #pragma once
+#include <kiln/auth.hpp>
 #include <kiln/kiln.hpp>
 #include <kiln/store.hpp>
 
@@ -19,18 +20,24 @@ class PostsController {
 public:
     static constexpr int kPerPage = 10;
 
-    explicit PostsController(kiln::Store& store) : store_(store) {}
+    PostsController(kiln::Store& store, kiln::auth::Accounts& accounts) : store_(store), accounts_(accounts) {}
+
+    // The actions that need a log-in (new, create, edit, update, destroy): for
+    // Accounts::require_login. Only a post's author may edit or delete it (403).
+    static bool needs_login(const kiln::Request& req);
 
     kiln::Task<> index(kiln::Request& req, kiln::Response& res);
     kiln::Task<> show(kiln::Request& req, kiln::Response& res);
-    void new_(kiln::Request& req, kiln::Response& res);
+    kiln::Task<> new_(kiln::Request& req, kiln::Response& res);
     kiln::Task<> create(kiln::Request& req, kiln::Response& res);
     kiln::Task<> edit(kiln::Request& req, kiln::Response& res);
     kiln::Task<> update(kiln::Request& req, kiln::Response& res);
     kiln::Task<> destroy(kiln::Request& req, kiln::Response& res);
 
 private:
+    kiln::Task<> missing(kiln::Request& req, kiln::Response& res);
     kiln::Store& store_;
+    kiln::auth::Accounts& accounts_;
 };
 
 }  // namespace blog

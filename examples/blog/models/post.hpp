@@ -18,6 +18,8 @@ struct Post {
     std::string body;
     int64_t created_at = 0;  // unix seconds, UTC
     int64_t updated_at = 0;
+    int64_t author_id = 0;    // the kiln::auth::User who wrote it (0: before accounts)
+    std::string author_name;  // their name when they wrote it
 };
 
 inline constexpr size_t kTitleMaxChars = 200;
@@ -38,5 +40,6 @@ struct kiln::db::Model<blog::Post> {
     static constexpr auto table = "posts";
     static constexpr auto fields = std::make_tuple(
         field("id", &blog::Post::id), field("title", &blog::Post::title), field("body", &blog::Post::body),
-        field("created_at", &blog::Post::created_at), field("updated_at", &blog::Post::updated_at));
+        field("created_at", &blog::Post::created_at), field("updated_at", &blog::Post::updated_at),
+        field("author_id", &blog::Post::author_id), field("author_name", &blog::Post::author_name));
 };

@@ -1,0 +1,166 @@
+// kiln::auth: accounts for an app: sign-up, log-in, log-out and password change,
+// on the app's own kiln::Store (SQLite or PostgreSQL) and its sessions.
+//
+//   kiln::auth::Accounts accounts(store);
+//   app.post("/login", [&](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
+//       try {
+//           co_await accounts.log_in(req, form_email, form_password);
+//           res.redirect("/", 303);
+//       } catch (const kiln::auth::Error& e) { ... show the form again with e.what() ... }
+//   });
+//   app.use(accounts.require_login([](const kiln::Request& r) { return r.path().starts_with("/admin"); }));
+//   std::optional<kiln::auth::User> me = co_await accounts.current_user(req);
+//
+// Passwords are hashed with Argon2id (libsodium's crypto_pwhash, its "interactive"
+// cost: 64 MiB and a few tens of milliseconds), on kiln's blocking-work threads so
+// the event loop never waits for one; a hash is never logged, shown or compared by
+// hand. A log-in with an unknown e-mail address costs the same hash as a known one
+// (no timing tells which addresses have accounts), and both get the same message.
+//
+// Log-in throttling: failures are counted per account and per client address
+// (Request::client_address) in the store's auth_failures table, so every node that
+// shares the database shares the counts. Past max_failures_* within the window a
+// log-in is refused before any password is checked (Error::Kind::Throttled, with the
+// seconds to wait); a success clears its account's count.
+//
+// Sessions: a log-in regenerates the session id (an id seen before it is worth
+// nothing) and stores the user's id and the account's session epoch; changing the
+// password bumps the epoch, so every other session of the account is logged out.
+// The tables (users, auth_failures) are the app's: `kiln generate auth` writes their
+// migration, a controller and views.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+#include <kiln/app.hpp>
+#include <kiln/model.hpp>
+#include <kiln/request.hpp>
+#include <kiln/response.hpp>
+#include <kiln/store.hpp>
+#include <kiln/task.hpp>
+
+namespace kiln::auth {
+
+struct User {
+    int64_t id = 0;
+    std::string email;          // the log-in name: trimmed, lower-cased, unique
+    std::string name;           // shown
+    std::string password_hash;  // Argon2id in libsodium's string form; never shown
+    int64_t epoch = 1;          // bumped by a password change: older sessions end
+    int64_t created_at = 0;     // unix seconds
+};
+
+// A failed log-in counter (the auth_failures table): "account:<email>" or "address:<ip>".
+struct Failures {
+    int64_t id = 0;
+    std::string key;  // unique
+    int64_t failures = 0;
+    int64_t window_start = 0;  // unix seconds
+};
+
+class Error : public std::runtime_error {
+public:
+    enum class Kind : uint8_t {
+        Invalid,         // a field's value is refused (field() names it)
+        Taken,           // sign-up: an account has this e-mail address
+        BadCredentials,  // log-in or password change: wrong e-mail address or password
+        Throttled,       // too many failures: retry_after() seconds to wait
+        NotLoggedIn,     // a call that needs a logged-in user
+    };
+    Error(Kind kind, std::string field, const std::string& message, int64_t retry_after = 0)
+        : std::runtime_error(message), kind_(kind), field_(std::move(field)), retry_after_(retry_after) {}
+    Kind kind() const { return kind_; }
+    const std::string& field() const { return field_; }  // "email", "name", "password" or ""
+    int64_t retry_after() const { return retry_after_; }
+
+private:
+    Kind kind_;
+    std::string field_;
+    int64_t retry_after_;
+};
+
+struct Options {
+    std::chrono::seconds throttle_window{15 * 60};
+    int max_failures_per_account = 5;   // within the window
+    int max_failures_per_address = 50;  // within the window (many users may share one address)
+    size_t min_password_chars = 8;
+    size_t max_password_bytes = 1024;
+    std::string login_path = "/login";  // where require_login sends the logged-out
+};
+
+// Argon2id, on a blocking-work thread (a coroutine awaits it; the loop goes on).
+Task<std::string> hash_password(std::string password);
+Task<bool> verify_password(std::string hash, std::string password);
+
+// Trimmed and lower-cased; throws Error(Invalid, "email") unless it is one address
+// of 3 to 254 bytes with an @ inside and no spaces or control characters.
+std::string normalize_email(std::string_view email);
+
+class Accounts {
+public:
+    explicit Accounts(Store& store, Options options = {});
+    Accounts(const Accounts&) = delete;
+    Accounts& operator=(const Accounts&) = delete;
+
+    // A new account, logged in on this request's session. Throws Error: Invalid
+    // (with its field), Taken.
+    Task<User> sign_up(Request& req, std::string email, std::string name, std::string password);
+    // Throws Error: Throttled (nothing checked), BadCredentials (counted).
+    Task<User> log_in(Request& req, std::string email, std::string password);
+    // Ends the session (its data and cookie go).
+    void log_out(Request& req);
+    // Checks `current` (a failure counts as a log-in failure), stores `next`, bumps
+    // the epoch (every other session of the account ends) and regenerates this
+    // session's id. Throws Error: NotLoggedIn, Throttled, BadCredentials, Invalid.
+    Task<> change_password(Request& req, std::string current, std::string next);
+
+    // The logged-in user (read once per request, then kept in req.local<User>()), or
+    // nullopt: no session, no user id in it, the account is gone or its epoch moved.
+    Task<std::optional<User>> current_user(Request& req);
+    // The user id in the request's session, without a database read (nullopt if none).
+    static std::optional<int64_t> session_user_id(Request& req);
+
+    // A middleware for the requests `which` selects (all when empty): a logged-out
+    // client is sent to login_path?next=<the path it asked for> (303) with a flash
+    // notice; a logged-in one goes on, its User in req.local<User>().
+    AsyncMiddleware require_login(std::function<bool(const Request&)> which = {});
+    // What require_login answers: the redirect to the log-in page.
+    void send_to_login(Request& req, Response& res) const;
+
+    const Options& options() const { return options_; }
+
+private:
+    Task<> check_throttle(const std::string& account_key, const std::string& address_key, int64_t now);
+    Task<> count_failure(const std::string& key, int64_t now);
+    void start_session(Request& req, const User& user);
+    std::string check_password(std::string_view password) const;  // "" or why not
+
+    Store& store_;
+    Options options_;
+};
+
+}  // namespace kiln::auth
+
+template <>
+struct kiln::db::Model<kiln::auth::User> {
+    static constexpr auto table = "users";
+    static constexpr auto fields = std::make_tuple(
+        field("id", &kiln::auth::User::id), field("email", &kiln::auth::User::email),
+        field("name", &kiln::auth::User::name), field("password_hash", &kiln::auth::User::password_hash),
+        field("epoch", &kiln::auth::User::epoch), field("created_at", &kiln::auth::User::created_at));
+};
+
+template <>
+struct kiln::db::Model<kiln::auth::Failures> {
+    static constexpr auto table = "auth_failures";
+    static constexpr auto fields = std::make_tuple(field("id", &kiln::auth::Failures::id),
+                                                   field("key", &kiln::auth::Failures::key),
+                                                   field("failures", &kiln::auth::Failures::failures),
+                                                   field("window_start", &kiln::auth::Failures::window_start));
+};

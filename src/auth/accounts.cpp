@@ -1,0 +1,219 @@
+#include <ctime>
+
+#include <kiln/auth.hpp>
+#include <kiln/csrf.hpp>  // flash
+#include <kiln/view.hpp>  // url_encode
+
+#include "util/utf8.hpp"
+
+namespace kiln::auth {
+namespace {
+
+constexpr std::string_view kUserKey = "kiln.user_id";
+constexpr std::string_view kEpochKey = "kiln.user_epoch";
+
+int64_t now_seconds() { return static_cast<int64_t>(std::time(nullptr)); }
+
+// Characters (code points) in s, or nullopt if it is not UTF-8.
+std::optional<size_t> chars(std::string_view s) {
+    size_t n = 0;
+    for (size_t i = 0; i < s.size(); ++n) {
+        size_t len = utf8::sequence_at(s, i);
+        if (len == 0) return std::nullopt;
+        i += len;
+    }
+    return n;
+}
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\n')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) s.remove_suffix(1);
+    return s;
+}
+
+// Hashed in place of an unknown account's, so a wrong e-mail address costs what a
+// wrong password does. Made once, on first use.
+Task<std::string> decoy_hash() {
+    static std::string made;
+    if (made.empty()) made = co_await hash_password("kiln decoy password, never anyone's");
+    co_return made;
+}
+
+}  // namespace
+
+std::string normalize_email(std::string_view email) {
+    std::string_view t = trim(email);
+    size_t at = t.find('@');
+    bool ok = t.size() >= 3 && t.size() <= 254 && at != std::string_view::npos && at > 0 && at + 1 < t.size() &&
+              t.find('@', at + 1) == std::string_view::npos;
+    for (char c : t) ok = ok && static_cast<unsigned char>(c) > 0x20 && c != 0x7f;
+    if (!ok || !chars(t)) throw Error(Error::Kind::Invalid, "email", "Email must be one address such as ada@example.org");
+    std::string out(t);
+    for (char& c : out)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return out;
+}
+
+Accounts::Accounts(Store& store, Options options) : store_(store), options_(std::move(options)) {}
+
+std::string Accounts::check_password(std::string_view password) const {
+    if (password.size() > options_.max_password_bytes)
+        return "Password must be at most " + std::to_string(options_.max_password_bytes) + " bytes";
+    std::optional<size_t> n = chars(password);
+    if (!n) return "Password must be text (UTF-8)";
+    if (*n < options_.min_password_chars)
+        return "Password must be at least " + std::to_string(options_.min_password_chars) + " characters";
+    return {};
+}
+
+void Accounts::start_session(Request& req, const User& user) {
+    Session& s = req.session();
+    s.regenerate();  // an id seen before the log-in is worth nothing after it
+    s.set_int(kUserKey, user.id);
+    s.set_int(kEpochKey, user.epoch);
+    req.set_local(user);
+}
+
+Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, std::string password) {
+    User u;
+    u.email = normalize_email(email);
+    std::string_view shown = trim(name);
+    std::optional<size_t> n = chars(shown);
+    if (shown.empty() || !n || *n > 100)
+        throw Error(Error::Kind::Invalid, "name", "Name must be 1 to 100 characters");
+    u.name = std::string(shown);
+    if (std::string why = check_password(password); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
+    u.password_hash = co_await hash_password(std::move(password));
+    u.created_at = now_seconds();
+    bool taken = false;
+    try {
+        co_await store_.insert(u);
+    } catch (const db::ConstraintViolation&) {  // the unique index on email
+        taken = true;
+    }
+    if (taken) throw Error(Error::Kind::Taken, "email", "An account with this email address exists already");
+    start_session(req, u);
+    co_return u;
+}
+
+Task<> Accounts::check_throttle(const std::string& account_key, const std::string& address_key, int64_t now) {
+    int64_t window = options_.throttle_window.count();
+    int64_t wait = 0;
+    std::vector<Failures> counts = co_await store_.where<Failures>("key = ? OR key = ?", account_key, address_key);
+    for (const Failures& f : counts) {
+        int limit = f.key == account_key ? options_.max_failures_per_account : options_.max_failures_per_address;
+        if (f.window_start + window > now && f.failures >= limit) wait = std::max(wait, f.window_start + window - now);
+    }
+    if (wait > 0)
+        throw Error(Error::Kind::Throttled, "", "Too many failed log-ins: try again in " + std::to_string((wait + 59) / 60) +
+                                                     " minute" + ((wait + 59) / 60 == 1 ? "" : "s"),
+                    wait);
+}
+
+Task<> Accounts::count_failure(const std::string& key, int64_t now) {
+    int64_t stale = now - options_.throttle_window.count();  // a window started before this is over
+    co_await store_.execute(
+        "INSERT INTO auth_failures (key, failures, window_start) VALUES (?, 1, ?) "
+        "ON CONFLICT (key) DO UPDATE SET "
+        "failures = CASE WHEN auth_failures.window_start <= ? THEN 1 ELSE auth_failures.failures + 1 END, "
+        "window_start = CASE WHEN auth_failures.window_start <= ? THEN ? ELSE auth_failures.window_start END",
+        key, now, stale, stale, now);
+}
+
+Task<User> Accounts::log_in(Request& req, std::string email, std::string password) {
+    int64_t now = now_seconds();
+    std::string address_key = "address:" + req.client_address();
+    std::string normalized;
+    try {
+        normalized = normalize_email(email);
+    } catch (const Error&) {
+        normalized = std::string(trim(email));  // not an address: it matches no account, and is counted so
+    }
+    std::string account_key = "account:" + normalized;
+    co_await check_throttle(account_key, address_key, now);
+    std::vector<User> found = co_await store_.where<User>("email = ?", normalized);
+    // Plain statements around each co_await: GCC 12 mis-destroys temporaries of a
+    // co_await inside ?: or && (a double free).
+    bool known = !found.empty();
+    std::string hash;
+    if (known) hash = found.front().password_hash;
+    else hash = co_await decoy_hash();
+    bool ok = false;
+    if (password.size() <= options_.max_password_bytes) ok = co_await verify_password(std::move(hash), std::move(password));
+    if (!known || !ok) {
+        co_await count_failure(account_key, now);
+        co_await count_failure(address_key, now);
+        throw Error(Error::Kind::BadCredentials, "", "Wrong email address or password");
+    }
+    co_await store_.execute("DELETE FROM auth_failures WHERE key = ?", account_key);
+    start_session(req, found.front());
+    co_return found.front();
+}
+
+void Accounts::log_out(Request& req) {
+    if (Session* s = req.existing_session()) s->destroy();
+    req.set_local(User{});  // current_user sees no one for the rest of this request
+}
+
+Task<> Accounts::change_password(Request& req, std::string current, std::string next) {
+    std::optional<User> me = co_await current_user(req);
+    if (!me) throw Error(Error::Kind::NotLoggedIn, "", "Log in first");
+    int64_t now = now_seconds();
+    std::string account_key = "account:" + me->email, address_key = "address:" + req.client_address();
+    co_await check_throttle(account_key, address_key, now);
+    bool right = co_await verify_password(me->password_hash, std::move(current));
+    if (!right) {
+        co_await count_failure(account_key, now);
+        co_await count_failure(address_key, now);
+        throw Error(Error::Kind::BadCredentials, "current_password", "The current password is wrong");
+    }
+    if (std::string why = check_password(next); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
+    me->password_hash = co_await hash_password(std::move(next));
+    ++me->epoch;  // every other session of the account ends
+    co_await store_.update(*me);
+    start_session(req, *me);
+}
+
+std::optional<int64_t> Accounts::session_user_id(Request& req) {
+    Session* s = req.existing_session();
+    return s ? s->get_int(kUserKey) : std::nullopt;
+}
+
+Task<std::optional<User>> Accounts::current_user(Request& req) {
+    if (User* cached = req.local<User>()) {
+        if (cached->id == 0) co_return std::nullopt;  // looked up already: nobody
+        co_return *cached;
+    }
+    Session* s = req.existing_session();
+    std::optional<int64_t> id = s ? s->get_int(kUserKey) : std::nullopt;
+    if (!id) {
+        req.set_local(User{});
+        co_return std::nullopt;
+    }
+    std::optional<User> u = co_await store_.find<User>(*id);
+    if (!u || s->get_int(kEpochKey) != u->epoch) {  // deleted, or its password changed since
+        s->erase(kUserKey);
+        s->erase(kEpochKey);
+        req.set_local(User{});
+        co_return std::nullopt;
+    }
+    req.set_local(*u);
+    co_return u;
+}
+
+void Accounts::send_to_login(Request& req, Response& res) const {
+    flash(req, "notice", "Please log in first.");
+    std::string next = std::string(req.path());
+    res.redirect(options_.login_path + "?next=" + url_encode(next), 303);
+}
+
+AsyncMiddleware Accounts::require_login(std::function<bool(const Request&)> which) {
+    return [this, which = std::move(which)](Request& req, Response& res, Next& next) -> Task<> {
+        if (which && !which(req)) co_return co_await next;
+        std::optional<User> me = co_await current_user(req);
+        if (!me) co_return send_to_login(req, res);
+        co_await next;
+    };
+}
+
+}  // namespace kiln::auth

@@ -1,0 +1,39 @@
+// Argon2id through libsodium, on kiln's blocking-work threads.
+#include <sodium.h>
+
+#include <stdexcept>
+
+#include <kiln/auth.hpp>
+#include <kiln/blocking.hpp>
+
+namespace kiln::auth {
+namespace {
+void init_sodium() {
+    static const bool ready = sodium_init() >= 0;  // thread-safe once; idempotent in libsodium too
+    if (!ready) throw std::runtime_error("libsodium failed to initialise");
+}
+}  // namespace
+
+Task<std::string> hash_password(std::string password) {
+    init_sodium();
+    co_return co_await blocking([&] {
+        char out[crypto_pwhash_STRBYTES];
+        if (crypto_pwhash_str_alg(out, password.data(), password.size(), crypto_pwhash_OPSLIMIT_INTERACTIVE,
+                                  crypto_pwhash_MEMLIMIT_INTERACTIVE, crypto_pwhash_ALG_ARGON2ID13) != 0)
+            throw std::runtime_error("password hashing ran out of memory");
+        sodium_memzero(password.data(), password.size());
+        return std::string(out);
+    });
+}
+
+Task<bool> verify_password(std::string hash, std::string password) {
+    init_sodium();
+    co_return co_await blocking([&] {
+        bool ok = hash.size() < crypto_pwhash_STRBYTES &&
+                  crypto_pwhash_str_verify(hash.c_str(), password.data(), password.size()) == 0;
+        sodium_memzero(password.data(), password.size());
+        return ok;
+    });
+}
+
+}  // namespace kiln::auth
