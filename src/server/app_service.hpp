@@ -20,6 +20,14 @@ public:
         : Dispatcher(app, o.upload_spool_bytes, o.handler_timeout_ms), metrics_(o.metrics_path), health_(o.health_path), stats_(stats),
           sessions_(sessions), draining_(draining) {}
 
+    // The server's own endpoints never wait, whatever the app's middleware does: the
+    // engine then calls handle() for them, below.
+    bool waits(http::RequestContext& ctx) override {
+        const Request& req = static_cast<app::Context&>(ctx).request;
+        if (own_endpoint(req.method(), req.path())) return false;
+        return Dispatcher::waits(ctx);
+    }
+
     void handle(http::RequestContext& ctx, const http::Request& req, http::Response& res) override {
         bool get = req.method() == Method::Get || req.method() == Method::Head;
         if (get && !metrics_.empty() && req.path() == metrics_) {
@@ -48,6 +56,11 @@ public:
     }
 
 private:
+    bool own_endpoint(Method m, std::string_view path) const {
+        if (m != Method::Get && m != Method::Head) return false;
+        return (!metrics_.empty() && path == metrics_) || (!health_.empty() && path == health_);
+    }
+
     std::string metrics_, health_;
     const SharedStats& stats_;
     const SessionStore* sessions_;  // null: the app brought no store and kiln made none

@@ -104,7 +104,7 @@ class BlogCase(unittest.TestCase):
         cls.addClassCleanup(shutil.rmtree, cls.tmp, True)
         cls.db_path = os.path.join(cls.tmp, "blog.sqlite")
         os.environ["BLOG_DB"] = cls.db_path  # inherited by the server started next
-        args = ["--workers", str(cls.workers)]
+        args = ["--workers", str(cls.workers), "--health-path", "/health", "--metrics-path", "/metrics"]
         if ON_POSTGRES:  # the same tests, the data in a fresh PostgreSQL database
             cls.pg_url = harness.fresh_pg_database("blog_" + cls.__name__.lower())
             args += ["--database-url", cls.pg_url]
@@ -232,6 +232,16 @@ class Crud(BlogCase):
     def test_unicode_title_of_200_characters_is_accepted(self):
         r, _ = self.client.create("é" * 200)
         self.assertEqual(r.status, 303, r)
+
+    def test_server_endpoints_answer_beside_coroutine_middleware(self):
+        # The blog's middleware is a coroutine, so every request waits; the server's
+        # own endpoints must answer all the same (they were 404 once).
+        r = self.client.get("/health")
+        self.assertEqual(r.status, 200, r)
+        self.assertIn(b'"status":"ok"', r.body)
+        r = self.client.get("/metrics")
+        self.assertEqual(r.status, 200, r)
+        self.assertIn(b"kiln_responses_total", r.body)
 
     def test_stylesheet_is_served(self):
         r = self.client.get("/app.css")
