@@ -12,14 +12,17 @@
 // handler first asks.
 #include <cstdio>
 #include <cstdlib>
+#include <chrono>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include <kiln/kiln.hpp>
 
 #include "controllers/accounts_controller.hpp"
 #include "controllers/errors_controller.hpp"
 #include "controllers/posts_controller.hpp"
+#include "models/post.hpp"
 
 namespace {
 
@@ -30,10 +33,31 @@ std::string env_or(const char* name, const char* fallback) {
 
 // Brings the schema up to date (db/migrations on SQLite, db/migrations/postgresql on
 // PostgreSQL); throws, naming the database, if a migration fails (the start stops).
+// PostgreSQL unreachable is no reason not to start: the node serves, its health
+// check fails (no schema to read), and a thread of this process applies the
+// migrations once the server answers.
 void migrate(kiln::Store& store, const kiln::ServerOptions& o, const std::string& db_path, const std::string& dir) {
     try {
         store.migrate(o, dir);
     } catch (const kiln::db::Error& e) {
+        if (e.kind() == kiln::db::ErrorKind::Io && !o.database_url.empty()) {
+            std::fprintf(stderr, "blog: PostgreSQL unreachable (%s); serving, unhealthy, until it answers\n", e.what());
+            std::thread([&store, o, dir] {
+                for (;;) {
+                    std::this_thread::sleep_for(std::chrono::seconds(1));
+                    try {
+                        store.migrate(o, dir);
+                        std::fprintf(stderr, "blog: PostgreSQL is back; migrations applied\n");
+                        return;
+                    } catch (const kiln::db::Error& again) {
+                        if (again.kind() == kiln::db::ErrorKind::Io) continue;
+                        std::fprintf(stderr, "blog: PostgreSQL: %s\n", again.what());
+                        return;
+                    }
+                }
+            }).detach();
+            return;
+        }
         throw std::runtime_error((o.database_url.empty() ? db_path : std::string("PostgreSQL")) + ": " + e.what());
     }
 }
@@ -64,6 +88,11 @@ int main(int argc, char** argv) {
     kiln::App app;
     app.on_node_start([&](const kiln::ServerOptions& o) { migrate(store, o, db_path, root + "/db/migrations"); });
     app.on_worker_start([&](const kiln::ServerOptions& o) { store.configure(o); });
+    // Healthy when the posts table answers: the database is reachable and migrated.
+    app.health_check("database", [&]() -> kiln::Task<std::string> {
+        co_await store.find<blog::Post>(0);
+        co_return std::string();
+    });
     app.use(blog::not_found_pages(accounts));
     app.use(kiln::csrf_protect());
     app.use(accounts.require_login(&C::needs_login));

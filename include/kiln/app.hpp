@@ -173,6 +173,19 @@ public:
     // (an encoded slash or NUL in a path is a 400 before routing).
     App& files(std::string_view prefix, std::string_view dir, FileOptions opts = {});
 
+    // What the health endpoint (health.path) checks besides the server itself: each
+    // check returns "" when its part is fine, or why not (or throws). With any, the
+    // endpoint runs them all on every probe and answers 503 {"status":"unavailable",
+    // "failing":{NAME:REASON}} if one fails, so a balancer takes a node whose
+    // database is unreachable out until it is back. A session store in Redis is
+    // checked without being named here.
+    //   app.health_check("database", [&]() -> kiln::Task<std::string> { co_await store.check(); co_return ""; });
+    using HealthCheck = std::function<Task<std::string>()>;
+    App& health_check(std::string name, HealthCheck check);
+    const std::vector<std::pair<std::string, HealthCheck>>& health_checks() const;
+    // The AsyncSessionStore given to session_store, or null.
+    AsyncSessionStore* remote_session_store() const;
+
     // The store behind req.session(). Default: the node-wide shared-memory table the
     // server creates (config `session.*`); give another (Redis, SQLite) here.
     App& session_store(std::shared_ptr<SessionStore> store);

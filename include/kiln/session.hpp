@@ -81,6 +81,8 @@ public:
     virtual Task<bool> rename(SessionId from, SessionId to, int64_t now, std::string data) = 0;
     virtual Task<> remove(SessionId id) = 0;
     virtual size_t max_bytes() const = 0;
+    // For the health endpoint: "" if the store answers, else why not.
+    virtual Task<std::string> check() { co_return std::string(); }
 };
 
 // How sessions reach the client (config `session.cookie`, `session.secure`);

@@ -113,6 +113,12 @@ public:
         co_return co_await blocking([&] { return db::page<T>(sqlite_.get(), number, per_page, order_by); });
     }
 
+    // For a health check: a round trip to PostgreSQL (throws db::Error(Io) while it
+    // is unreachable); nothing to do on SQLite, a file of this machine.
+    Task<> check() {
+        if (postgres_) co_await pg_.local().exec("SELECT 1");
+    }
+
     // One statement with ? placeholders (INSERT ... ON CONFLICT, DELETE ... WHERE),
     // on either engine: SQL both dialects accept. Returns the rows it changed.
     template <class... Args>

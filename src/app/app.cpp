@@ -75,6 +75,15 @@ App& App::session_store(std::shared_ptr<AsyncSessionStore> store) {
     return *this;
 }
 
+App& App::health_check(std::string name, HealthCheck check) {
+    impl_->health_checks.emplace_back(std::move(name), std::move(check));
+    return *this;
+}
+
+const std::vector<std::pair<std::string, App::HealthCheck>>& App::health_checks() const { return impl_->health_checks; }
+
+AsyncSessionStore* App::remote_session_store() const { return impl_->remote_store.get(); }
+
 bool App::has_session_store() const { return impl_->user_store || impl_->remote_store; }
 
 App& App::use(Middleware m) {

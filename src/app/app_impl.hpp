@@ -45,6 +45,7 @@ struct App::Impl {
     App::ErrorPage error_page;  // empty: the message as text
     bool csrf = false;
     std::vector<App::StartHook> node_start, worker_start;
+    std::vector<std::pair<std::string, App::HealthCheck>> health_checks;
     std::map<std::string, std::string, std::less<>> settings;  // ServerOptions::app_settings, set by run()   // csrf_protect() is installed (use()): uploads are checked before spooling
 };
 

@@ -72,10 +72,12 @@ void Dispatcher::start(http::RequestContext& ctx, const http::Request&, http::Re
     }
     net::AsyncScope::Enter enter(&run.scope);
     [](Dispatcher& self, Context& waiting) -> Detached {  // no captures: the frame holds the arguments
-        co_await self.app_.handle_async(waiting.request, waiting.response);
+        co_await self.run_waiting(waiting);
         self.finish_async(waiting);
     }(*this, c);
 }
+
+Task<> Dispatcher::run_waiting(Context& c) { return app_.handle_async(c.request, c.response); }
 
 void Dispatcher::finish_async(Context& c) {
     AsyncRun& run = *c.async;

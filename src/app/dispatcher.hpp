@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <memory>
 
+#include <kiln/task.hpp>
+
 #include <kiln/app.hpp>
 #include <kiln/request.hpp>
 #include <kiln/response.hpp>
@@ -49,6 +51,10 @@ public:
 
     // The form an upload sink collected, to the request about to be handled.
     static void deliver_form(http::RequestContext& ctx, Form&& form);
+
+protected:
+    // What a waiting request runs: the app's chain (App::handle_async).
+    virtual Task<> run_waiting(Context& c);
 
 private:
     void finish_async(Context& c);

@@ -80,6 +80,12 @@ public:
 
     size_t max_bytes() const override { return o_.max_bytes; }
 
+    Task<std::string> check() override {
+        Reply r = co_await clients_.local().command("PING");  // throws Error(Io) while Redis is away
+        if (r.type() != Reply::Type::Status) co_return "Redis answered PING with something else";
+        co_return std::string();
+    }
+
 private:
     std::string key(const SessionId& id) const {
         static const char hex[] = "0123456789abcdef";

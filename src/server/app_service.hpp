@@ -9,6 +9,7 @@
 #include <kiln/server.hpp>
 
 #include "app/dispatcher.hpp"
+#include "server/health.hpp"
 #include "server/stats.hpp"
 
 namespace kiln::server {
@@ -17,14 +18,17 @@ class AppService final : public app::Dispatcher {
 public:
     AppService(const App& app, const ServerOptions& o, const SharedStats& stats, const SessionStore* sessions,
                const std::atomic<bool>& draining)
-        : Dispatcher(app, o.upload_spool_bytes, o.handler_timeout_ms), metrics_(o.metrics_path), health_(o.health_path), stats_(stats),
-          sessions_(sessions), draining_(draining) {}
+        : Dispatcher(app, o.upload_spool_bytes, o.handler_timeout_ms), app_(app), metrics_(o.metrics_path), health_(o.health_path),
+          stats_(stats), sessions_(sessions), draining_(draining),
+          checks_(!app.health_checks().empty() || app.remote_session_store()) {}
 
     // The server's own endpoints never wait, whatever the app's middleware does: the
     // engine then calls handle() for them, below.
+    // The health endpoint waits when it has checks to run (App::health_check, a
+    // Redis session store): run_waiting runs them.
     bool waits(http::RequestContext& ctx) override {
         const Request& req = static_cast<app::Context&>(ctx).request;
-        if (own_endpoint(req.method(), req.path())) return false;
+        if (own_endpoint(req.method(), req.path())) return req.path() == health_ && checks_;
         return Dispatcher::waits(ctx);
     }
 
@@ -42,7 +46,7 @@ public:
         }
         if (get && !health_.empty() && req.path() == health_) {
             res.header("Cache-Control", "no-store");
-            if (draining_.load(std::memory_order_relaxed) || stats_.draining()) {
+            if (draining()) {
                 // Stopping: the balancer should route elsewhere (this answer still serves).
                 res.status(503);
                 res.send("{\"status\":\"draining\"}", "application/json");
@@ -55,16 +59,26 @@ public:
         Dispatcher::handle(ctx, req, res);
     }
 
+protected:
+    Task<> run_waiting(app::Context& c) override {
+        if (own_endpoint(c.request.method(), c.request.path()) && c.request.path() == health_)
+            return check_health(app_, c.response, draining(), stats_.uptime_seconds());
+        return Dispatcher::run_waiting(c);
+    }
+
 private:
+    bool draining() const { return draining_.load(std::memory_order_relaxed) || stats_.draining(); }
     bool own_endpoint(Method m, std::string_view path) const {
         if (m != Method::Get && m != Method::Head) return false;
         return (!metrics_.empty() && path == metrics_) || (!health_.empty() && path == health_);
     }
 
+    const App& app_;
     std::string metrics_, health_;
     const SharedStats& stats_;
     const SessionStore* sessions_;  // null: the app brought no store and kiln made none
     const std::atomic<bool>& draining_;  // this process got its stop signal (a reload's old worker)
+    bool checks_;                        // the health endpoint has checks to run
 };
 
 }  // namespace kiln::server

@@ -12,7 +12,10 @@ through HAProxy, then writes posts in a loop while the test:
 2. restarts that node: HAProxy routes to it again, and it sees the same session;
 3. restarts Redis: sessions survive, and during the restart requests get 503, never
    a log-out;
-4. restarts PostgreSQL: writes in flight fail cleanly, then writing resumes by itself.
+4. restarts PostgreSQL: writes in flight fail cleanly, then writing resumes by itself;
+5. starts a third node, on a new database, while PostgreSQL and Redis are both down:
+   it starts, its /health answers 503 naming both, and once they are back it becomes
+   healthy (migrating its database) and serves by itself.
 
 Afterwards every post whose creation was acknowledged (303 to the new post) is in the
 database, none twice. Prints a summary: requests, acknowledged writes, writes found,
@@ -318,6 +321,30 @@ def main():
         writer.set_phase("end")
         writer.stop_flag.set()
         writer.join(timeout=30)
+
+        # 5. A node started while PostgreSQL and Redis are down.
+        fresh_db = db_name + "_cold"
+        harness.psql(pg_url, "DROP DATABASE IF EXISTS %s" % fresh_db)
+        harness.psql(pg_url, "CREATE DATABASE %s" % fresh_db)
+        for ctl in (pg_ctl, redis_ctl):
+            if subprocess.call(ctl + " stop", shell=True) != 0:
+                fail("stopping a server failed")
+        cold_env = dict(env, KILN_DATABASE_URL=pg_url.rsplit("/", 1)[0] + "/" + fresh_db)
+        cold = Node("n3", args.blog, harness.free_port(), cold_env, tmp)
+        nodes.append(cold)
+        cold.start()
+        r = Client(cold.port).get("/health")
+        if r.status != 503 or b'"database"' not in r.body or b'"sessions"' not in r.body:
+            fail("a node without its database and Redis answered /health with %d %r" % (r.status, r.body))
+        for ctl in (pg_ctl, redis_ctl):
+            if subprocess.call(ctl + " start", shell=True) != 0:
+                fail("starting a server failed")
+        wait_until("the cold node turns healthy", lambda: Client(cold.port).get("/health").status == 200)
+        late = Client(cold.port)
+        late.sign_up("late@example.org", name="Late")
+        if late.create("after a cold start")[0].status != 303:
+            fail("the cold node does not write after recovering")
+        print("  cold start          503 while PostgreSQL and Redis were down, healthy once they were back")
 
         stored = harness.psql(db_url, "SELECT title FROM posts WHERE author_name = 'Cluster' ORDER BY title").splitlines()
         counts = collections.Counter(stored)
