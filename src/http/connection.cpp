@@ -293,6 +293,10 @@ bool Connection::take_proxy_header() {
             }
         }
         peer_ = h.source;
+        // Forwarded fields count only if the client the balancer names is itself a
+        // trusted proxy: the balancer vouches for the address, not for the headers.
+        trusted_proxy_ = false;
+        for (const net::AddressRange& r : srv_.cfg_.trusted_proxies) trusted_proxy_ = trusted_proxy_ || r.contains(peer_);
     }
     client_ = peer_;
     return true;

@@ -47,7 +47,7 @@ bool parse_node(std::string_view text, net::PeerAddress* out) {
         host = std::string(text.substr(1, close - 1));
         std::string_view rest = text.substr(close + 1);
         if (!rest.empty()) {
-            if (rest.front() != ':') return false;
+            if (rest.front() != ':' || rest.size() == 1) return false;  // "[::1]:" has no port
             port = rest.substr(1);
         }
     } else {
@@ -56,7 +56,10 @@ bool parse_node(std::string_view text, net::PeerAddress* out) {
             host = std::string(text);  // a bare IPv6 address (X-Forwarded-For writes them so)
         } else {
             host = std::string(text.substr(0, colon));
-            if (colon != std::string_view::npos) port = text.substr(colon + 1);
+            if (colon != std::string_view::npos) {
+                port = text.substr(colon + 1);
+                if (port.empty()) return false;  // "1.2.3.4:" has no port
+            }
         }
     }
     net::PeerAddress a;

@@ -39,12 +39,20 @@ ProxyHeader parse_v1(std::string_view data) {
     size_t crlf = data.substr(0, kV1Max).find("\r\n");
     if (crlf == std::string_view::npos) {
         if (data.size() >= kV1Max) return invalid();
-        // Not a line yet: whatever arrived must still be able to become one.
-        for (char c : data)
-            if (c == '\n' || c == '\0') return invalid();
+        // Not a line yet: whatever arrived must still be able to become one (the
+        // same bytes the complete line accepts, and a CR only as its last byte).
+        for (size_t i = 0; i < data.size(); ++i) {
+            char c = data[i];
+            if ((c < 0x20 || c > 0x7e) && !(c == '\r' && i + 1 == data.size())) return invalid();
+        }
         return {};
     }
     std::string_view line = data.substr(6, crlf - 6);  // after "PROXY "
+    // Printable ASCII fields, one space apart (a NUL would cut an address short for
+    // inet_pton; a stray LF or a trailing space is not what a balancer writes).
+    for (char c : line)
+        if (c < 0x20 || c > 0x7e) return invalid();
+    if (line.empty() || line.back() == ' ' || line.find("  ") != std::string_view::npos) return invalid();
     ProxyHeader h;
     h.consumed = crlf + 2;
     std::string_view proto, src, dst, sport, dport;
@@ -86,15 +94,19 @@ ProxyHeader parse_v2(std::string_view data) {
     ProxyHeader h;
     h.consumed = 16 + len;
     h.status = S::Complete;
+    // LOCAL (the balancer's own health check): the block is skipped whatever it
+    // holds, its family included, and the connection's own endpoints stand.
+    if (command == 0) return h;
     std::string_view body = data.substr(16, len);
     size_t addr_len = 0;
     uint8_t family = fam >> 4, transport = fam & 0x0f;
-    if (family == 1) addr_len = 12;       // AF_INET: src, dst, sport, dport
-    else if (family == 2) addr_len = 36;  // AF_INET6
-    else if (family == 3) addr_len = 216; // AF_UNIX: two paths
-    else if (family != 0) return invalid();
+    if (fam == 0x00) addr_len = 0;                                      // UNSPEC: no addresses
+    else if (family == 1 && (transport == 1 || transport == 2)) addr_len = 12;   // AF_INET: src, dst, ports
+    else if (family == 2 && (transport == 1 || transport == 2)) addr_len = 36;   // AF_INET6
+    else if (family == 3 && (transport == 1 || transport == 2)) addr_len = 216;  // AF_UNIX: two paths
+    else return invalid();  // the combinations the protocol defines, no others
     if (body.size() < addr_len) return invalid();
-    if (command == 1 && (family == 1 || family == 2) && (transport == 1 || transport == 2)) {
+    if (family == 1 || family == 2) {
         size_t n = family == 1 ? 4 : 16;
         h.source.family = family == 1 ? AF_INET : AF_INET6;
         std::memcpy(h.source.addr, body.data(), n);
@@ -108,7 +120,7 @@ ProxyHeader parse_v2(std::string_view data) {
         auto type = static_cast<uint8_t>(tlvs[0]);
         size_t n = be16(tlvs.data() + 1);
         if (tlvs.size() < 3 + n) return invalid();
-        if (type == kTlvSsl && n >= 1 && command == 1) h.ssl = (static_cast<uint8_t>(tlvs[3]) & kSslClientSsl) != 0;
+        if (type == kTlvSsl && n >= 1) h.ssl = (static_cast<uint8_t>(tlvs[3]) & kSslClientSsl) != 0;
         tlvs.remove_prefix(3 + n);
     }
     return h;

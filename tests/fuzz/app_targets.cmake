@@ -37,13 +37,17 @@ kiln_fuzz_target(fuzz_config ${KILN_SRC}/server/config.cpp ${KILN_SRC}/net/peer.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)
 pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
-target_link_libraries(fuzz_config_sources PRIVATE PkgConfig::TOMLPP PkgConfig::LIBPQ)
+find_package(SQLite3 REQUIRED)  # db/error.cpp names SQLite's errors
+target_link_libraries(fuzz_config_sources PUBLIC PkgConfig::TOMLPP PkgConfig::LIBPQ SQLite::SQLite3)
 # PostgreSQL's text values read by kiln (src/pg/values.cpp), in results built with
 # libpq's own constructors; db::Error comes from src/db/error.cpp (SQLite's names).
 kiln_fuzz_target(fuzz_pg_values ${KILN_SRC}/pg/values.cpp ${KILN_SRC}/db/error.cpp)
-pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
-find_package(SQLite3 REQUIRED)
 target_link_libraries(fuzz_pg_values_sources PUBLIC PkgConfig::LIBPQ SQLite::SQLite3)
 # kiln::JsonWriter (src/app/json_writer.cpp, util/utf8.cpp), checked against nlohmann.
 kiln_fuzz_target(fuzz_json_writer ${KILN_SRC}/app/json_writer.cpp ${KILN_SRC}/util/utf8.cpp)
 target_link_libraries(fuzz_json_writer PRIVATE nlohmann_json::nlohmann_json)
+# The PROXY protocol header (http/proxy_protocol.cpp) and the client behind trusted
+# proxies (http/forwarded.cpp; iequals from kiln_proto); net/peer formats and matches
+# the addresses.
+kiln_fuzz_target(fuzz_proxy_protocol ${KILN_SRC}/http/proxy_protocol.cpp ${KILN_SRC}/net/peer.cpp)
+kiln_fuzz_target(fuzz_forwarded ${KILN_SRC}/http/forwarded.cpp ${KILN_SRC}/net/peer.cpp)

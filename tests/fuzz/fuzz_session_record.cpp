@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include <kiln/app.hpp>
 #include <kiln/response.hpp>
 #include <kiln/session.hpp>
 
@@ -30,6 +31,11 @@ kiln::Response& kiln::Response::cookie(std::string_view, std::string_view, const
 kiln::Response& kiln::Response::clear_cookie(std::string_view, const CookieOptions&) {
     FUZZ_CHECK(!"Response::clear_cookie reached from the session record code");
     std::abort();
+}
+// Session::begin answers 503 (an HttpError, app.cpp) when a remote store failed to
+// load; the record code never gets there either.
+kiln::HttpError::HttpError(int status, const std::string& message) : std::runtime_error(message), status_(status) {
+    FUZZ_CHECK(!"HttpError raised from the session record code");
 }
 
 namespace {

@@ -12,7 +12,7 @@ seconds=${2:?usage: run.sh BUILD_DIR SECONDS}
 here=$(cd "$(dirname "$0")" && pwd)
 targets=(fuzz_parser fuzz_chunked fuzz_url fuzz_multipart fuzz_form fuzz_cookie fuzz_template fuzz_escape
          fuzz_router fuzz_session_record fuzz_log_escape fuzz_static_path fuzz_config fuzz_form_values
-         fuzz_pg_values fuzz_json_writer)
+         fuzz_pg_values fuzz_json_writer fuzz_proxy_protocol fuzz_forwarded)
 
 work=$(mktemp -d /tmp/kiln-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -36,6 +36,7 @@ for t in "${targets[@]}"; do
   [[ $t == fuzz_escape ]] && dict="$here/escape.dict"
   [[ $t == fuzz_router ]] && dict="$here/router.dict"
   [[ $t == fuzz_config ]] && dict="$here/config.dict"
+  [[ $t == fuzz_proxy_protocol || $t == fuzz_forwarded ]] && dict="$here/proxy.dict"
   timeout --kill-after=10 $((seconds + 60)) "$bin" \
     -max_total_time="$seconds" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
     -dict="$dict" -artifact_prefix="$work/$t/artifacts/" \

@@ -355,6 +355,10 @@ int main(int argc, char** argv) {
         res.text("slow");
     });
     app.get("/secure", [](kiln::Request& req, kiln::Response& res) { res.text(req.secure() ? "https" : "http"); });
+    // Who the client is behind a balancer (PROXY protocol) or trusted proxies (test_proxies.py).
+    app.get("/client", [](kiln::Request& req, kiln::Response& res) {
+        res.text(req.client_address() + " " + (req.secure() ? "https" : "http"));
+    });
     app.get("/session/login", [](kiln::Request& req, kiln::Response& res) {
         req.session().regenerate();
         res.text(std::string(req.session().id()));

@@ -36,6 +36,8 @@ if(TARGET kiln)
   kiln_test(json_writer_test unit/json_writer_test.cpp)
   kiln_test(blocking_test unit/blocking_test.cpp)
   kiln_test(rate_table_test unit/rate_table_test.cpp)
+  kiln_test(proxy_protocol_test unit/proxy_protocol_test.cpp)
+  kiln_test(forwarded_test unit/forwarded_test.cpp)
 endif()
 # --- static files: mime, HTTP-date parsing, range/conditional rules, root confinement, cache ---
 if(TARGET kiln)
