@@ -70,15 +70,16 @@ def can_connect(port):
 class Node:
     """One blog node: a supervisor and its workers in a process group of their own."""
 
-    def __init__(self, name, binary, port, env, tmp):
-        self.name, self.binary, self.port, self.env = name, binary, port, env
+    def __init__(self, name, binary, port, env, tmp, workers=2):
+        self.name, self.binary, self.port, self.env, self.workers = name, binary, port, env, workers
         self.log_path = os.path.join(tmp, name + ".log")
         self.proc = None
 
     def start(self):
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--workers", "2", "--threads", "1", "--health-path", "/health"],
+            [self.binary, "--port", str(self.port), "--workers", str(self.workers), "--threads", "1",
+             "--health-path", "/health"],
             env=self.env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
         log.close()
         wait_until(self.name + " accepts connections", lambda: self.proc.poll() is None and can_connect(self.port))
