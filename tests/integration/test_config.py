@@ -83,6 +83,25 @@ class OneRulePerSetting(unittest.TestCase):
         self.assertIn("header 1234", out)
 
 
+class StoresAndDatabases(unittest.TestCase):
+    def test_a_redis_session_store_needs_its_url_and_bad_urls_stop_the_start(self):
+        e = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
+        run = lambda args: subprocess.run([harness.BINARIES["hello"], "--port", "0", "--workers", "0", *args], env=e,
+                                          capture_output=True, text=True, timeout=10)
+        p = run(["--session-store", "redis"])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn('session.store = "redis" needs redis.url (--redis-url, KILN_REDIS_URL)', p.stderr)
+        p = run(["--redis-url", "http://127.0.0.1:6379"])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("flag --redis-url: bad Redis URL", p.stderr)
+        p = run(["--database-url", "postgresql://[::1"])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("flag --database-url: not a PostgreSQL connection string or URI", p.stderr)
+        code, _, err = check_config([], env={"KILN_REDIS_URL": "redis://host:port"})
+        self.assertEqual(code, 2)
+        self.assertIn("KILN_REDIS_URL: bad Redis URL", err)
+
+
 class Precedence(unittest.TestCase):
     def test_file_then_environment_then_flags(self):
         full = os.path.join(CONFIG_DIR, "good", "full.toml")
