@@ -172,6 +172,7 @@ kiln_layer(kiln_server
   server/session_segment.cpp
   server/rate_segment.cpp
   server/health.cpp
+  server/sd_notify.cpp
 )
 target_link_libraries(kiln_server PUBLIC kiln_app kiln_pg kiln_redis PRIVATE PkgConfig::TOMLPP)
 

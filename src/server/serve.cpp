@@ -24,6 +24,7 @@
 #include "server/config.hpp"
 #include "server/loop_recorder.hpp"
 #include "server/process_logs.hpp"
+#include "server/sd_notify.hpp"
 #include "server/stats.hpp"
 #include "net/thread_pool.hpp"
 #include "util/log.hpp"
@@ -271,6 +272,7 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
         });
     }
     started.wait();
+    if (!worker) sd_notify("READY=1");  // a lone server; a supervisor says it for its workers
     if (ready_fd >= 0) {  // tell the supervisor we serve
         ssize_t ignored = ::write(ready_fd, "R", 1);
         (void)ignored;
@@ -283,6 +285,7 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
     }
     if (!worker) util::log(util::LogLevel::Info, "received %s, stopping gracefully", strsignal(sig));
     draining.store(true);
+    if (!worker) sd_notify("STOPPING=1");
     if (!worker && opts.lame_duck_ms) lame_duck(stats, stop_signals, opts.lame_duck_ms);
     drain(loops, stop_signals, opts.drain_timeout_ms, worker);
     if (pool && pool->busy()) {

@@ -17,6 +17,7 @@
 
 #include "server/rate_segment.hpp"
 #include "server/secret_handoff.hpp"
+#include "server/sd_notify.hpp"
 #include "server/session_segment.hpp"
 #include "util/log.hpp"
 
@@ -234,7 +235,15 @@ void Supervisor::on_ready(Process& p) {
     p.state = State::Running;
     ::close(p.ready_fd);
     p.ready_fd = -1;
-    if (reload_deadline_ms_ == 0) return;
+    if (reload_deadline_ms_ == 0) {
+        if (!ready_told_ &&
+            std::count_if(procs_.begin(), procs_.end(), [](const Process& q) { return q.state == State::Running; }) ==
+                static_cast<std::ptrdiff_t>(slots_.size())) {
+            ready_told_ = true;  // the first start: every slot serves
+            sd_notify("READY=1");
+        }
+        return;
+    }
     // Reloading: once every slot has a ready worker of the new generation, the old
     // generation stops accepting and drains.
     for (unsigned s = 0; s < slots_.size(); ++s) {
@@ -251,6 +260,7 @@ void Supervisor::on_ready(Process& p) {
     }
     reload_deadline_ms_ = 0;
     log(LogLevel::Info, "reload complete: generation %u serving, the old workers drain", generation_);
+    sd_notify("READY=1");
 }
 
 void Supervisor::abandon_reload(int signal) {
@@ -273,6 +283,7 @@ void Supervisor::begin_reload() {
     }
     ++generation_;
     reload_deadline_ms_ = now_ms() + kReadyTimeoutMs;
+    sd_notify("RELOADING=1");
     for (Slot& s : slots_) s = Slot{};
     log(LogLevel::Info, "SIGHUP: reloading, starting generation %u", generation_);
     respawn_due();
@@ -285,6 +296,7 @@ void Supervisor::begin_stop(bool immediate) {
         return;
     }
     stopping_ = true;
+    sd_notify("STOPPING=1");
     stats_.set_draining();  // every worker's health endpoint answers 503 from now
     stop_signal_at_ms_ = now_ms() + options_.lame_duck_ms;
     stop_deadline_ms_ = stop_signal_at_ms_ + options_.drain_timeout_ms + kStopGraceMs;

@@ -94,7 +94,8 @@ private:
     unsigned generation_ = 0;
     bool stopping_ = false;
     uint64_t stop_deadline_ms_ = 0;
-    uint64_t stop_signal_at_ms_ = 0;  // the workers get SIGTERM then (after the lame duck); 0: sent
+    uint64_t stop_signal_at_ms_ = 0;
+    bool ready_told_ = false;  // READY=1 went to systemd (sd_notify)  // the workers get SIGTERM then (after the lame duck); 0: sent
     uint64_t reload_deadline_ms_ = 0;
     int signal_fd_ = -1;
     SharedStats stats_;

@@ -14,9 +14,11 @@ import os
 import re
 import resource
 import selectors
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 import unittest
@@ -727,6 +729,40 @@ class WorkersZero(harness.ServerTestCase):
             self.assertEqual(self.get("/pid").body, str(self.server.proc.pid).encode())
         self.assertEqual(self.server.children(), [])
         self.assertNotIn("supervisor", self.server.output())
+
+
+class SystemdReadiness(unittest.TestCase):
+    """With NOTIFY_SOCKET (systemd's Type=notify), the node says READY=1 once every
+    worker serves, RELOADING=1 then READY=1 around a reload, STOPPING=1 at SIGTERM;
+    a lone server says READY=1 and STOPPING=1 itself."""
+
+    def messages(self, workers, reload=False):
+        d = tempfile.mkdtemp(prefix="kiln-notify-")
+        self.addCleanup(shutil.rmtree, d, True)
+        path = os.path.join(d, "notify.sock")
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.bind(path)
+        sock.settimeout(10)
+        self.addCleanup(sock.close)
+        server = harness.ServerProcess(harness.BINARIES["server"], ["--workers", str(workers)],
+                                       env={"NOTIFY_SOCKET": path})
+        self.addCleanup(harness.check_clean_stop, server)
+        server.start()
+        got = [sock.recv(256).decode()]
+        self.assertEqual(got, ["READY=1"])
+        self.assertTrue(fetch(server.port, "/pid")[0] is not None, "READY=1 came before the node served")
+        if reload:
+            server.proc.send_signal(signal.SIGHUP)
+            got += [sock.recv(256).decode(), sock.recv(256).decode()]
+        server.proc.send_signal(signal.SIGTERM)
+        got.append(sock.recv(256).decode())
+        return got
+
+    def test_supervisor(self):
+        self.assertEqual(self.messages(2, reload=True), ["READY=1", "RELOADING=1", "READY=1", "STOPPING=1"])
+
+    def test_lone_server(self):
+        self.assertEqual(self.messages(0), ["READY=1", "STOPPING=1"])
 
 
 if __name__ == "__main__":
