@@ -1,15 +1,17 @@
 """kiln new / generate / routes / run --watch, end to end.
 
 One project is made and built once for the whole file (setUpModule): `kiln new blog`
-in a temp dir, `kiln generate scaffold post title:string body:text`, then `kiln
-routes`, which builds it. By default the project finds kiln through find_package
+in a temp dir, `kiln generate scaffold post title:string body:text`, `kiln generate
+auth` (accounts on kiln::auth), then `kiln routes`, which builds it. By default the project finds kiln through find_package
 from an install of this build tree into the temp dir (seconds, no recompiling kiln);
 with KILN_GENERATORS_FROM_SOURCE=1 it uses the add_subdirectory path instead (the
 kiln library compiles once more: minutes). Builds take /tmp/kiln-build.lock
 (KILNTOOL_BUILD_LOCK) and ccache. Then: the app serves / and /posts, creates a post
-with the CSRF token, and `kiln run --watch` reloads a changed template into new
+with the CSRF token, signs up, logs out and in again (a wrong password is 422), and
+`kiln run --watch` reloads a changed template into new
 workers under the same supervisor. Error paths: bad names, existing directory,
-unknown field type, outside a project, files in the way.
+unknown field type, outside a project, files in the way (auth's too: a second run
+over edited files refuses unless --force).
 """
 import http.client
 import os
@@ -66,6 +68,9 @@ def setUpModule():
     root = os.path.join(tmp, "blog")
     STATE["root"] = root
     STATE["scaffold"] = run_kiln(["generate", "scaffold", "post", "title:string", "body:text"], cwd=root)
+    with open(os.path.join(root, "views", "layouts", "app.html")) as f:
+        STATE["layout"] = f.read()
+    STATE["auth"] = run_kiln(["generate", "auth"], cwd=root)
     STATE["routes"] = run_kiln(["routes"], cwd=root, timeout=BUILD_TIMEOUT)
 
 
@@ -81,6 +86,21 @@ def request(port, method, path, body=None, headers=None):
         return r.status, dict((k.lower(), v) for k, v in r.getheaders()), r.read().decode()
     finally:
         c.close()
+
+
+def csrf_of(page):
+    return re.search(r'name="_csrf" value="([^"]+)"', page).group(1)
+
+
+def cookie_of(headers, old=None):
+    """The session cookie the response set (name=value), else the one we had."""
+    value = headers.get("set-cookie")
+    return value.split(";")[0] if value else old
+
+
+def form_post(port, path, cookie, fields):
+    body = urllib.parse.urlencode(fields)
+    return request(port, "POST", path, body, {"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"})
 
 
 def wait_until_serving(port, proc, timeout=20, output=None):
@@ -149,7 +169,10 @@ class Generated(unittest.TestCase):
             self.assertTrue(os.path.isfile(os.path.join(self.root, f)), f)
         self.assertIn("update    app.cpp", out)
         with open(os.path.join(self.root, "app.cpp")) as f:
-            self.assertIn("register_routes_posts(app);\n    // kiln:routes", f.read())
+            app_cpp = f.read()
+        # above the marker, at its indentation (`kiln generate auth` added its call after it)
+        self.assertEqual(app_cpp.count("register_routes_posts(app);"), 1)
+        self.assertLess(app_cpp.index("    register_routes_posts(app);\n"), app_cpp.index("    // kiln:routes"))
         with open(os.path.join(self.root, "models", "post.hpp")) as f:
             self.assertIn("struct kiln::db::Model<Post>", f.read())
 
@@ -227,6 +250,146 @@ class Generated(unittest.TestCase):
                 proc.kill()
                 proc.wait()
         self.assertNotIn("AddressSanitizer", proc.stderr.read().decode(errors="replace"))
+
+    def test_auth_prints_each_file_and_hooks_the_routes(self):
+        r = STATE["auth"]
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # after the scaffold's 001: the next number, in both folders
+        for f in ("db/migrations/002_create_users.sql", "db/migrations/postgresql/002_create_users.sql",
+                  "lib/auth.hpp", "lib/auth.cpp", "controllers/accounts_controller.hpp",
+                  "controllers/accounts_controller.cpp", "routes/accounts.cpp", "views/accounts/signup.html",
+                  "views/accounts/login.html", "views/accounts/password.html", "views/accounts/_nav.html"):
+            self.assertIn("create    " + f, r.stdout)
+            self.assertTrue(os.path.isfile(os.path.join(self.root, f)), f)
+        self.assertFalse(os.path.exists(os.path.join(self.root, "models", "user.hpp")))  # kiln::auth::User is it
+        self.assertIn("update    app.cpp", r.stdout)
+        self.assertIn("update    routes.hpp", r.stdout)
+        with open(os.path.join(self.root, "app.cpp")) as f:
+            self.assertIn("register_routes_posts(app);\n    register_routes_accounts(app);\n    // kiln:routes", f.read())
+        with open(os.path.join(self.root, "routes.hpp")) as f:
+            self.assertIn("void register_routes_accounts(kiln::App& app);", f.read())
+        with open(os.path.join(self.root, "db", "migrations", "002_create_users.sql")) as f:
+            sql = f.read()
+        self.assertIn("CREATE TABLE users", sql)
+        self.assertIn("CREATE TABLE auth_failures", sql)
+        with open(os.path.join(self.root, "db", "migrations", "postgresql", "002_create_users.sql")) as f:
+            self.assertIn("GENERATED BY DEFAULT AS IDENTITY", f.read())
+        # the layout is the project's: left alone, the lines to add are printed instead
+        with open(os.path.join(self.root, "views", "layouts", "app.html")) as f:
+            self.assertEqual(f.read(), STATE["layout"])
+        self.assertIn('<%@ render "accounts/_nav" .user = user, .token = token %>', r.stdout)
+        self.assertIn("<%@ param std::string_view user = {} %>", r.stdout)
+        # and the accounts' routes are the app's
+        lines = [" ".join(l.split()) for l in STATE["routes"].stdout.splitlines()]
+        for route in ("GET /signup", "POST /signup", "GET /login", "POST /login", "POST /logout",
+                      "GET /password", "POST /password"):
+            self.assertIn(route, lines)
+
+    def test_accounts_sign_up_log_out_and_log_in(self):
+        self.assertEqual(STATE["auth"].returncode, 0, STATE["auth"].stderr)
+        self.assertEqual(STATE["routes"].returncode, 0, "the build failed")
+        port = harness.free_port()
+        env = dict(os.environ, DATABASE_PATH=os.path.join(STATE["tmp"], "accounts.sqlite"))
+        proc = subprocess.Popen([os.path.join(self.root, "build", "app", "blog"), "--port", str(port),
+                                 "--workers", "1", "--threads", "1"], cwd=self.root, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            wait_until_serving(port, proc)
+            # logged out: the password page sends to the log-in page, with where it came from
+            status, headers, _ = request(port, "GET", "/password")
+            self.assertEqual(status, 303)
+            self.assertEqual(headers["location"], "/login?next=%2Fpassword")
+
+            status, headers, form = request(port, "GET", "/signup")
+            self.assertEqual(status, 200)
+            self.assertIn("<h1>Sign up</h1>", form)
+            self.assertIn("<title>Sign up · blog</title>", form)  # in the project's layout
+            token, cookie = csrf_of(form), cookie_of(headers)
+            fields = {"_csrf": token, "email": "Ann@Example.com", "name": "Ann <b>", "password": "correct horse"}
+            self.assertEqual(form_post(port, "/signup", cookie, dict(fields, _csrf=""))[0], 403)
+            status, headers, _ = form_post(port, "/signup", cookie, fields)
+            self.assertEqual(status, 303, "sign-up failed")
+            self.assertEqual(headers["location"], "/")
+            cookie = cookie_of(headers, cookie)  # a new session id at log-in
+
+            # logged in: the welcome flash, then a page that needs the log-in
+            self.assertIn("Welcome, Ann &lt;b&gt;!", request(port, "GET", "/", headers={"Cookie": cookie})[2])
+            status, _, page = request(port, "GET", "/password", headers={"Cookie": cookie})
+            self.assertEqual(status, 200)
+            self.assertIn("Logged in as <strong>Ann &lt;b&gt;</strong>", page)
+            self.assertEqual(request(port, "GET", "/login", headers={"Cookie": cookie})[0], 303)
+
+            # log out: the session ends, the password page is out of reach again
+            status, headers, _ = form_post(port, "/logout", cookie, {"_csrf": csrf_of(page)})
+            self.assertEqual(status, 303)
+            self.assertEqual(request(port, "GET", "/password", headers={"Cookie": cookie})[0], 303)
+
+            # the address is taken now; a short password is refused by field
+            status, headers, form = request(port, "GET", "/signup")
+            token, cookie = csrf_of(form), cookie_of(headers)
+            status, _, page = form_post(port, "/signup", cookie, dict(fields, _csrf=token, email="ann@example.com"))
+            self.assertEqual(status, 422)
+            self.assertIn("ann@example.com", page)  # what was typed comes back
+            self.assertNotIn("correct horse", page)  # never the password
+            status, _, page = form_post(port, "/signup", cookie,
+                                        dict(fields, _csrf=token, email="bob@example.com", password="short"))
+            self.assertEqual(status, 422)
+            self.assertIn('class="error"', page)
+
+            # log in: a wrong password is 422 with the form again, the right one goes to next
+            status, headers, form = request(port, "GET", "/login?next=/password")
+            self.assertEqual(status, 200)
+            token, cookie = csrf_of(form), cookie_of(headers, cookie)
+            status, _, page = form_post(port, "/login", cookie, {"_csrf": token, "email": "ann@example.com",
+                                                                  "password": "wrong horse", "next": "/password"})
+            self.assertEqual(status, 422)
+            self.assertIn('class="errors"', page)
+            self.assertIn('value="ann@example.com"', page)
+            status, headers, _ = form_post(port, "/login", cookie, {"_csrf": token, "email": "ANN@example.com",
+                                                                     "password": "correct horse", "next": "/password"})
+            self.assertEqual(status, 303)
+            self.assertEqual(headers["location"], "/password")
+            cookie = cookie_of(headers, cookie)
+            status, _, page = request(port, "GET", "/password", headers={"Cookie": cookie})
+            self.assertEqual(status, 200)
+            self.assertEqual(request(port, "GET", "/login", headers={"Cookie": cookie})[0], 303)  # logged in already
+            # next never leads off the site
+            status, headers, _ = form_post(port, "/login", cookie, {"_csrf": csrf_of(page), "email": "ann@example.com",
+                                                                     "password": "correct horse",
+                                                                     "next": "//evil.example/"})
+            self.assertEqual(status, 303)
+            self.assertEqual(headers["location"], "/")
+            cookie = cookie_of(headers, cookie)
+
+            # password change: the current one must be right; then the new one logs in
+            status, _, page = request(port, "GET", "/password", headers={"Cookie": cookie})
+            self.assertEqual(status, 200)
+            change = {"_csrf": csrf_of(page), "current_password": "wrong horse", "password": "battery staple"}
+            status, _, page = form_post(port, "/password", cookie, change)
+            self.assertEqual(status, 422)
+            self.assertIn('class="error"', page)
+            status, headers, _ = form_post(port, "/password", cookie, dict(change, current_password="correct horse"))
+            self.assertEqual(status, 303)
+            cookie = cookie_of(headers, cookie)
+            status, _, page = request(port, "GET", "/password", headers={"Cookie": cookie})
+            self.assertEqual(status, 200)
+            form_post(port, "/logout", cookie, {"_csrf": csrf_of(page)})
+            status, headers, form = request(port, "GET", "/login")
+            token, cookie = csrf_of(form), cookie_of(headers)
+            old = {"_csrf": token, "email": "ann@example.com", "password": "correct horse"}
+            self.assertEqual(form_post(port, "/login", cookie, old)[0], 422)
+            self.assertEqual(form_post(port, "/login", cookie, dict(old, password="battery staple"))[0], 303)
+            # the scaffold next to it still works for everyone
+            self.assertEqual(request(port, "GET", "/posts")[0], 200)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        with proc.stderr:
+            self.assertNotIn("AddressSanitizer", proc.stderr.read().decode(errors="replace"))
 
     def test_run_watch_reloads_a_changed_template_under_the_same_supervisor(self):
         self.assertEqual(STATE["routes"].returncode, 0, "the build failed")
@@ -353,6 +516,69 @@ class ErrorPaths(unittest.TestCase):
         r = run_kiln(["generate", "controller", "pages", "home", "new"], cwd=root)
         self.assertEqual(r.returncode, 2)
         self.assertIn("action 'new'", r.stderr)
+
+    def test_auth_twice_needs_force_over_edited_files(self):
+        self.assertEqual(run_kiln(["new", "shop", "--dir", self.tmp], cwd=self.tmp).returncode, 0)
+        root = os.path.join(self.tmp, "shop")
+        r = run_kiln(["generate", "auth"], cwd=self.tmp)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("not inside a kiln project", r.stderr)
+        r = run_kiln(["generate", "auth", "users"], cwd=root)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("takes no name", r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(root, "lib", "auth.hpp")))
+
+        self.assertEqual(run_kiln(["generate", "model", "tag", "name:string"], cwd=root).returncode, 0)
+        r = run_kiln(["generate", "auth"], cwd=root)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("create    db/migrations/002_create_users.sql", r.stdout)
+        self.assertIn("create    db/migrations/postgresql/002_create_users.sql", r.stdout)
+        self.assertIn("update    app.cpp", r.stdout)
+
+        # files in the way: the user's edit is kept, nothing is written, the run says which
+        login = os.path.join(root, "views", "accounts", "login.html")
+        with open(login, "a") as f:
+            f.write("<p>my edit</p>\n")
+        lib = os.path.join(root, "lib", "auth.cpp")
+        os.remove(lib)
+        r = run_kiln(["generate", "auth"], cwd=root)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("exists: views/accounts/login.html", r.stderr)
+        self.assertIn("--force", r.stderr)
+        self.assertFalse(os.path.exists(lib), "a refused run wrote a file")
+        with open(login) as f:
+            self.assertIn("my edit", f.read())
+
+        # --force: written again, the same migration (not a new number), one registration
+        r = run_kiln(["generate", "auth", "--force"], cwd=root)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("force     views/accounts/login.html", r.stdout)
+        self.assertIn("create    lib/auth.cpp", r.stdout)
+        self.assertIn("identical db/migrations/002_create_users.sql", r.stdout)
+        self.assertIn("identical app.cpp", r.stdout)
+        with open(login) as f:
+            self.assertNotIn("my edit", f.read())
+        with open(os.path.join(root, "app.cpp")) as f:
+            self.assertEqual(f.read().count("register_routes_accounts(app);"), 1)
+        self.assertEqual(sorted(os.listdir(os.path.join(root, "db", "migrations"))),
+                         ["001_create_tags.sql", "002_create_users.sql", "postgresql"])
+
+        # a later scaffold numbers after the accounts
+        r = run_kiln(["generate", "scaffold", "product", "name:string"], cwd=root)
+        self.assertIn("create    db/migrations/003_create_products.sql", r.stdout)
+
+    def test_auth_refuses_without_the_route_markers(self):
+        self.assertEqual(run_kiln(["new", "shop", "--dir", self.tmp], cwd=self.tmp).returncode, 0)
+        root = os.path.join(self.tmp, "shop")
+        app_cpp = os.path.join(root, "app.cpp")
+        with open(app_cpp) as f:
+            text = f.read()
+        with open(app_cpp, "w") as f:
+            f.write(text.replace("// kiln:routes", "// routes"))
+        r = run_kiln(["generate", "auth"], cwd=root)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("app.cpp has no '// kiln:routes' line", r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(root, "views", "accounts")))
 
 
 if __name__ == "__main__":

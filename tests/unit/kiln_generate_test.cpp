@@ -1,5 +1,6 @@
 // kiln's generators, the parts without files or processes: name inflection, field
-// types, migration numbering, the marked-line edits, the no-overwrite file plan.
+// types, migration numbering, the marked-line edits, the no-overwrite file plan,
+// the files `kiln generate auth` plans.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "generate/auth_plan.hpp"
 #include "generate/fields.hpp"
 #include "generate/file_plan.hpp"
 #include "generate/migrations.hpp"
@@ -157,6 +159,76 @@ TEST(Watch, SeesAddedChangedAndRemovedFiles) {
     EXPECT_EQ(first_change(s2, snapshot_sources(dir.path)), "controllers/x.cpp");
     write(dir.path / "public" / "app.css", "c");  // served from disk: no rebuild
     EXPECT_EQ(first_change(s1, snapshot_sources(dir.path)), "");
+}
+
+namespace {
+std::vector<std::string> paths_of(const AuthPlan& plan) {
+    std::vector<std::string> out;
+    for (const auto& [what, path] : plan.files) out.push_back(path);
+    return out;
+}
+}  // namespace
+
+TEST(AuthPlan, ListsEveryFileAndNumbersTheMigrationAfterAScaffold) {
+    TempDir dir;
+    write(dir.path / "CMakeLists.txt", "# kiln-app: demo\n");
+    write(dir.path / "db" / "migrations" / "001_create_posts.sql", "CREATE TABLE posts (id INTEGER PRIMARY KEY);\n");
+    auto p = find_project(dir.path);
+    ASSERT_TRUE(p);
+    AuthPlan plan = plan_auth(*p, "kiln generate auth");
+    EXPECT_EQ(plan.spec.app, "demo");
+    EXPECT_EQ(plan.spec.command, "kiln generate auth");
+    EXPECT_EQ(plan.spec.migration, "002_create_users");
+    EXPECT_EQ(plan.spec.postgresql_migration, "002_create_users");
+    EXPECT_EQ(paths_of(plan), (std::vector<std::string>{
+                                  "db/migrations/002_create_users.sql",
+                                  "db/migrations/postgresql/002_create_users.sql",
+                                  "lib/auth.hpp",
+                                  "lib/auth.cpp",
+                                  "controllers/accounts_controller.hpp",
+                                  "controllers/accounts_controller.cpp",
+                                  "routes/accounts.cpp",
+                                  "views/accounts/signup.html",
+                                  "views/accounts/login.html",
+                                  "views/accounts/password.html",
+                                  "views/accounts/_nav.html",
+                              }));
+    // no models/ header: kiln::auth::User is the model
+    for (const std::string& f : paths_of(plan)) EXPECT_FALSE(f.starts_with("models/")) << f;
+    EXPECT_EQ(kAuthRouteGroup, "accounts");
+}
+
+TEST(AuthPlan, EmptyProjectStartsAtOne) {
+    TempDir dir;
+    write(dir.path / "CMakeLists.txt", "# kiln-app: shop\n");
+    fs::create_directories(dir.path / "db" / "migrations");
+    AuthPlan plan = plan_auth(*find_project(dir.path), "kiln generate auth");
+    EXPECT_EQ(plan.spec.migration, "001_create_users");
+    EXPECT_EQ(plan.files.front().second, "db/migrations/001_create_users.sql");
+}
+
+TEST(AuthPlan, ASecondRunReusesTheMigrationsItWrote) {
+    TempDir dir;
+    write(dir.path / "CMakeLists.txt", "# kiln-app: demo\n");
+    write(dir.path / "db" / "migrations" / "001_create_posts.sql", "x");
+    write(dir.path / "db" / "migrations" / "002_create_users.sql", "x");
+    write(dir.path / "db" / "migrations" / "003_create_tags.sql", "x");  // a scaffold made since
+    write(dir.path / "db" / "migrations" / "postgresql" / "002_create_users.sql", "x");
+    AuthPlan plan = plan_auth(*find_project(dir.path), "kiln generate auth");
+    EXPECT_EQ(plan.spec.migration, "002_create_users");
+    EXPECT_EQ(plan.spec.postgresql_migration, "002_create_users");
+}
+
+TEST(AuthPlan, PostgresqlNumberTakenThereGetsThatFoldersNext) {
+    TempDir dir;
+    write(dir.path / "CMakeLists.txt", "# kiln-app: demo\n");
+    write(dir.path / "db" / "migrations" / "001_create_posts.sql", "x");
+    write(dir.path / "db" / "migrations" / "postgresql" / "001_create_posts.sql", "x");
+    write(dir.path / "db" / "migrations" / "postgresql" / "002_add_index.sql", "x");  // PostgreSQL only
+    AuthPlan plan = plan_auth(*find_project(dir.path), "kiln generate auth");
+    EXPECT_EQ(plan.spec.migration, "002_create_users");
+    EXPECT_EQ(plan.spec.postgresql_migration, "003_create_users");  // never a duplicate number
+    EXPECT_EQ(plan.files[1].second, "db/migrations/postgresql/003_create_users.sql");
 }
 
 // ---------------------------------------------------------------- error paths

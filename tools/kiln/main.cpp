@@ -24,7 +24,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"bench", kiln::bench::bench_main, "load a server like the session study's client (kiln bench --help)"},
     {"new", kiln::gen::new_main, "create a project: kiln new NAME [--dir PARENT]"},
-    {"generate", kiln::gen::generate_main, "write code: kiln generate scaffold|model|controller NAME ..."},
+    {"generate", kiln::gen::generate_main, "write code: kiln generate scaffold|model|controller NAME ..., kiln generate auth"},
     {"routes", kiln::gen::routes_main, "list the app's routes (builds it first; or --bin PATH)"},
     {"run", kiln::gen::run_main, "build and serve the app; --watch rebuilds and reloads on changes"},
     {"help", help_main, "list the commands"},

@@ -1,12 +1,13 @@
-// kiln generate scaffold|model|controller: plans every file (see file_plan.hpp),
-// refuses if one is in the way (unless --force), then writes them and adds the
-// route registration at the marked lines of app.cpp and routes.hpp.
+// kiln generate scaffold|model|controller|auth: plans every file (see
+// file_plan.hpp), refuses if one is in the way (unless --force), then writes them
+// and adds the route registration at the marked lines of app.cpp and routes.hpp.
 #include <cstdio>
 #include <string>
 #include <system_error>
 
 #include <kiln/view.hpp>
 
+#include "generate/auth_plan.hpp"
 #include "generate/commands.hpp"
 #include "generate/fields.hpp"
 #include "generate/file_plan.hpp"
@@ -26,6 +27,8 @@ constexpr const char* kUsage =
     "usage: kiln generate scaffold NAME FIELD:TYPE... [--force]   model, controller, views, routes\n"
     "       kiln generate model NAME FIELD:TYPE... [--force]      migration and model\n"
     "       kiln generate controller NAME ACTION... [--force]     controller, views, routes\n"
+    "       kiln generate auth [--force]                          accounts: sign-up, log-in, log-out,\n"
+    "                                                             password change (kiln::auth)\n"
     "field types: string, text, integer, bigint, float, boolean, datetime\n";
 
 int refuse(const std::string& why) {
@@ -35,7 +38,7 @@ int refuse(const std::string& why) {
 
 // What the command line asked for, split into words and flags.
 struct Invocation {
-    std::string kind;                    // scaffold, model, controller
+    std::string kind;                    // scaffold, model, controller, auth
     std::string name;
     std::vector<std::string_view> rest;  // fields or actions
     bool force = false;
@@ -93,6 +96,45 @@ void plan_controller(FilePlan& plan, const ControllerSpec& c) {
                  render_to_string(tpl::controller::action{.c = c, .action = a}));
 }
 
+// kiln generate auth: every file of plan_auth (auth_plan.hpp), rendered.
+void plan_auth_files(FilePlan& plan, const AuthPlan& auth) {
+    namespace t = tpl::auth;
+    const AuthSpec& a = auth.spec;
+    for (const auto& [what, path] : auth.files) {
+        std::string text;
+        switch (what) {
+        case AuthFile::Migration: text = render_to_string(t::migration{.a = a}); break;
+        case AuthFile::PostgresqlMigration: text = render_to_string(t::migration_postgresql{.a = a}); break;
+        case AuthFile::LibHpp: text = render_to_string(t::lib_hpp{.a = a}); break;
+        case AuthFile::LibCpp: text = render_to_string(t::lib_cpp{.a = a}); break;
+        case AuthFile::ControllerHpp: text = render_to_string(t::controller_hpp{.a = a}); break;
+        case AuthFile::ControllerCpp: text = render_to_string(t::controller_cpp{.a = a}); break;
+        case AuthFile::Routes: text = render_to_string(t::routes_cpp{.a = a}); break;
+        case AuthFile::SignupView: text = render_to_string(t::signup{.a = a}); break;
+        case AuthFile::LoginView: text = render_to_string(t::login{.a = a}); break;
+        case AuthFile::PasswordView: text = render_to_string(t::password{.a = a}); break;
+        case AuthFile::NavPartial: text = render_to_string(t::nav{.a = a}); break;
+        }
+        plan.add(path, std::move(text));
+    }
+}
+
+// What to do next: the layout is the project's own file, so its header links are
+// the user's to add (the lines are printed, not written).
+constexpr const char* kAuthNext =
+    "next: build and run (make run); accounts are at /signup, /login and /password.\n"
+    "  Paths that need a log-in: app::needs_login in lib/auth.cpp (now only /password).\n"
+    "  views/layouts/app.html is yours and was left alone. For the account links in its\n"
+    "  header (Sign up and Log in; or the user's name, Password and Log out), add with its\n"
+    "  other params:\n"
+    "    <%@ param std::string_view user = {} %>\n"
+    "    <%@ param std::string_view token = {} %>\n"
+    "  and inside <header>:\n"
+    "    <%@ render \"accounts/_nav\" .user = user, .token = token %>\n"
+    "  then a page passes them on its layout line, from `app::Viewer v = co_await\n"
+    "  app::viewer(req);` (lib/auth.hpp) in its handler; views/accounts/password.html has\n"
+    "  them already: add `, .user = user, .token = token` to its layout line.\n";
+
 std::optional<std::vector<std::string>> parse_actions(const std::vector<std::string_view>& rest, std::string* error) {
     std::vector<std::string> out;
     for (std::string_view a : rest) {
@@ -132,10 +174,15 @@ int generate_main(const Args& args) {
         else req.rest.push_back(a);
         req.command += " " + std::string(a);
     }
-    if (req.kind != "scaffold" && req.kind != "model" && req.kind != "controller")
+    if (req.kind != "scaffold" && req.kind != "model" && req.kind != "controller" && req.kind != "auth")
         return refuse((req.kind.empty() ? std::string("what to generate?") : "unknown generator '" + req.kind + "'") +
                       "\n" + kUsage);
-    if (req.name.empty()) return refuse("no name given\n" + std::string(kUsage));
+    if (req.kind == "auth") {
+        if (!req.name.empty()) return refuse("kiln generate auth takes no name (it writes the accounts of "
+                                             "kiln::auth: users, /signup, /login, /logout, /password)");
+    } else if (req.name.empty()) {
+        return refuse("no name given\n" + std::string(kUsage));
+    }
 
     std::error_code ec;
     auto project = find_project(fs::current_path(ec));
@@ -145,7 +192,10 @@ int generate_main(const Args& args) {
 
     FilePlan plan;
     std::string error, group;
-    if (req.kind == "controller") {
+    if (req.kind == "auth") {
+        plan_auth_files(plan, plan_auth(*project, req.command));
+        group = kAuthRouteGroup;
+    } else if (req.kind == "controller") {
         NamesResult names = controller_names(req.name);
         if (!names.names) return refuse(names.error);
         auto actions = parse_actions(req.rest, &error);
@@ -174,11 +224,13 @@ int generate_main(const Args& args) {
         for (const std::string& f : in_the_way) list += "\n  exists: " + f;
         return refuse("these files exist with other content (nothing was written; --force overwrites them):" + list);
     }
-    std::printf("kiln generate %s %s in %s\n", req.kind.c_str(), req.name.c_str(), project->root.c_str());
+    std::printf("kiln generate %s%s%s in %s\n", req.kind.c_str(), req.name.empty() ? "" : " ", req.name.c_str(),
+                project->root.c_str());
     if (std::string e = plan.write(project->root, stdout); !e.empty()) {
         std::fprintf(stderr, "kiln generate: %s\n", e.c_str());
         return 1;
     }
+    if (req.kind == "auth") std::fputs(kAuthNext, stdout);
     return 0;
 }
 
