@@ -259,8 +259,8 @@ def growth(rows):
                                                    per_core(balanced["cpu"]["haproxy"]),
                                                    per_core(direct["cpu"]["postgresql"]), per_core(direct["cpu"]["redis"])))
     out += ["", "So with N nodes of C cores each, throughput grows as N x C x (per node core) until the first"
-            " shared part fills: PostgreSQL first for writes (each creation is an INSERT and, with the index,"
-            " a COUNT and a SELECT), then HAProxy; Redis, at one GETEX and one EVAL per logged-in request, is"
+            " shared part fills: PostgreSQL first for writes (each creation reads its user and inserts the"
+            " post; each index page is a COUNT and a SELECT), then HAProxy; Redis, at one GETEX and one EVAL per logged-in request, is"
             " the last. Past that: PostgreSQL read replicas for the index, a second HAProxy (DNS or a"
             " layer-4 balancer in front), and Redis sharded by session id.", ""]
     return out
