@@ -45,8 +45,9 @@ kiln_layer(kiln_net
   net/thread_pool.cpp
   net/mailbox.cpp
   net/pending.cpp
+  net/tls.cpp
 )
-target_link_libraries(kiln_net PUBLIC kiln_util)
+target_link_libraries(kiln_net PUBLIC kiln_util PRIVATE OpenSSL::SSL)
 
 kiln_layer(kiln_http
   http/address_counts.cpp
@@ -173,6 +174,7 @@ kiln_layer(kiln_server
   server/rate_segment.cpp
   server/health.cpp
   server/sd_notify.cpp
+  server/tls_setup.cpp
 )
 target_link_libraries(kiln_server PUBLIC kiln_app kiln_pg kiln_redis PRIVATE PkgConfig::TOMLPP)
 

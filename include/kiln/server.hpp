@@ -27,6 +27,14 @@ struct ServerOptions {
     // an array: its first entry sets host and port, the others land here).
     std::vector<std::string> also_listen;
     bool proxy_protocol = false;  // host:port expects a PROXY protocol header ("ADDR proxy_protocol")
+    bool tls_listener = false;    // host:port speaks TLS ("ADDR tls")
+    // TLS. A listener written "ADDR tls" speaks it; with none so written, a configured
+    // certificate makes host:port (--port) speak it.
+    std::string tls_cert;                       // PEM: certificate and chain (tls.cert, --tls-cert)
+    std::string tls_key;                        // PEM private key (tls.key, --tls-key); empty: in tls_cert
+    std::vector<std::string> tls_certificates;  // more PEM files (chain and key each), chosen by SNI
+    bool tls_self_signed = false;               // a throwaway certificate for localhost (--tls-self-signed)
+    std::string tls_generated_pem;              // set by the server: the self-signed pair, handed to workers
     int workers = -1;                    // worker processes under a supervisor; -1: one per
                                          // core; 0: no supervisor, serve in this process
     unsigned threads = 0;                // event loops per process; 0: cores / processes

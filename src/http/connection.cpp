@@ -28,8 +28,10 @@ constexpr size_t kStreamFlushThreshold = 64 * 1024;
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 }  // namespace
 
-Connection::Connection(Server& server, int fd, const net::PeerAddress& peer, bool proxy_protocol)
+Connection::Connection(Server& server, int fd, const net::PeerAddress& peer, bool proxy_protocol,
+                       const net::TlsContext* tls)
     : srv_(server), peer_(peer), fd_(fd), await_proxy_(proxy_protocol) {
+    if (tls) tls_ = std::make_unique<net::TlsStream>(tls->new_ssl());
     for (const net::AddressRange& r : srv_.cfg_.trusted_proxies) trusted_proxy_ = trusted_proxy_ || r.contains(peer);
     client_ = peer;
     timer_.owner = this;
@@ -138,7 +140,7 @@ void Connection::read_and_process() {
     while (fd_ >= 0 && !read_paused_ && state_ != State::Closing && state_ != State::Handling) {
         a_->in.ensure_writable(read_size(), srv_.loop_.buffers());
         size_t room = a_->in.writable();
-        ssize_t n = ::read(fd_, a_->in.write_ptr(), room);
+        ssize_t n = tls_ ? tls_->read(fd_, a_->in.write_ptr(), room) : ::read(fd_, a_->in.write_ptr(), room);
         if (n > 0) {
             a_->in.commit(static_cast<size_t>(n));
             if (state_ == State::Body) arm(srv_.body_timers_);  // progress resets the body timeout
@@ -146,8 +148,9 @@ void Connection::read_and_process() {
             // Edge-triggered: a short read means the socket is drained for now, and new
             // bytes will raise a new edge. Skipping the EAGAIN read saves a syscall —
             // unless the peer's FIN came with these bytes: it raises no later edge, so
-            // read on until read() says 0.
-            if (static_cast<size_t>(n) < room && !peer_fin_seen_) return;
+            // read on until read() says 0. Over TLS a short read says nothing of the
+            // socket (records): read on until the stream says EAGAIN.
+            if (!tls_ && static_cast<size_t>(n) < room && !peer_fin_seen_) return;
             continue;
         }
         if (n == 0) {
@@ -254,7 +257,7 @@ void Connection::process() {
 }
 
 PathStatus Connection::prepare_request(const RequestHead& h, Request& req, RequestContext& ctx) {
-    req.start(&h, trusted_proxy_, proxy_ssl_, client_);
+    req.start(&h, trusted_proxy_, proxy_ssl_ || tls_ != nullptr, client_);
     if (PathStatus ps = req.set_path(h.path); ps != PathStatus::Ok) return ps;
     a_->body_limit = srv_.service_.prepare(ctx, req);
     return PathStatus::Ok;
@@ -622,9 +625,9 @@ void Connection::respond_error(int status, std::string_view why, uint32_t retry_
 
 bool Connection::flush() {
     if (fd_ < 0) return false;
-    if (!a_->out.empty()) {
+    if (!a_->out.empty() || (tls_ && tls_->has_output())) {
         size_t written = 0;
-        net::OutputQueue::Status st = a_->out.write_to(fd_, srv_.loop_.buffers(), &written);
+        net::OutputQueue::Status st = a_->out.write_to(fd_, srv_.loop_.buffers(), &written, tls_.get());
         if (st == net::OutputQueue::Status::Error) {
             close_now();
             return false;
@@ -675,6 +678,7 @@ void Connection::start_linger() {
         close_now();
         return;
     }
+    if (tls_) tls_->shutdown(fd_);  // close_notify: the response ended here, not cut
     ::shutdown(fd_, SHUT_WR);
     arm(srv_.linger_timers_);
     discard_input();
@@ -711,6 +715,7 @@ void Connection::drain() {
 void Connection::close_now() {
     if (fd_ < 0) return;
     timer_.disarm();
+    if (tls_) tls_->shutdown(fd_);  // close_notify, best effort: a closing peer knows it was not cut
     ::close(fd_);  // also removes it from epoll
     fd_ = -1;
     if (a_) {

@@ -29,6 +29,7 @@
 #include "net/loop.hpp"
 #include "net/output.hpp"
 #include "net/peer.hpp"
+#include "net/tls.hpp"
 
 namespace kiln::http {
 
@@ -70,7 +71,9 @@ struct ActiveState {
 class Connection final : public net::IoHandler, public ResponseStream {
 public:
     // proxy_protocol: the connection must start with a PROXY protocol header.
-    Connection(Server& server, int fd, const net::PeerAddress& peer, bool proxy_protocol = false);
+    // tls: the connection speaks TLS (a handshake first, then records).
+    Connection(Server& server, int fd, const net::PeerAddress& peer, bool proxy_protocol = false,
+               const net::TlsContext* tls = nullptr);
     ~Connection();
 
     void on_io(uint32_t events) override;
@@ -140,6 +143,7 @@ private:
     bool await_proxy_ = false;    // a PROXY protocol header is due before the first request
     bool proxy_ssl_ = false;      // its v2 header said the client used TLS
     net::PeerAddress client_;     // this request's client (see http::Request::client)
+    std::unique_ptr<net::TlsStream> tls_;  // null: plain TCP, read and written directly
     bool head_current_ = false;   // srv_.head_ and srv_.request_ describe this request now;
                                   // only ever true inside one process() call
     bool close_after_flush_ = false;

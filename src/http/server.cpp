@@ -94,7 +94,7 @@ constexpr std::string_view kTooManyFromYou =
 std::atomic<int64_t> full_logged{0}, address_logged{0};
 }  // namespace
 
-void Server::accept(int fd, const net::PeerAddress& peer, bool proxy_protocol) {
+void Server::accept(int fd, const net::PeerAddress& peer, bool proxy_protocol, const net::TlsContext* tls) {
     assert(loop_.in_loop_thread());
     if (cfg_.max_process_connections && cfg_.open_connections &&
         cfg_.open_connections->fetch_add(1, std::memory_order_relaxed) >= cfg_.max_process_connections) {
@@ -113,7 +113,7 @@ void Server::accept(int fd, const net::PeerAddress& peer, bool proxy_protocol) {
                cfg_.max_connections_per_address);
         return;
     }
-    auto* c = new Connection(*this, fd, peer, proxy_protocol);
+    auto* c = new Connection(*this, fd, peer, proxy_protocol, tls);
     loop_.add(fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, c);
     if (cfg_.max_connections && count_ >= cfg_.max_connections && on_capacity_) on_capacity_(false);
 }

@@ -21,6 +21,7 @@
 #include "http/service.hpp"
 #include "net/loop.hpp"
 #include "net/peer.hpp"
+#include "net/tls.hpp"
 
 namespace kiln::http {
 
@@ -88,7 +89,8 @@ public:
     Server& operator=(const Server&) = delete;
 
     // Takes ownership of a connected, non-blocking socket.
-    void accept(int fd, const net::PeerAddress& peer = {}, bool proxy_protocol = false);
+    void accept(int fd, const net::PeerAddress& peer = {}, bool proxy_protocol = false,
+                const net::TlsContext* tls = nullptr);
     // Optional; must outlive the server's connections.
     void set_observer(Observer* observer) { observer_ = observer; }
     // Called with false when max_connections are open (stop accepting), true when

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "net/tls.hpp"
+
 namespace kiln::net {
 namespace {
 constexpr size_t kMaxIov = 64;
@@ -87,12 +89,35 @@ OutputQueue::Status OutputQueue::send_file(int fd, Segment& s, size_t* written) 
     return Status::Done;
 }
 
-OutputQueue::Status OutputQueue::write_to(int fd, BufferPool& pool, size_t* written) {
+OutputQueue::Status OutputQueue::send_file_tls(int fd, Segment& s, size_t* written, TlsStream& tls) {
+    char chunk[16 * 1024];
+    while (s.file_left > 0) {
+        size_t want = static_cast<size_t>(std::min<uint64_t>(s.file_left, sizeof chunk));
+        ssize_t r = ::pread(s.fd, chunk, want, static_cast<off_t>(s.file_off));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return Status::Error;  // unreadable, or shrank under us
+        iovec iov{chunk, static_cast<size_t>(r)};
+        ssize_t w = tls.writev(fd, &iov, 1);  // takes all of it, or nothing
+        if (w < 0) return errno == EAGAIN ? Status::Blocked : Status::Error;
+        s.file_off += static_cast<uint64_t>(w);
+        s.file_left -= static_cast<uint64_t>(w);
+        bytes_ -= static_cast<size_t>(w);
+        *written += static_cast<size_t>(w);
+    }
+    return Status::Done;
+}
+
+OutputQueue::Status OutputQueue::write_to(int fd, BufferPool& pool, size_t* written, TlsStream* tls) {
     *written = 0;
+    if (tls) {
+        int f = tls->flush(fd);
+        if (f < 0) return Status::Error;
+        if (f == 0) return Status::Blocked;
+    }
     while (bytes_ > 0) {
         while (segs_.front().kind != Kind::File && segs_.front().left() == 0) pop_front(pool);
         if (segs_.front().kind == Kind::File) {
-            Status st = send_file(fd, segs_.front(), written);
+            Status st = tls ? send_file_tls(fd, segs_.front(), written, *tls) : send_file(fd, segs_.front(), written);
             if (st != Status::Done) return st;
             pop_front(pool);
             continue;
@@ -106,7 +131,8 @@ OutputQueue::Status OutputQueue::write_to(int fd, BufferPool& pool, size_t* writ
             else iov[n] = {s.buf.readable_data(), s.buf.size()};
             if (iov[n].iov_len) ++n;
         }
-        ssize_t w = n == 1 ? ::write(fd, iov[0].iov_base, iov[0].iov_len) : ::writev(fd, iov, static_cast<int>(n));
+        ssize_t w = tls ? tls->writev(fd, iov, static_cast<int>(n))
+                    : n == 1 ? ::write(fd, iov[0].iov_base, iov[0].iov_len) : ::writev(fd, iov, static_cast<int>(n));
         if (w < 0) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::Blocked;
@@ -128,6 +154,11 @@ OutputQueue::Status OutputQueue::write_to(int fd, BufferPool& pool, size_t* writ
         }
     }
     clear(pool);
+    if (tls && tls->has_output()) {  // sealed, not all on the wire yet
+        int f = tls->flush(fd);
+        if (f < 0) return Status::Error;
+        if (f == 0) return Status::Blocked;
+    }
     return Status::Done;
 }
 

@@ -13,6 +13,8 @@
 
 namespace kiln::net {
 
+class TlsStream;
+
 class OutputQueue {
 public:
     OutputQueue() = default;
@@ -31,8 +33,10 @@ public:
     bool empty() const { return bytes_ == 0; }
 
     enum class Status { Done, Blocked, Error };
-    // Writes until done or EAGAIN; *written gets the bytes sent (for timers).
-    Status write_to(int fd, BufferPool& pool, size_t* written);
+    // Writes until done or EAGAIN; *written gets the bytes sent (for timers). Through
+    // `tls` when given: encrypted, file ranges read and sealed (no sendfile), and Done
+    // only once the stream's encrypted bytes are all sent too.
+    Status write_to(int fd, BufferPool& pool, size_t* written, TlsStream* tls = nullptr);
     void clear(BufferPool& pool);
 
 private:
@@ -48,6 +52,7 @@ private:
         size_t left() const;
     };
     Status send_file(int fd, Segment& s, size_t* written);
+    Status send_file_tls(int fd, Segment& s, size_t* written, TlsStream& tls);
     void pop_front(BufferPool& pool);
     std::vector<Segment> segs_;
     size_t bytes_ = 0;

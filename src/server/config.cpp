@@ -77,6 +77,18 @@ std::string get_string(const Value& v, std::string* out) {
     return {};
 }
 
+std::string get_bool(const Value& v, bool* out) {
+    if (v.node) {
+        if (!v.node->is_boolean()) return "expected true or false";
+        *out = **v.node->as_boolean();
+        return {};
+    }
+    if (v.text == "true" || v.text == "1") *out = true;
+    else if (v.text == "false" || v.text == "0") *out = false;
+    else return "expected true or false, got '" + std::string(v.text) + "'";
+    return {};
+}
+
 std::string get_nonempty(const Value& v, std::string* out) {
     std::string text;
     if (std::string e = get_string(v, &text); !e.empty()) return e;
@@ -189,24 +201,25 @@ const std::vector<Key>& keys() {
              if (all.empty()) return std::string("needs at least one address");
              std::string first_host = o.host;
              uint16_t first_port = o.port;
-             bool first_proxied = o.proxy_protocol;
+             ListenFlags first_flags{o.proxy_protocol, o.tls_listener};
              std::vector<std::string> also;
              for (size_t i = 0; i < all.size(); ++i) {
                  std::string host;
                  uint16_t port;
-                 bool proxied = false;
-                 if (std::string e = parse_listen(all[i], &host, &port, &proxied); !e.empty()) return e;
+                 ListenFlags flags;
+                 if (std::string e = parse_listen(all[i], &host, &port, &flags); !e.empty()) return e;
                  if (i == 0 && !all[i].starts_with("unix:")) {
                      first_host = host;
                      first_port = port;
-                     first_proxied = proxied;
+                     first_flags = flags;
                  } else {
                      also.push_back(all[i]);
                  }
              }
              o.host = std::move(first_host);  // only now: a refused list changes nothing
              o.port = first_port;
-             o.proxy_protocol = first_proxied;
+             o.proxy_protocol = first_flags.proxy_protocol;
+             o.tls_listener = first_flags.tls;
              o.also_listen = std::move(also);
              return std::string();
          }},
@@ -290,6 +303,10 @@ const std::vector<Key>& keys() {
          }},
         integer("database.pool", &ServerOptions::database_pool, 1u, 64u),
         integer("database.statement_timeout_ms", &ServerOptions::database_statement_timeout_ms, 0u, 3'600'000u),
+        {"tls.cert", [](const Value& v, ServerOptions& o) { return get_nonempty(v, &o.tls_cert); }},
+        {"tls.key", [](const Value& v, ServerOptions& o) { return get_nonempty(v, &o.tls_key); }},
+        {"tls.certificates", [](const Value& v, ServerOptions& o) { return get_list(v, &o.tls_certificates); }},
+        {"tls.self_signed", [](const Value& v, ServerOptions& o) { return get_bool(v, &o.tls_self_signed); }},
         {"session.store",
          [](const Value& v, ServerOptions& o) {
              std::string store;
@@ -413,17 +430,26 @@ std::string walk(const std::string& path, const toml::table& t, const std::strin
 
 }  // namespace
 
-std::string parse_listen(std::string_view text, std::string* host, uint16_t* port, bool* proxy_protocol) {
-    // "ADDRESS proxy_protocol" (nginx's word): connections start with a PROXY header.
-    bool proxied = false;
+std::string parse_listen(std::string_view text, std::string* host, uint16_t* port, ListenFlags* flags) {
+    // "ADDRESS [proxy_protocol] [tls]" (nginx's words, and tls for its ssl): its
+    // connections start with a PROXY header, or speak TLS.
+    ListenFlags f;
     if (size_t sp = text.find_first_of(" \t"); sp != std::string_view::npos) {
-        std::string_view flag = text.substr(sp);
-        while (!flag.empty() && (flag.front() == ' ' || flag.front() == '\t')) flag.remove_prefix(1);
-        if (flag != "proxy_protocol") return "unknown listener parameter '" + std::string(flag) + "' (known: proxy_protocol)";
-        proxied = true;
+        std::string_view rest = text.substr(sp);
         text = text.substr(0, sp);
+        while (!rest.empty()) {
+            while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+            size_t end = rest.find_first_of(" \t");
+            std::string_view word = rest.substr(0, end);
+            rest = end == std::string_view::npos ? std::string_view() : rest.substr(end);
+            if (word.empty()) break;
+            if (word == "proxy_protocol") f.proxy_protocol = true;
+            else if (word == "tls") f.tls = true;
+            else return "unknown listener parameter '" + std::string(word) + "' (known: proxy_protocol, tls)";
+        }
+        if (f.proxy_protocol && f.tls) return "a listener cannot take both proxy_protocol and tls yet";
     }
-    if (proxy_protocol) *proxy_protocol = proxied;
+    if (flags) *flags = f;
     if (text.starts_with("unix:")) {  // host gets the path, port 0
         std::string_view path = text.substr(5);
         if (path.empty() || path[0] != '/') return "a unix socket needs an absolute path: \"unix:/run/app.sock\"";

@@ -49,6 +49,10 @@ bool cookie_needs_secure(std::string_view name);
 
 // "host:port", "[v6]:port" into host and port, or "unix:/path" into host = path,
 // port = 0. Returns "" or why not.
-std::string parse_listen(std::string_view text, std::string* host, uint16_t* port, bool* proxy_protocol = nullptr);
+struct ListenFlags {
+    bool proxy_protocol = false;
+    bool tls = false;
+};
+std::string parse_listen(std::string_view text, std::string* host, uint16_t* port, ListenFlags* flags = nullptr);
 
 }  // namespace kiln::server

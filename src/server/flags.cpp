@@ -37,6 +37,7 @@ void usage(const char* prog) {
                 "  --set NAME=VALUE          one of the app's own settings (App::setting; also [app] in\n"
                 "                            kiln.toml and KILN_APP_<NAME>)\n"
                 "  --quiet                   no error log at all\n"
+                "  --tls-self-signed         a throwaway certificate for localhost: try HTTPS (tls.self_signed)\n"
                 "  --help                    this text\n"
                 "%s",
                 prog, server::flags_help().c_str());
@@ -121,6 +122,8 @@ bool parse_server_flags(int argc, char** argv, ServerOptions* o, int* exit_statu
         } else if (arg == "--check-config" || arg == "--routes") {  // --routes: App::run
         } else if (arg == "--quiet") {
             o->log_errors = false;
+        } else if (arg == "--tls-self-signed") {
+            o->tls_self_signed = true;
         } else if (arg == "--set") {
             if (!take()) return fail("flag --set needs NAME=VALUE");
             size_t eq = value.find('=');

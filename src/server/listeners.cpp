@@ -5,10 +5,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "net/listener.hpp"
 #include "server/config.hpp"
+#include "server/tls_setup.hpp"
 
 namespace kiln::server {
 namespace {
@@ -44,12 +46,16 @@ std::string bind_listeners(const ServerOptions& opts, size_t loops, bool reusepo
         out->addresses.push_back(a);
     }
     std::string err;
-    for (Bound::Address& a : out->addresses) {
+    std::vector<ListenFlags> flags = listener_flags(opts);
+    for (size_t ai = 0; ai < out->addresses.size(); ++ai) {
+        Bound::Address& a = out->addresses[ai];
+        std::string scheme = ai < flags.size() && flags[ai].tls ? "https://" : "http://";
         if (a.is_unix) {
             net::ListenResult l = net::listen_unix(a.host, opts.backlog);
             if (l.fd < 0) err = l.error;
             else for (auto& g : out->fds) g.push_back(l.fd);
-            out->where += (out->where.empty() ? "" : ", ") + std::string("unix:") + a.host;
+            out->where += (out->where.empty() ? "" : ", ") + std::string("unix:") + a.host +
+                          (scheme == "https://" ? " (tls)" : "");
         } else {
             ServerOptions probe = opts;
             probe.host = a.host;
@@ -65,7 +71,7 @@ std::string bind_listeners(const ServerOptions& opts, size_t loops, bool reusepo
                 out->fds[i].push_back(l.fd);
             }
             bool v6 = a.host.find(':') != std::string::npos;
-            out->where += (out->where.empty() ? "http://" : ", http://") + (v6 ? "[" + a.host + "]" : a.host) + ":" +
+            out->where += (out->where.empty() ? scheme : ", " + scheme) + (v6 ? "[" + a.host + "]" : a.host) + ":" +
                           std::to_string(a.port);
         }
         if (!err.empty()) {  // a socket file in the way is not ours to remove: the caller stops
@@ -74,6 +80,20 @@ std::string bind_listeners(const ServerOptions& opts, size_t loops, bool reusepo
         }
     }
     return {};
+}
+
+std::vector<ListenFlags> listener_flags(const ServerOptions& o) {
+    std::vector<ListenFlags> out{{o.proxy_protocol, o.tls_listener}};
+    for (const std::string& text : o.also_listen) {
+        std::string host;
+        uint16_t port;
+        ListenFlags f;
+        parse_listen(text, &host, &port, &f);  // validated by the flag/config parser
+        out.push_back(f);
+    }
+    bool marked = std::any_of(out.begin(), out.end(), [](const ListenFlags& f) { return f.tls; });
+    if (!marked && tls_configured(o)) out.front().tls = true;
+    return out;
 }
 
 void Bound::remove_unix_files() const {

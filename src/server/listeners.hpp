@@ -11,6 +11,7 @@
 
 #include <kiln/server.hpp>
 
+#include "server/config.hpp"      // ListenFlags
 #include "server/supervisor.hpp"  // FdGroups
 
 namespace kiln::server {
@@ -31,6 +32,11 @@ struct Bound {
 // loop, else one for all). "" or why not, every socket closed again then (socket
 // files left alone: the one in the way may be another server's).
 std::string bind_listeners(const ServerOptions& o, size_t loops, bool reuseport, Bound* out);
+
+// What each listening socket speaks: host:port first, then also_listen, the order
+// bind_listeners gives every group. A certificate with no listener marked tls makes
+// host:port speak TLS.
+std::vector<ListenFlags> listener_flags(const ServerOptions& o);
 
 // A worker: the sockets its supervisor passed (empty if this process is none), and
 // the pipe to say it serves. Both close-on-exec from here on.

@@ -26,6 +26,7 @@
 #include "server/rate_segment.hpp"
 #include "server/session_segment.hpp"
 #include "server/supervisor.hpp"
+#include "server/tls_setup.hpp"
 #include "util/log.hpp"
 #include "util/random.hpp"
 
@@ -150,13 +151,15 @@ int App::run(const ServerOptions& options) {
             impl_->store = sessions.store();
         }
         if (impl_->secret.empty()) impl_->secret = server::take_env_secrets().generated;
+        ServerOptions worker_options = options;
+        if (options.tls_self_signed) worker_options.tls_generated_pem = server::take_env_secrets().tls_pem;
         if (options.rate > 0 && !rates.adopt_from_env())
             util::log(util::LogLevel::Error, "limits.rate is on, but no rate table came from the supervisor");
         if (std::string e = run_hooks(impl_->worker_start, options, "worker"); !e.empty()) {
             util::log(util::LogLevel::Error, "%s", e.c_str());
             return 2;
         }
-        return server::serve(*this, impl_->store, options, fds, ready_fd, true, rates.table());
+        return server::serve(*this, impl_->store, worker_options, fds, ready_fd, true, rates.table());
     }
 
     Plan p;
@@ -175,6 +178,21 @@ int App::run(const ServerOptions& options) {
     if (opts.rate > 0) {
         if (std::string e = rates.create(opts); !e.empty()) return refuse(e);
     }
+    if (opts.tls_self_signed) {  // one pair for the node: every worker presents the same
+        std::string err;
+        opts.tls_generated_pem = net::make_self_signed_pem(&err);
+        if (opts.tls_generated_pem.empty()) return refuse(err);
+    }
+    if (server::tls_configured(opts)) {  // before binding: a bad certificate fails fast, naming its file
+        std::string err;
+        auto tls = server::make_tls_context(opts, &err);
+        if (!tls) return refuse(err);
+        for (size_t i = 0; i < tls->size(); ++i) {
+            std::string names;
+            for (const std::string& n : tls->names(i)) names += (names.empty() ? "" : ", ") + n;
+            util::log(util::LogLevel::Info, "tls: certificate %zu for %s", i + 1, names.empty() ? "(no names)" : names.c_str());
+        }
+    }
     server::Bound bound;
     if (std::string e = server::bind_listeners(opts, p.loops(), !p.prefork, &bound); !e.empty()) return refuse(e);
     opts.port = bound.addresses.front().port;
@@ -187,7 +205,7 @@ int App::run(const ServerOptions& options) {
             return refuse(e);
         }
     }
-    server::EnvSecrets handoff{server::take_env_secrets().from_env, {}};
+    server::EnvSecrets handoff{server::take_env_secrets().from_env, {}, opts.tls_generated_pem};
     if (impl_->secret.empty()) {  // one random key for every worker, handed down with the others
         impl_->secret = handoff.generated = util::random_hex(32);
         util::log(util::LogLevel::Info, "no `secret` configured: using a random one; signed cookies will not "

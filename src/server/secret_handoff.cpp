@@ -11,7 +11,8 @@
 namespace kiln::server {
 namespace {
 
-// The memfd holds from_env, a NUL (no environment value can contain one), generated.
+// The memfd holds from_env, a NUL (no environment value can contain one), generated,
+// a NUL, tls_pem (PEM is text: no NUL in it either).
 EnvSecrets read_memfd(int fd) {
     EnvSecrets s;
     std::string all;
@@ -25,7 +26,10 @@ EnvSecrets read_memfd(int fd) {
     }
     size_t nul = all.find('\0');
     s.from_env = all.substr(0, nul);
-    if (nul != std::string::npos) s.generated = all.substr(nul + 1);
+    if (nul == std::string::npos) return s;
+    size_t second = all.find('\0', nul + 1);
+    s.generated = all.substr(nul + 1, second == std::string::npos ? std::string::npos : second - nul - 1);
+    if (second != std::string::npos) s.tls_pem = all.substr(second + 1);
     return s;
 }
 
@@ -64,6 +68,8 @@ int make_secret_memfd(const EnvSecrets& secrets, std::string* err) {
     std::string all = secrets.from_env;
     all.push_back('\0');
     all += secrets.generated;
+    all.push_back('\0');
+    all += secrets.tls_pem;
     // Sealed once written: a worker (or anything it runs) cannot change what the
     // next worker reads.
     if (::write(fd, all.data(), all.size()) != static_cast<ssize_t>(all.size()) ||

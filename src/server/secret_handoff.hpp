@@ -6,6 +6,8 @@
 // --flag still overrides it) and the random one the supervisor made when nothing
 // configured any (used only if the worker's own config names none either).
 // KILN_SECRET itself is removed from the environment the first time it is read.
+// The same memfd carries the node's self-signed TLS pair (--tls-self-signed), made
+// once by the supervisor so every worker presents the same certificate.
 #pragma once
 #include <string>
 #include <string_view>
@@ -18,6 +20,7 @@ inline constexpr const char* kEnvSecret = "KILN_SECRET";
 struct EnvSecrets {
     std::string from_env;   // KILN_SECRET, or the supervisor's copy of it
     std::string generated;  // the supervisor's random key, when nothing set one
+    std::string tls_pem;    // the self-signed certificate and key, when asked for
 };
 
 // This process's secrets from its environment: read (and removed from it: the

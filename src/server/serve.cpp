@@ -22,6 +22,8 @@
 #include "server/access_log.hpp"
 #include "server/app_service.hpp"
 #include "server/config.hpp"
+#include "server/listeners.hpp"
+#include "server/tls_setup.hpp"
 #include "server/loop_recorder.hpp"
 #include "server/process_logs.hpp"
 #include "server/sd_notify.hpp"
@@ -80,7 +82,8 @@ struct Shared {
     http::Executor* executor;  // hybrid: the pool; else null
     bool count;                // a /metrics reader exists: count per request
     uint32_t beat_ms;          // the watchdog's heartbeat
-    std::vector<bool> proxy_protocol;  // per listening socket of a group (the addresses' order)
+    std::vector<ListenFlags> listeners;  // per listening socket of a group (the addresses' order)
+    const net::TlsContext* tls;          // the certificates, for the listeners that speak TLS
 };
 
 http::EngineConfig engine_config(const ServerOptions& o) {
@@ -109,20 +112,6 @@ http::EngineConfig engine_config(const ServerOptions& o) {
     return c;
 }
 
-// Which listening sockets expect a PROXY header: host:port first, then also_listen,
-// the order bind_listeners gives every group.
-std::vector<bool> proxy_protocol_flags(const ServerOptions& o) {
-    std::vector<bool> out{o.proxy_protocol};
-    for (const std::string& text : o.also_listen) {
-        std::string host;
-        uint16_t port;
-        bool proxied = false;
-        parse_listen(text, &host, &port, &proxied);  // validated by the flag/config parser
-        out.push_back(proxied);
-    }
-    return out;
-}
-
 // The body of one loop thread: serve `group`'s sockets until drained or stopped.
 void run_loop(LoopThread& self, const Shared& shared, const std::vector<int>& group, LoopStats* loop_stats,
               std::latch& started) {
@@ -137,9 +126,12 @@ void run_loop(LoopThread& self, const Shared& shared, const std::vector<int>& gr
     if (shared.executor) server.set_executor(shared.executor);
     std::vector<std::unique_ptr<net::Listener>> listeners;
     for (size_t i = 0; i < group.size(); ++i) {
-        bool proxy = i < shared.proxy_protocol.size() && shared.proxy_protocol[i];
+        ListenFlags f = i < shared.listeners.size() ? shared.listeners[i] : ListenFlags{};
+        const net::TlsContext* tls = f.tls ? shared.tls : nullptr;
         listeners.push_back(std::make_unique<net::Listener>(
-            loop, group[i], [&server, proxy](int cfd, const net::PeerAddress& peer) { server.accept(cfd, peer, proxy); }));
+            loop, group[i], [&server, f, tls](int cfd, const net::PeerAddress& peer) {
+                server.accept(cfd, peer, f.proxy_protocol, tls);
+            }));
     }
     server.set_capacity_handler([&listeners](bool room) {
         for (auto& l : listeners) room ? l->resume() : l->pause();
@@ -247,6 +239,15 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
     std::unique_ptr<PoolExecutor> pool;
     if (opts.mpm == Mpm::Hybrid) pool = std::make_unique<PoolExecutor>(opts.pool_threads, opts.pool_queue);
 
+    std::unique_ptr<net::TlsContext> tls;
+    if (tls_configured(opts)) {
+        std::string err;
+        tls = make_tls_context(opts, &err);
+        if (!tls) {
+            util::log(util::LogLevel::Error, "%s", err.c_str());
+            return 2;
+        }
+    }
     std::atomic<bool> draining{false};
     AppService service(app, opts, stats, sessions, draining);
     std::atomic<size_t> open_connections{0};  // limits.max_connections: every loop of this process
@@ -261,7 +262,7 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
                         opts.access_log_format == "json" ? AccessLogFormat::Json : AccessLogFormat::Combined,
                         pool.get(), !opts.metrics_path.empty(),
                         opts.watchdog_timeout_ms ? std::clamp(opts.watchdog_timeout_ms / 4, 50u, 1000u) : 1000u,
-                        proxy_protocol_flags(opts)};
+                        listener_flags(opts), tls.get()};
     std::vector<std::unique_ptr<LoopThread>> loops;
     std::latch started(static_cast<std::ptrdiff_t>(fds.size()));
     for (size_t i = 0; i < fds.size(); ++i) {

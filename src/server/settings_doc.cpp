@@ -27,7 +27,7 @@ const std::vector<SettingDoc>& table() {
     static const std::vector<SettingDoc> docs = {
         {"listen", "--listen", "ADDR", "addresses: \"host:port\", \"[v6]:port\", \"unix:/path\"; an array for several "
          "(--host/--port set the first, --listen adds one); \"ADDR proxy_protocol\": its connections start with a "
-         "PROXY protocol v1/v2 header (HAProxy's send-proxy)",
+         "PROXY protocol v1/v2 header (HAProxy's send-proxy); \"ADDR tls\": it speaks TLS",
          [](const O& o) { return quoted(o.host + ":" + std::to_string(o.port)); }},
         {"workers", "--workers", "N", "worker processes under a supervisor; 0: serve from this process",
          [](const O&) { return std::string("one per core (prefork: 4 per core)"); }},
@@ -100,6 +100,13 @@ const std::vector<SettingDoc>& table() {
          [](const O& o) { return num(o.database_pool); }},
         {"database.statement_timeout_ms", "", "", "a PostgreSQL statement running longer fails (0: the server's)",
          [](const O& o) { return num(o.database_statement_timeout_ms); }},
+        {"tls.cert", "--tls-cert", "FILE", "PEM certificate (and chain): the listeners marked tls speak TLS, or "
+         "host:port when none is marked", [](const O&) { return std::string("none"); }},
+        {"tls.key", "--tls-key", "FILE", "PEM private key of tls.cert (empty: in tls.cert)", [](const O&) { return std::string(); }},
+        {"tls.certificates", "", "", "more PEM files, each a certificate, its chain and its key: chosen by the "
+         "client's SNI (the first of all is the default)", [](const O&) { return std::string("none"); }},
+        {"tls.self_signed", "", "", "a throwaway certificate for localhost, made at start (flag --tls-self-signed)",
+         [](const O& o) { return std::string(o.tls_self_signed ? "true" : "false"); }},
         {"redis.url", "--redis-url", "URL", "Redis for kiln::redis and the session store \"redis\": "
          "\"redis://[:password@]127.0.0.1:6379[/db]\" (empty: none)", [](const O& o) { return quoted(o.redis_url); }},
         {"redis.pool", "--redis-pool", "N", "Redis connections per event loop thread", [](const O& o) { return num(o.redis_pool); }},

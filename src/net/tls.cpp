@@ -1,0 +1,389 @@
+#include "net/tls.hpp"
+
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <cerrno>
+#include <cstring>
+#include <unistd.h>
+
+namespace kiln::net {
+namespace {
+
+// TLS 1.2's suites: forward secrecy and AEAD only (Mozilla's "intermediate" list).
+// TLS 1.3 keeps OpenSSL's own three.
+constexpr const char* kCiphers12 =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+    "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+// ALPN, in wire form: what this server speaks.
+constexpr unsigned char kAlpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+constexpr size_t kMaxPendingOutput = 256 * 1024;  // encrypted, not yet sent: then writev waits
+constexpr size_t kRecord = 16 * 1024;             // TLS's largest record
+
+std::string ssl_error() {
+    unsigned long e = ERR_get_error();
+    char buf[256];
+    if (!e) return "unknown OpenSSL error";
+    ERR_error_string_n(e, buf, sizeof buf);
+    ERR_clear_error();
+    return buf;
+}
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return out;
+}
+
+// The DNS names a certificate is for: its subjectAltName, else its CN.
+std::vector<std::string> names_of(X509* cert) {
+    std::vector<std::string> out;
+    if (auto* sans = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr))) {
+        for (int i = 0; i < sk_GENERAL_NAME_num(sans); ++i) {
+            const GENERAL_NAME* n = sk_GENERAL_NAME_value(sans, i);
+            if (n->type != GEN_DNS) continue;
+            const unsigned char* p = ASN1_STRING_get0_data(n->d.dNSName);
+            out.push_back(lower(std::string_view(reinterpret_cast<const char*>(p),
+                                                 static_cast<size_t>(ASN1_STRING_length(n->d.dNSName)))));
+        }
+        GENERAL_NAMES_free(sans);
+    }
+    if (out.empty()) {
+        char cn[256];
+        if (X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof cn) > 0)
+            out.push_back(lower(cn));
+    }
+    return out;
+}
+
+int on_alpn(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in, unsigned int inlen,
+            void*) {
+    unsigned char* chosen = nullptr;
+    if (SSL_select_next_proto(&chosen, outlen, kAlpn, sizeof kAlpn, in, inlen) != OPENSSL_NPN_NEGOTIATED)
+        return SSL_TLSEXT_ERR_NOACK;  // nothing in common: go on without ALPN
+    *out = chosen;
+    return SSL_TLSEXT_ERR_OK;
+}
+
+SSL_CTX* new_ctx(std::string* error) {
+    SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+    if (!ctx) {
+        *error = ssl_error();
+        return nullptr;
+    }
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
+    SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);  // idle connections give their buffers back
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);  // resumption by tickets, no server-side cache
+    SSL_CTX_set_alpn_select_cb(ctx, on_alpn, nullptr);
+    if (SSL_CTX_set_cipher_list(ctx, kCiphers12) != 1) {
+        *error = ssl_error();
+        SSL_CTX_free(ctx);
+        return nullptr;
+    }
+    return ctx;
+}
+
+// The certificate, its chain and its key, from files or from one PEM in memory.
+bool load(SSL_CTX* ctx, const TlsCertificate& c, std::string* error) {
+    std::string where = c.pem.empty() ? c.cert_file : std::string("the generated certificate");
+    if (c.pem.empty()) {
+        if (SSL_CTX_use_certificate_chain_file(ctx, c.cert_file.c_str()) != 1) {
+            *error = c.cert_file + ": " + ssl_error();
+            return false;
+        }
+        const std::string& key = c.key_file.empty() ? c.cert_file : c.key_file;
+        if (SSL_CTX_use_PrivateKey_file(ctx, key.c_str(), SSL_FILETYPE_PEM) != 1) {
+            *error = key + ": " + ssl_error();
+            return false;
+        }
+    } else {
+        BIO* bio = BIO_new_mem_buf(c.pem.data(), static_cast<int>(c.pem.size()));
+        X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+        EVP_PKEY* key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
+        bool ok = cert && key && SSL_CTX_use_certificate(ctx, cert) == 1 && SSL_CTX_use_PrivateKey(ctx, key) == 1;
+        if (!ok) *error = where + ": " + ssl_error();
+        X509_free(cert);
+        EVP_PKEY_free(key);
+        BIO_free(bio);
+        if (!ok) return false;
+    }
+    if (SSL_CTX_check_private_key(ctx) != 1) {
+        *error = where + ": the private key does not belong to the certificate";
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ TlsContext
+
+std::unique_ptr<TlsContext> TlsContext::create(const std::vector<TlsCertificate>& certificates, std::string* error) {
+    if (certificates.empty()) {
+        *error = "no certificate";
+        return nullptr;
+    }
+    std::unique_ptr<TlsContext> t(new TlsContext());
+    for (const TlsCertificate& c : certificates) {
+        Entry e;
+        e.ctx = new_ctx(error);
+        if (!e.ctx) return nullptr;
+        t->entries_.push_back(e);  // freed by ~TlsContext from here, also on failure
+        if (!load(e.ctx, c, error)) return nullptr;
+        t->entries_.back().names = names_of(SSL_CTX_get0_certificate(e.ctx));
+    }
+    SSL_CTX_set_tlsext_servername_callback(t->entries_.front().ctx, on_servername);
+    SSL_CTX_set_tlsext_servername_arg(t->entries_.front().ctx, t.get());
+    return t;
+}
+
+TlsContext::~TlsContext() {
+    for (Entry& e : entries_) SSL_CTX_free(e.ctx);
+}
+
+SSL* TlsContext::new_ssl() const { return SSL_new(entries_.front().ctx); }
+
+const TlsContext::Entry* TlsContext::match(std::string_view host) const {
+    std::string h = lower(host);
+    for (const Entry& e : entries_)
+        for (const std::string& n : e.names)
+            if (n == h) return &e;
+    size_t dot = h.find('.');
+    if (dot == std::string::npos) return nullptr;
+    std::string wildcard = "*" + h.substr(dot);  // one label only, as browsers match
+    for (const Entry& e : entries_)
+        for (const std::string& n : e.names)
+            if (n == wildcard) return &e;
+    return nullptr;
+}
+
+int TlsContext::on_servername(SSL* ssl, int*, void* arg) {
+    const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+    if (!name) return SSL_TLSEXT_ERR_OK;  // no SNI: the default certificate
+    const Entry* e = static_cast<const TlsContext*>(arg)->match(name);
+    if (e && e->ctx != SSL_get_SSL_CTX(ssl)) SSL_set_SSL_CTX(ssl, e->ctx);
+    return SSL_TLSEXT_ERR_OK;  // an unknown name gets the default one, as nginx does
+}
+
+// ------------------------------------------------------------------ self-signed
+
+std::string make_self_signed_pem(std::string* error) {
+    EVP_PKEY* key = EVP_EC_gen("P-256");
+    X509* cert = X509_new();
+    std::string pem;
+    bool ok = key && cert;
+    if (ok) {
+        X509_set_version(cert, 2);
+        unsigned char serial[16];
+        RAND_bytes(serial, sizeof serial);
+        serial[0] &= 0x7f;  // positive
+        BIGNUM* bn = BN_bin2bn(serial, sizeof serial, nullptr);
+        BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(cert));
+        BN_free(bn);
+        X509_gmtime_adj(X509_getm_notBefore(cert), -3600);
+        X509_gmtime_adj(X509_getm_notAfter(cert), 30L * 24 * 3600);
+        X509_set_pubkey(cert, key);
+        X509_NAME* name = X509_get_subject_name(cert);
+        X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("localhost"), -1, -1, 0);
+        X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("kiln (self-signed)"), -1, -1, 0);
+        X509_set_issuer_name(cert, name);
+        X509V3_CTX v3;
+        X509V3_set_ctx_nodb(&v3);
+        X509V3_set_ctx(&v3, cert, cert, nullptr, nullptr, 0);
+        for (auto [nid, value] : {std::pair{NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1,IP:::1"},
+                                  std::pair{NID_basic_constraints, "critical,CA:FALSE"},
+                                  std::pair{NID_ext_key_usage, "serverAuth"}}) {
+            X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &v3, nid, value);
+            ok = ok && ext && X509_add_ext(cert, ext, -1) == 1;
+            X509_EXTENSION_free(ext);
+        }
+        ok = ok && X509_sign(cert, key, EVP_sha256()) > 0;
+    }
+    if (ok) {
+        BIO* bio = BIO_new(BIO_s_mem());
+        ok = PEM_write_bio_X509(bio, cert) == 1 && PEM_write_bio_PrivateKey(bio, key, nullptr, nullptr, 0, nullptr, nullptr) == 1;
+        char* data = nullptr;
+        long len = BIO_get_mem_data(bio, &data);
+        if (ok && len > 0) pem.assign(data, static_cast<size_t>(len));
+        BIO_free(bio);
+    }
+    if (!ok) *error = "making a self-signed certificate: " + ssl_error();
+    X509_free(cert);
+    EVP_PKEY_free(key);
+    return ok ? pem : std::string();
+}
+
+// ------------------------------------------------------------------ TlsStream
+
+TlsStream::TlsStream(SSL* ssl) : ssl_(ssl), rbio_(BIO_new(BIO_s_mem())), wbio_(BIO_new(BIO_s_mem())) {
+    BIO_set_mem_eof_return(rbio_, -1);  // empty means "more to come", not end of stream
+    SSL_set_bio(ssl_, rbio_, wbio_);    // ssl_ owns both now
+    SSL_set_accept_state(ssl_);
+}
+
+TlsStream::~TlsStream() { SSL_free(ssl_); }
+
+bool TlsStream::drain_wbio() {
+    size_t pending = BIO_ctrl_pending(wbio_);
+    if (pending == 0) return false;
+    if (out_off_ == out_.size()) {
+        out_.clear();
+        out_off_ = 0;
+    } else if (out_off_ > kRecord && out_off_ > out_.size() / 2) {
+        out_.erase(0, out_off_);
+        out_off_ = 0;
+    }
+    size_t old = out_.size();
+    out_.resize(old + pending);
+    int got = BIO_read(wbio_, out_.data() + old, static_cast<int>(pending));
+    out_.resize(old + static_cast<size_t>(got > 0 ? got : 0));
+    return true;
+}
+
+int TlsStream::flush(int fd) {
+    while (out_off_ < out_.size()) {
+        ssize_t w = ::write(fd, out_.data() + out_off_, out_.size() - out_off_);
+        if (w > 0) {
+            out_off_ += static_cast<size_t>(w);
+            continue;
+        }
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+        return -1;
+    }
+    out_.clear();
+    out_off_ = 0;
+    return 1;
+}
+
+ssize_t TlsStream::read(int fd, char* buf, size_t n) {
+    for (;;) {
+        if (!established_) {
+            ERR_clear_error();
+            int r = SSL_do_handshake(ssl_);
+            if (drain_wbio() && flush(fd) < 0) {
+                errno = EPIPE;
+                return -1;
+            }
+            if (r == 1) {
+                established_ = true;
+            } else if (SSL_get_error(ssl_, r) != SSL_ERROR_WANT_READ) {
+                ERR_clear_error();
+                errno = EPROTO;  // not TLS, or a handshake we refuse
+                return -1;
+            }
+        }
+        if (established_) {
+            size_t got = 0;
+            bool failed = false;
+            while (got < n) {
+                size_t k = 0;
+                ERR_clear_error();
+                if (SSL_read_ex(ssl_, buf + got, n - got, &k) == 1) {
+                    got += k;
+                    continue;
+                }
+                int e = SSL_get_error(ssl_, 0);
+                if (e == SSL_ERROR_ZERO_RETURN) eof_ = true;  // close_notify
+                else if (e != SSL_ERROR_WANT_READ) failed = true;
+                break;
+            }
+            if (drain_wbio()) flush(fd);  // post-handshake messages (a KeyUpdate's answer)
+            if (got > 0) return static_cast<ssize_t>(got);
+            if (failed) {
+                ERR_clear_error();
+                errno = EPROTO;
+                return -1;
+            }
+            if (eof_) return 0;
+        }
+        if (eof_) return 0;
+        char cipher[kRecord + 512];
+        ssize_t k = ::read(fd, cipher, sizeof cipher);
+        if (k > 0) {
+            BIO_write(rbio_, cipher, static_cast<int>(k));
+            continue;
+        }
+        if (k == 0) {
+            eof_ = true;  // FIN without close_notify: the framing of HTTP says what was complete
+            return 0;
+        }
+        if (errno == EINTR) continue;
+        return -1;  // EAGAIN: the socket is drained, and no record is complete
+    }
+}
+
+ssize_t TlsStream::writev(int fd, const iovec* iov, int count) {
+    if (!established_) {
+        errno = EPIPE;
+        return -1;
+    }
+    if (out_.size() - out_off_ >= kMaxPendingOutput) {
+        if (flush(fd) < 0) return -1;
+        if (out_.size() - out_off_ >= kMaxPendingOutput) {
+            errno = EAGAIN;
+            return -1;
+        }
+    }
+    // Small pieces (a head, a short body) are gathered into one record; large ones go
+    // to OpenSSL as they are (it cuts them into records itself).
+    auto refuse = [](int e) -> ssize_t {
+        errno = e;
+        return -1;
+    };
+    char scratch[kRecord];
+    size_t held = 0, taken = 0;
+    auto seal = [&](const char* data, size_t len) {
+        size_t done = 0;
+        ERR_clear_error();
+        if (SSL_write_ex(ssl_, data, len, &done) != 1) return false;  // memory BIOs: all or an error
+        drain_wbio();
+        return true;
+    };
+    for (int i = 0; i < count && out_.size() - out_off_ < kMaxPendingOutput; ++i) {
+        const char* p = static_cast<const char*>(iov[i].iov_base);
+        size_t left = iov[i].iov_len;
+        while (left > 0 && out_.size() - out_off_ < kMaxPendingOutput) {
+            if (held > 0 || left < kRecord) {
+                size_t k = std::min(left, kRecord - held);
+                std::memcpy(scratch + held, p, k);
+                held += k;
+                p += k;
+                left -= k;
+                taken += k;
+                if (held == kRecord) {
+                    if (!seal(scratch, held)) return refuse(EPROTO);
+                    held = 0;
+                }
+            } else {
+                size_t k = std::min<size_t>(left, 4 * kRecord);
+                if (!seal(p, k)) return refuse(EPROTO);
+                p += k;
+                left -= k;
+                taken += k;
+            }
+        }
+    }
+    if (held > 0 && !seal(scratch, held)) return refuse(EPROTO);
+    if (flush(fd) < 0) return -1;
+    if (taken == 0) return refuse(EAGAIN);
+    return static_cast<ssize_t>(taken);
+}
+
+void TlsStream::shutdown(int fd) {
+    if (!established_) return;
+    ERR_clear_error();
+    SSL_shutdown(ssl_);
+    ERR_clear_error();
+    drain_wbio();
+    flush(fd);
+}
+
+}  // namespace kiln::net

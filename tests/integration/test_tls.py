@@ -1,0 +1,282 @@
+"""TLS on kiln's own listeners, checked with Python's ssl module (OpenSSL), curl and
+openssl s_client: TLS 1.2 and 1.3 only, ALPN http/1.1, SNI choosing among several
+certificates, the same self-signed certificate from every worker, keep-alive,
+pipelining, large bodies both ways and files through sendfile's TLS path,
+req.secure(), a plain listener beside a TLS one, and the error paths: plain HTTP to
+the TLS port is closed, a client that says nothing is closed at the header timeout,
+an old protocol is refused, and a bad certificate stops the start naming its file."""
+
+import os
+import shutil
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+import unittest
+
+import harness
+from harness import build_request
+
+HOST = "127.0.0.1"
+
+
+def make_cert(d, name):
+    """A self-signed certificate for `name` (EC P-256): (cert path, key path, combined path)."""
+    cert, key, both = (os.path.join(d, name + s) for s in (".crt", ".key", ".pem"))
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=" + name,
+                    "-addext", "subjectAltName=DNS:" + name], check=True, capture_output=True, timeout=30)
+    with open(both, "w") as f, open(cert) as c, open(key) as k:
+        f.write(c.read() + k.read())
+    return cert, key, both
+
+
+def client_context(**kw):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    for k, v in kw.items():
+        setattr(ctx, k, v)
+    return ctx
+
+
+def tls_connect(port, server_hostname="localhost", ctx=None, alpn=None):
+    ctx = ctx or client_context()
+    if alpn:
+        ctx.set_alpn_protocols(alpn)
+    raw = socket.create_connection((HOST, port), timeout=5)
+    return ctx.wrap_socket(raw, server_hostname=server_hostname)
+
+
+def read_response(s, limit=None):
+    """One HTTP/1.1 response from socket-like s: (status, headers dict, body)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(65536)
+        if not chunk:
+            raise ConnectionError("closed before the head: %r" % data)
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {k.lower(): v.strip() for k, v in (l.split(":", 1) for l in lines[1:])}
+    n = int(headers.get("content-length", "0"))
+    while len(rest) < n:
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            raise ConnectionError("closed mid-body")
+        rest += chunk
+    return status, headers, rest[:n], rest[n:]
+
+
+def get(s, target, extra=()):
+    s.sendall(build_request("GET", target, list(extra)))
+    status, headers, body, _ = read_response(s)
+    return status, headers, body
+
+
+class SelfSigned(harness.ServerTestCase):
+    server_args = ("--workers", "2", "--tls-self-signed", "--header-timeout", "800")
+
+    def test_https_serves_and_the_request_is_secure(self):
+        with tls_connect(self.port) as s:
+            self.assertIn(s.version(), ("TLSv1.3", "TLSv1.2"))
+            self.assertEqual(get(s, "/plaintext")[2], b"Hello, World!")
+            self.assertEqual(get(s, "/secure")[2], b"https")  # keep-alive: the same connection
+            # Two requests in one write: both answered, in order.
+            s.sendall(build_request("GET", "/plaintext") + build_request("GET", "/secure"))
+            st1, _, b1, left = read_response(s)
+            self.assertEqual((st1, b1), (200, b"Hello, World!"))
+            buf = left
+            while b"https" not in buf:
+                buf += s.recv(65536)
+            self.assertTrue(buf.endswith(b"https"))
+
+    def test_every_worker_presents_the_same_certificate(self):
+        seen = set()
+        pids = set()
+        for _ in range(20):
+            with tls_connect(self.port) as s:
+                seen.add(s.getpeercert(binary_form=True))
+                pids.add(get(s, "/pid")[2])
+        self.assertEqual(len(pids), 2, "both workers should have answered")
+        self.assertEqual(len(seen), 1)
+
+    def test_tls_1_2_and_1_3_only(self):
+        for version in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+            with self.subTest(version=version):
+                ctx = client_context(minimum_version=version, maximum_version=version)
+                with tls_connect(self.port, ctx=ctx) as s:
+                    self.assertEqual(get(s, "/plaintext")[0], 200)
+        old = client_context()
+        try:
+            old.minimum_version = ssl.TLSVersion.TLSv1
+            old.maximum_version = ssl.TLSVersion.TLSv1_1
+            old.set_ciphers("ALL:@SECLEVEL=0")
+        except (ValueError, ssl.SSLError):
+            self.skipTest("this Python's OpenSSL cannot even offer TLS 1.1")
+        with self.assertRaises((ssl.SSLError, ConnectionError, OSError)):
+            with tls_connect(self.port, ctx=old) as s:
+                get(s, "/plaintext")
+
+    def test_alpn_picks_http_1_1(self):
+        with tls_connect(self.port, alpn=["h2", "http/1.1"]) as s:
+            self.assertEqual(s.selected_alpn_protocol(), "http/1.1")
+        with tls_connect(self.port, alpn=["h2"]) as s:  # nothing in common: no ALPN, still served
+            self.assertIsNone(s.selected_alpn_protocol())
+            self.assertEqual(get(s, "/plaintext")[0], 200)
+
+    def test_large_bodies_both_ways(self):
+        with tls_connect(self.port) as s:
+            status, _, body = get(s, "/big?n=%d" % (5 << 20))
+            self.assertEqual(status, 200)
+            self.assertEqual(len(body), 5 << 20)
+            payload = os.urandom(3 << 20)
+            s.sendall(build_request("POST", "/echo", [("Content-Type", "application/octet-stream")], payload))
+            status, headers, body, _ = read_response(s)
+            self.assertEqual(status, 200)
+            self.assertEqual(body, payload)
+
+    def test_plain_http_to_the_tls_port_is_closed(self):
+        with socket.create_connection((HOST, self.port), timeout=5) as c:
+            c.sendall(build_request("GET", "/plaintext"))
+            try:
+                data = c.recv(4096)
+            except ConnectionResetError:
+                data = b""
+            self.assertNotIn(b"HTTP/1.1 200", data)
+            self.assertFalse(data.startswith(b"HTTP/"), data)
+
+    def test_a_silent_client_is_closed_at_the_header_timeout(self):
+        with socket.create_connection((HOST, self.port), timeout=5) as c:
+            t0 = time.monotonic()
+            try:
+                self.assertEqual(c.recv(1), b"")
+            except ConnectionResetError:
+                pass
+            self.assertLess(time.monotonic() - t0, 4)
+        # and one stalled mid-handshake (a ClientHello cut short)
+        with socket.create_connection((HOST, self.port), timeout=5) as c:
+            c.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
+            t0 = time.monotonic()
+            try:
+                self.assertEqual(c.recv(1), b"")
+            except ConnectionResetError:
+                pass
+            self.assertLess(time.monotonic() - t0, 4)
+
+    def test_curl_and_openssl_s_client(self):
+        curl = shutil.which("curl")
+        self.assertIsNotNone(curl, "curl is needed (scripts/deps.sh)")
+        out = subprocess.run([curl, "-sk", "--http1.1", "https://127.0.0.1:%d/secure" % self.port],
+                             capture_output=True, text=True, timeout=20)
+        self.assertEqual(out.stdout, "https")
+        p = subprocess.run(["openssl", "s_client", "-connect", "127.0.0.1:%d" % self.port, "-servername", "localhost",
+                            "-alpn", "http/1.1", "-ign_eof"],
+                           input="GET /plaintext HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", capture_output=True,
+                           text=True, timeout=20)
+        self.assertIn("Hello, World!", p.stdout)
+        self.assertIn("ALPN protocol: http/1.1", p.stdout)
+        self.assertNotIn("unexpected eof", p.stderr, "the server ends with close_notify")
+
+
+STATIC_DIR = tempfile.mkdtemp(prefix="kiln-tls-files-")
+with open(os.path.join(STATIC_DIR, "big.bin"), "wb") as _f:
+    _f.write(os.urandom(3 << 20))
+
+
+class FilesOverTls(harness.ServerTestCase):
+    """Files go through sendfile(2) on plain TCP; over TLS they are read and sealed."""
+    server_args = ("--workers", "0", "--tls-self-signed")
+    server_env = {"KILNTEST_STATIC_DIR": STATIC_DIR}
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        shutil.rmtree(STATIC_DIR, True)
+
+    def test_a_file_whole_and_a_range(self):
+        want = open(os.path.join(STATIC_DIR, "big.bin"), "rb").read()
+        with tls_connect(self.port) as s:
+            status, headers, body = get(s, "/raw/big.bin")  # /raw caches nothing: the file path
+            self.assertEqual(status, 200)
+            self.assertEqual(body, want)
+            status, headers, body = get(s, "/raw/big.bin", [("Range", "bytes=1000000-1999999")])
+            self.assertEqual(status, 206)
+            self.assertEqual(body, want[1000000:2000000])
+
+
+class SniAndMixedListeners(unittest.TestCase):
+    """tls.cert for a.test, tls.certificates with b.test; the main port plain, one
+    extra listener marked tls."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="kiln-tls-")
+        cls.addClassCleanup(shutil.rmtree, cls.dir, True)
+        a_cert, a_key, _ = make_cert(cls.dir, "a.test")
+        _, _, b_both = make_cert(cls.dir, "b.test")
+        _, _, star_both = make_cert(cls.dir, "*.wild.test")
+        cls.tls_port = harness.free_port()
+        cfg = os.path.join(cls.dir, "kiln.toml")
+        with open(cfg, "w") as f:
+            f.write('listen = ["127.0.0.1:%d", "127.0.0.1:%d tls"]\n[tls]\ncert = "%s"\nkey = "%s"\ncertificates = ["%s", "%s"]\n'
+                    % (harness.free_port(), cls.tls_port, a_cert, a_key, b_both, star_both))
+        cls.server = harness.ServerProcess(harness.BINARIES["server"], ["--workers", "0", "--config", cfg])
+        cls.addClassCleanup(harness.check_clean_stop, cls.server)
+        # --port (the harness's) replaces the first address: it stays plain.
+        cls.server.start()
+
+    def subject(self, name):
+        with tls_connect(self.tls_port, server_hostname=name) as s:
+            der = s.getpeercert(binary_form=True)
+            self.assertEqual(get(s, "/secure")[2], b"https")
+        pem = ssl.DER_cert_to_PEM_cert(der)
+        out = subprocess.run(["openssl", "x509", "-noout", "-subject"], input=pem, capture_output=True, text=True,
+                             check=True).stdout
+        return out.strip().split("CN", 1)[1].lstrip(" =")
+
+    def test_sni_picks_the_certificate(self):
+        self.assertEqual(self.subject("a.test"), "a.test")
+        self.assertEqual(self.subject("b.test"), "b.test")
+        self.assertEqual(self.subject("B.TEST"), "b.test")          # names match without case
+        self.assertEqual(self.subject("x.wild.test"), "*.wild.test")  # one label under a wildcard
+        self.assertEqual(self.subject("y.x.wild.test"), "a.test")    # not two: the default
+        self.assertEqual(self.subject("unknown.test"), "a.test")     # the default
+
+    def test_the_plain_listener_stays_plain(self):
+        with harness.RawConnection(self.server.port) as c:
+            c.send(build_request("GET", "/secure"))
+            r = c.read_response()
+        self.assertEqual(r.status, 200)
+        self.assertEqual(r.body, b"http")
+
+
+class BadCertificates(unittest.TestCase):
+    def run_server(self, args):
+        e = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
+        return subprocess.run([harness.BINARIES["server"], "--port", "0", "--workers", "0", *args], env=e,
+                              capture_output=True, text=True, timeout=20)
+
+    def test_a_missing_or_mismatched_certificate_stops_the_start(self):
+        d = tempfile.mkdtemp(prefix="kiln-tls-bad-")
+        self.addCleanup(shutil.rmtree, d, True)
+        p = self.run_server(["--tls-cert", os.path.join(d, "nope.pem")])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("nope.pem", p.stderr)
+        a_cert, _, _ = make_cert(d, "a.test")
+        _, b_key, _ = make_cert(d, "b.test")
+        p = self.run_server(["--tls-cert", a_cert, "--tls-key", b_key])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(b_key + ": ", p.stderr)
+        self.assertIn("mismatch", p.stderr)
+        p = self.run_server(["--listen", "127.0.0.1:1 tls proxy_protocol"])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        p = self.run_server(["--listen", "127.0.0.1:1 ssl"])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("unknown listener parameter 'ssl'", p.stderr)
+
+
+if __name__ == "__main__":
+    harness.main()
