@@ -175,8 +175,9 @@ kiln_layer(kiln_server
   server/health.cpp
   server/sd_notify.cpp
   server/tls_setup.cpp
+  server/ticket_segment.cpp
 )
-target_link_libraries(kiln_server PUBLIC kiln_app kiln_pg kiln_redis PRIVATE PkgConfig::TOMLPP)
+target_link_libraries(kiln_server PUBLIC kiln_app kiln_pg kiln_redis PRIVATE PkgConfig::TOMLPP OpenSSL::Crypto)
 
 # What applications link.
 add_library(kiln INTERFACE)

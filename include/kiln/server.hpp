@@ -34,6 +34,8 @@ struct ServerOptions {
     std::string tls_key;                        // PEM private key (tls.key, --tls-key); empty: in tls_cert
     std::vector<std::string> tls_certificates;  // more PEM files (chain and key each), chosen by SNI
     bool tls_self_signed = false;               // a throwaway certificate for localhost (--tls-self-signed)
+    uint32_t tls_ticket_rotate_s = 12 * 3600;   // session-ticket keys: a new one this often
+    bool tls_redirect_http = false;             // plain listeners answer 308 to the https:// address
     std::string tls_generated_pem;              // set by the server: the self-signed pair, handed to workers
     int workers = -1;                    // worker processes under a supervisor; -1: one per
                                          // core; 0: no supervisor, serve in this process

@@ -1,6 +1,7 @@
 #include "net/tls.hpp"
 
 #include <openssl/bio.h>
+#include <openssl/core_names.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -149,6 +150,50 @@ TlsContext::~TlsContext() {
 }
 
 SSL* TlsContext::new_ssl() const { return SSL_new(entries_.front().ctx); }
+
+namespace {
+int context_index() {
+    static const int index = SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+    return index;
+}
+}  // namespace
+
+void TlsContext::use_ticket_keys(const TicketKeySource* keys, long lifetime_s) {
+    tickets_ = keys;
+    for (Entry& e : entries_) {
+        SSL_CTX_set_ex_data(e.ctx, context_index(), this);
+        SSL_CTX_set_tlsext_ticket_key_evp_cb(e.ctx, on_ticket);
+        SSL_CTX_set_timeout(e.ctx, lifetime_s);
+    }
+}
+
+int TlsContext::on_ticket(SSL* ssl, unsigned char* name, unsigned char* iv, EVP_CIPHER_CTX* cipher, EVP_MAC_CTX* mac,
+                          int encrypt) {
+    auto* self = static_cast<const TlsContext*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), context_index()));
+    if (!self || !self->tickets_) return -1;
+    TicketKeys keys = self->tickets_->read();
+    const TicketKey* key = &keys.current;
+    int found = 1;
+    if (encrypt) {
+        std::memcpy(name, keys.current.name, sizeof keys.current.name);
+        if (RAND_bytes(iv, EVP_MAX_IV_LENGTH) != 1) return -1;
+    } else if (std::memcmp(name, keys.current.name, sizeof keys.current.name) == 0) {
+        found = 1;
+    } else if (std::memcmp(name, keys.previous.name, sizeof keys.previous.name) == 0) {
+        key = &keys.previous;
+        found = 2;  // opens, and the client gets a ticket under the current key
+    } else {
+        return 0;  // older than two keys: a full handshake
+    }
+    char digest[] = "SHA256";
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_octet_string("key", const_cast<unsigned char*>(key->hmac), sizeof key->hmac),
+                           OSSL_PARAM_construct_utf8_string("digest", digest, 0), OSSL_PARAM_construct_end()};
+    int ok = encrypt ? EVP_EncryptInit_ex(cipher, EVP_aes_256_cbc(), nullptr, key->aes, iv)
+                     : EVP_DecryptInit_ex(cipher, EVP_aes_256_cbc(), nullptr, key->aes, iv);
+    ok = ok && EVP_MAC_CTX_set_params(mac, params);
+    OPENSSL_cleanse(&keys, sizeof keys);
+    return ok ? found : -1;
+}
 
 const TlsContext::Entry* TlsContext::match(std::string_view host) const {
     std::string h = lower(host);

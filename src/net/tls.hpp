@@ -25,8 +25,30 @@
 typedef struct ssl_st SSL;
 typedef struct ssl_ctx_st SSL_CTX;
 typedef struct bio_st BIO;
+typedef struct evp_cipher_ctx_st EVP_CIPHER_CTX;
+typedef struct evp_mac_ctx_st EVP_MAC_CTX;
 
 namespace kiln::net {
+
+// Session-ticket keys (AES-256-CBC and HMAC-SHA256, as OpenSSL's own tickets): the
+// current one seals, the current and the previous one open.
+struct TicketKey {
+    unsigned char name[16];
+    unsigned char hmac[32];
+    unsigned char aes[32];
+};
+struct TicketKeys {
+    TicketKey current;
+    TicketKey previous;
+};
+// Where a context gets them at each handshake (shared by a node's workers).
+class TicketKeySource {
+public:
+    virtual TicketKeys read() const = 0;
+
+protected:
+    ~TicketKeySource() = default;
+};
 
 struct TlsCertificate {
     std::string cert_file;  // PEM: the certificate, then its chain
@@ -43,6 +65,10 @@ public:
     TlsContext& operator=(const TlsContext&) = delete;
 
     SSL* new_ssl() const;
+    // Tickets sealed with these keys instead of OpenSSL's per-process ones, valid for
+    // `lifetime_s` (a rotation period: a ticket outlives its key by at most one more).
+    // REQUIRES: keys outlives the context.
+    void use_ticket_keys(const TicketKeySource* keys, long lifetime_s);
     // The DNS names of certificate i (its SAN, else its CN), for the log.
     const std::vector<std::string>& names(size_t i) const { return entries_[i].names; }
     size_t size() const { return entries_.size(); }
@@ -54,6 +80,9 @@ private:
     };
     TlsContext() = default;
     static int on_servername(SSL* ssl, int* alert, void* arg);
+    static int on_ticket(SSL* ssl, unsigned char* name, unsigned char* iv, EVP_CIPHER_CTX* cipher, EVP_MAC_CTX* mac,
+                         int encrypt);
+    const TicketKeySource* tickets_ = nullptr;
     const Entry* match(std::string_view host) const;
     std::vector<Entry> entries_;
 };

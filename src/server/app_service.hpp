@@ -10,6 +10,7 @@
 
 #include "app/dispatcher.hpp"
 #include "server/health.hpp"
+#include "server/listeners.hpp"
 #include "server/stats.hpp"
 
 namespace kiln::server {
@@ -20,7 +21,8 @@ public:
                const std::atomic<bool>& draining)
         : Dispatcher(app, o.upload_spool_bytes, o.handler_timeout_ms), app_(app), metrics_(o.metrics_path), health_(o.health_path),
           stats_(stats), sessions_(sessions), draining_(draining),
-          checks_(!app.health_checks().empty() || app.remote_session_store()) {}
+          checks_(!app.health_checks().empty() || app.remote_session_store()),
+          redirect_http_(o.tls_redirect_http), https_port_(https_port(o)) {}
 
     // The server's own endpoints never wait, whatever the app's middleware does: the
     // engine then calls handle() for them, below.
@@ -29,6 +31,7 @@ public:
     bool waits(http::RequestContext& ctx) override {
         const Request& req = static_cast<app::Context&>(ctx).request;
         if (own_endpoint(req.method(), req.path())) return req.path() == health_ && checks_;
+        if (redirects(req)) return false;  // answered by handle()
         return Dispatcher::waits(ctx);
     }
 
@@ -56,6 +59,16 @@ public:
                      "application/json");
             return;
         }
+        if (redirects(static_cast<app::Context&>(ctx).request)) {
+            // tls.redirect_http: the same host and target, over HTTPS. 308 keeps the
+            // method and body of a POST.
+            std::string host(host_without_port(req.host()));
+            if (host.empty()) host = "localhost";
+            res.status(308);
+            res.header("Location", "https://" + host + https_port_ + std::string(req.target()));
+            res.send("Use HTTPS\n", "text/plain; charset=utf-8");
+            return;
+        }
         Dispatcher::handle(ctx, req, res);
     }
 
@@ -67,6 +80,13 @@ protected:
     }
 
 private:
+    bool redirects(const Request& req) const { return redirect_http_ && !req.secure(); }
+    // "example.org:8080" -> "example.org", "[::1]:8080" -> "[::1]".
+    static std::string_view host_without_port(std::string_view host) {
+        if (host.starts_with('[')) return host.substr(0, host.find(']') + 1);
+        size_t colon = host.find(':');
+        return colon == std::string_view::npos ? host : host.substr(0, colon);
+    }
     bool draining() const { return draining_.load(std::memory_order_relaxed) || stats_.draining(); }
     bool own_endpoint(Method m, std::string_view path) const {
         if (m != Method::Get && m != Method::Head) return false;
@@ -79,6 +99,8 @@ private:
     const SessionStore* sessions_;  // null: the app brought no store and kiln made none
     const std::atomic<bool>& draining_;  // this process got its stop signal (a reload's old worker)
     bool checks_;                        // the health endpoint has checks to run
+    bool redirect_http_;                 // tls.redirect_http
+    std::string https_port_;             // ":8443" for the Location, "" for 443
 };
 
 }  // namespace kiln::server

@@ -307,6 +307,8 @@ const std::vector<Key>& keys() {
         {"tls.key", [](const Value& v, ServerOptions& o) { return get_nonempty(v, &o.tls_key); }},
         {"tls.certificates", [](const Value& v, ServerOptions& o) { return get_list(v, &o.tls_certificates); }},
         {"tls.self_signed", [](const Value& v, ServerOptions& o) { return get_bool(v, &o.tls_self_signed); }},
+        {"tls.redirect_http", [](const Value& v, ServerOptions& o) { return get_bool(v, &o.tls_redirect_http); }},
+        integer("tls.ticket_rotate_s", &ServerOptions::tls_ticket_rotate_s, 1u, 7u * 24 * 3600),
         {"session.store",
          [](const Value& v, ServerOptions& o) {
              std::string store;

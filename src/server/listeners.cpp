@@ -96,6 +96,22 @@ std::vector<ListenFlags> listener_flags(const ServerOptions& o) {
     return out;
 }
 
+std::string https_port(const ServerOptions& o) {
+    std::vector<ListenFlags> flags = listener_flags(o);
+    uint16_t port = 0;
+    if (flags[0].tls) {
+        port = o.port;
+    } else {
+        for (size_t i = 0; i < o.also_listen.size() && port == 0; ++i) {
+            std::string host;
+            uint16_t p = 0;
+            if (flags[i + 1].tls && !o.also_listen[i].starts_with("unix:")) parse_listen(o.also_listen[i], &host, &p);
+            port = p;
+        }
+    }
+    return port == 0 || port == 443 ? std::string() : ":" + std::to_string(port);
+}
+
 void Bound::remove_unix_files() const {
     for (const Address& a : addresses)
         if (a.is_unix) ::unlink(a.host.c_str());

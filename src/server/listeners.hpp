@@ -38,6 +38,9 @@ std::string bind_listeners(const ServerOptions& o, size_t loops, bool reuseport,
 // host:port speak TLS.
 std::vector<ListenFlags> listener_flags(const ServerOptions& o);
 
+// ":PORT" of the first TLS listener, for https:// links; "" for 443 or none known.
+std::string https_port(const ServerOptions& o);
+
 // A worker: the sockets its supervisor passed (empty if this process is none), and
 // the pipe to say it serves. Both close-on-exec from here on.
 FdGroups inherited_listeners(int* ready_fd);

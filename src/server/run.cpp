@@ -26,6 +26,7 @@
 #include "server/rate_segment.hpp"
 #include "server/session_segment.hpp"
 #include "server/supervisor.hpp"
+#include "server/ticket_segment.hpp"
 #include "server/tls_setup.hpp"
 #include "util/log.hpp"
 #include "util/random.hpp"
@@ -153,13 +154,16 @@ int App::run(const ServerOptions& options) {
         if (impl_->secret.empty()) impl_->secret = server::take_env_secrets().generated;
         ServerOptions worker_options = options;
         if (options.tls_self_signed) worker_options.tls_generated_pem = server::take_env_secrets().tls_pem;
+        server::TicketSegment tickets;  // the node's TLS ticket keys, when it has TLS
+        bool shared_tickets = tickets.adopt_from_env();
         if (options.rate > 0 && !rates.adopt_from_env())
             util::log(util::LogLevel::Error, "limits.rate is on, but no rate table came from the supervisor");
         if (std::string e = run_hooks(impl_->worker_start, options, "worker"); !e.empty()) {
             util::log(util::LogLevel::Error, "%s", e.c_str());
             return 2;
         }
-        return server::serve(*this, impl_->store, worker_options, fds, ready_fd, true, rates.table());
+        return server::serve(*this, impl_->store, worker_options, fds, ready_fd, true, rates.table(),
+                             shared_tickets ? &tickets : nullptr);
     }
 
     Plan p;
@@ -183,7 +187,9 @@ int App::run(const ServerOptions& options) {
         opts.tls_generated_pem = net::make_self_signed_pem(&err);
         if (opts.tls_generated_pem.empty()) return refuse(err);
     }
+    server::TicketSegment tickets;
     if (server::tls_configured(opts)) {  // before binding: a bad certificate fails fast, naming its file
+        if (std::string e = tickets.create(); !e.empty()) return refuse(e);
         std::string err;
         auto tls = server::make_tls_context(opts, &err);
         if (!tls) return refuse(err);
@@ -222,7 +228,8 @@ int App::run(const ServerOptions& options) {
 
     int status;
     if (p.processes == 0) {
-        status = server::serve(*this, impl_->store, opts, bound.fds, -1, false, rates.table());
+        status = server::serve(*this, impl_->store, opts, bound.fds, -1, false, rates.table(),
+                               tickets.fd() >= 0 ? &tickets : nullptr);
         server::close_fd_groups(bound.fds);
     } else {
         std::string err;
@@ -236,6 +243,10 @@ int App::run(const ServerOptions& options) {
         supervisor.inherit(secret_fd, server::kEnvSecretFd);
         if (sessions.fd() >= 0) supervisor.inherit(sessions.fd(), server::kEnvSessionFd);
         if (rates.fd() >= 0) supervisor.inherit(rates.fd(), server::kEnvRateFd);
+        if (tickets.fd() >= 0) {
+            supervisor.inherit(tickets.fd(), server::kEnvTicketFd);
+            supervisor.set_periodic(uint64_t{opts.tls_ticket_rotate_s} * 1000, [&tickets] { tickets.rotate(); });
+        }
         supervisor.set_reopen_logs([] { server::reopen_logs(nullptr); });
         status = supervisor.run();
         ::close(secret_fd);

@@ -215,7 +215,7 @@ void drain(std::vector<std::unique_ptr<LoopThread>>& loops, const sigset_t& sign
 }  // namespace
 
 int serve(const App& app, const SessionStore* sessions, const ServerOptions& opts, const FdGroups& fds, int ready_fd,
-          bool worker, http::RateTable* rate) {
+          bool worker, http::RateTable* rate, TicketSegment* tickets) {
     sigset_t stop_signals = block_stop_signals(worker);
 
     std::unique_ptr<LogFile> access;
@@ -247,6 +247,7 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
             util::log(util::LogLevel::Error, "%s", err.c_str());
             return 2;
         }
+        if (tickets) tls->use_ticket_keys(tickets, static_cast<long>(opts.tls_ticket_rotate_s));
     }
     std::atomic<bool> draining{false};
     AppService service(app, opts, stats, sessions, draining);
@@ -281,8 +282,20 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
     }
 
     int sig;
-    while ((sig = sigwaitinfo(&stop_signals, nullptr)) == SIGUSR1 || sig < 0) {
+    bool rotating = !worker && tickets && tls;  // a lone server keeps its own ticket keys fresh
+    for (;;) {
+        if (rotating) {
+            timespec period{static_cast<time_t>(opts.tls_ticket_rotate_s), 0};
+            sig = sigtimedwait(&stop_signals, nullptr, &period);
+            if (sig < 0 && errno == EAGAIN) {
+                tickets->rotate();
+                continue;
+            }
+        } else {
+            sig = sigwaitinfo(&stop_signals, nullptr);
+        }
         if (sig == SIGUSR1) reopen_logs(access.get());
+        else if (sig >= 0) break;
     }
     if (!worker) util::log(util::LogLevel::Info, "received %s, stopping gracefully", strsignal(sig));
     draining.store(true);

@@ -11,12 +11,15 @@
 
 #include "http/rate_table.hpp"
 #include "server/supervisor.hpp"  // FdGroups, kExitRecycled
+#include "server/ticket_segment.hpp"
 
 namespace kiln::server {
 
 // ready_fd: the supervisor's pipe, written once every loop serves (-1: none).
 // rate: limits.rate's table (null: no rate limit).
+// tickets: the node's TLS session-ticket keys (null: no TLS); a lone server
+// (worker false) rotates them itself, every tls.ticket_rotate_s.
 int serve(const App& app, const SessionStore* sessions, const ServerOptions& opts, const FdGroups& fds, int ready_fd,
-          bool worker, http::RateTable* rate = nullptr);
+          bool worker, http::RateTable* rate = nullptr, TicketSegment* tickets = nullptr);
 
 }  // namespace kiln::server

@@ -107,6 +107,10 @@ const std::vector<SettingDoc>& table() {
          "client's SNI (the first of all is the default)", [](const O&) { return std::string("none"); }},
         {"tls.self_signed", "", "", "a throwaway certificate for localhost, made at start (flag --tls-self-signed)",
          [](const O& o) { return std::string(o.tls_self_signed ? "true" : "false"); }},
+        {"tls.redirect_http", "", "", "requests on plain listeners get 308 to https:// (not /health, /metrics, nor "
+         "what a trusted proxy says came over HTTPS)", [](const O& o) { return std::string(o.tls_redirect_http ? "true" : "false"); }},
+        {"tls.ticket_rotate_s", "", "", "session-ticket keys (shared by the node's workers) are replaced this "
+         "often; a ticket lives as long", [](const O& o) { return num(o.tls_ticket_rotate_s); }},
         {"redis.url", "--redis-url", "URL", "Redis for kiln::redis and the session store \"redis\": "
          "\"redis://[:password@]127.0.0.1:6379[/db]\" (empty: none)", [](const O& o) { return quoted(o.redis_url); }},
         {"redis.pool", "--redis-pool", "N", "Redis connections per event loop thread", [](const O& o) { return num(o.redis_pool); }},

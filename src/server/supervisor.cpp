@@ -379,6 +379,7 @@ int Supervisor::poll_timeout_ms() const {
         if (s.respawn_at_ms) next = std::min(next, s.respawn_at_ms);
     if (reload_deadline_ms_) next = std::min(next, reload_deadline_ms_);
     if (stopping_) next = std::min(next, stop_signal_at_ms_ ? stop_signal_at_ms_ : stop_deadline_ms_);
+    if (periodic_ && next_periodic_ms_) next = std::min(next, next_periodic_ms_);
     if (next == UINT64_MAX) return -1;
     return next <= now ? 0 : static_cast<int>(std::min<uint64_t>(next - now, 60'000));
 }
@@ -396,6 +397,7 @@ int Supervisor::run() {
     log(LogLevel::Info, "supervisor %d: %zu workers, %zu threads each", getpid(), slots_.size(),
         std::max<size_t>(1, groups_.size() / slots_.size()));
     respawn_due();
+    if (periodic_) next_periodic_ms_ = now_ms() + periodic_ms_;
 
     while (!(stopping_ && procs_.empty())) {
         std::vector<pollfd> pfds{{signal_fd_, POLLIN, 0}};
@@ -438,6 +440,10 @@ int Supervisor::run() {
 
         signal_stop_if_due();
         uint64_t now = now_ms();
+        if (periodic_ && next_periodic_ms_ && now >= next_periodic_ms_) {
+            periodic_();
+            next_periodic_ms_ = now + periodic_ms_;
+        }
         if (stopping_ && now >= stop_deadline_ms_) {
             log(LogLevel::Warn, "drain timeout: killing %zu remaining workers", procs_.size());
             for (Process& p : procs_) kill(p.pid, SIGKILL);

@@ -53,6 +53,11 @@ public:
     int run();  // until stopped; returns the exit status
     // Called on SIGUSR1 (before the workers are told): reopen our own log files.
     void set_reopen_logs(std::function<void()> fn) { reopen_logs_ = std::move(fn); }
+    // Runs fn every period_ms while the node serves (TLS ticket keys' rotation).
+    void set_periodic(uint64_t period_ms, std::function<void()> fn) {
+        periodic_ms_ = period_ms;
+        periodic_ = std::move(fn);
+    }
     // Passes `fd` to every worker, its number in the environment variable `env`.
     void inherit(int fd, std::string env) { inherited_.push_back({fd, std::move(env), std::to_string(fd)}); }
 
@@ -105,6 +110,9 @@ private:
     };
     std::vector<Inherited> inherited_;
     std::function<void()> reopen_logs_;
+    std::function<void()> periodic_;
+    uint64_t periodic_ms_ = 0;
+    uint64_t next_periodic_ms_ = 0;
 };
 
 }  // namespace kiln::server

@@ -181,6 +181,44 @@ class SelfSigned(harness.ServerTestCase):
         self.assertNotIn("unexpected eof", p.stderr, "the server ends with close_notify")
 
 
+class SessionResumption(harness.ServerTestCase):
+    """Session tickets sealed with keys the supervisor shares with every worker: a
+    ticket from one worker resumes on the other; keys rotate (every 2 s here), and a
+    ticket past its lifetime gets a full handshake."""
+    server_args = ("--workers", "2", "--tls-self-signed")
+    server_env = {"KILN_TLS_TICKET_ROTATE_S": "2"}
+
+    def connect(self, ctx, session=None):
+        raw = socket.create_connection((HOST, self.port), timeout=5)
+        s = ctx.wrap_socket(raw, server_hostname="localhost", session=session)
+        pid = get(s, "/pid")[2]  # the response also brings TLS 1.3's tickets in
+        return s, pid
+
+    def test_a_ticket_resumes_on_every_worker_until_it_expires(self):
+        for version in (ssl.TLSVersion.TLSv1_3, ssl.TLSVersion.TLSv1_2):
+            with self.subTest(version=version):
+                ctx = client_context(minimum_version=version, maximum_version=version)
+                s, _ = self.connect(ctx)
+                ticket = s.session
+                s.close()
+                pids, resumed = set(), 0
+                for _ in range(16):
+                    s, pid = self.connect(ctx, ticket)
+                    pids.add(pid)
+                    resumed += s.session_reused
+                    s.close()
+                self.assertEqual(len(pids), 2, "both workers should have answered")
+                self.assertEqual(resumed, 16, "a ticket resumes on whichever worker answers")
+        ctx = client_context(maximum_version=ssl.TLSVersion.TLSv1_2)
+        s, _ = self.connect(ctx)
+        ticket = s.session
+        s.close()
+        time.sleep(4.5)  # two rotations: the key that sealed it is gone, and its lifetime is over
+        s, _ = self.connect(ctx, ticket)
+        self.assertFalse(s.session_reused)
+        s.close()
+
+
 STATIC_DIR = tempfile.mkdtemp(prefix="kiln-tls-files-")
 with open(os.path.join(STATIC_DIR, "big.bin"), "wb") as _f:
     _f.write(os.urandom(3 << 20))
@@ -251,6 +289,33 @@ class SniAndMixedListeners(unittest.TestCase):
             r = c.read_response()
         self.assertEqual(r.status, 200)
         self.assertEqual(r.body, b"http")
+
+
+class RedirectToHttps(harness.ServerTestCase):
+    """tls.redirect_http: plain listeners answer 308 to the same host and target over
+    HTTPS (the TLS listener's port in it), except the health endpoint and what a
+    trusted proxy says came over HTTPS."""
+    TLS_PORT = harness.free_port()
+    server_args = ("--workers", "0", "--tls-self-signed", "--listen", "127.0.0.1:%d tls" % TLS_PORT,
+                   "--health-path", "/health", "--trusted-proxies", "127.0.0.1")
+    server_env = {"KILN_TLS_REDIRECT_HTTP": "true"}
+
+    def plain(self, method, target, headers=(), body=None):
+        with harness.RawConnection(self.port) as c:
+            c.send(build_request(method, target, list(headers), body, host="shop.example:8080"))
+            return c.read_response(method)
+
+    def test_plain_requests_are_sent_to_https(self):
+        r = self.plain("GET", "/plaintext?a=1&b=%20")
+        self.assertEqual(r.status, 308)
+        self.assertEqual(r.header("Location"), "https://shop.example:%d/plaintext?a=1&b=%%20" % self.TLS_PORT)
+        r = self.plain("POST", "/echo", body=b"kept")  # 308: the client repeats the POST with its body
+        self.assertEqual(r.status, 308)
+        self.assertEqual(self.plain("GET", "/health").status, 200, "the balancer's check stays on plain HTTP")
+        r = self.plain("GET", "/secure", [("X-Forwarded-Proto", "https")])
+        self.assertEqual((r.status, r.body), (200, b"https"), "HTTPS at a trusted proxy is HTTPS")
+        with tls_connect(self.TLS_PORT) as s:
+            self.assertEqual(get(s, "/secure")[:3:2], (200, b"https"))
 
 
 class BadCertificates(unittest.TestCase):
