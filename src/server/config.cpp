@@ -83,8 +83,9 @@ std::string get_bool(const Value& v, bool* out) {
         *out = **v.node->as_boolean();
         return {};
     }
-    if (v.text == "true" || v.text == "1") *out = true;
-    else if (v.text == "false" || v.text == "0") *out = false;
+    // As TOML spells them, from the environment too: one value, one spelling.
+    if (v.text == "true") *out = true;
+    else if (v.text == "false") *out = false;
     else return "expected true or false, got '" + std::string(v.text) + "'";
     return {};
 }

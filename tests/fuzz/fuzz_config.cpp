@@ -41,7 +41,10 @@ auto fields(const ServerOptions& o) {
                     o.log_errors, o.session_cookie, o.session_secure, o.session_idle_timeout_s,
                     o.session_max_age_s, o.session_memory, o.session_max_bytes, o.secret, o.app_settings,
                     o.handler_timeout_ms, o.max_connections_per_address, o.rate, o.rate_burst, o.rate_table_slots,
-                    o.database_url, o.database_pool, o.database_statement_timeout_ms);
+                    o.database_url, o.database_pool, o.database_statement_timeout_ms, o.proxy_protocol,
+                    o.tls_listener, o.tls_cert, o.tls_key, o.tls_certificates, o.tls_self_signed,
+                    o.tls_ticket_rotate_s, o.tls_redirect_http, o.session_store, o.redis_url, o.redis_pool,
+                    o.redis_command_timeout_ms, o.redis_prefix, o.lame_duck_ms);
 }
 
 bool same(const ServerOptions& a, const ServerOptions& b) { return fields(a) == fields(b); }
@@ -50,9 +53,10 @@ bool no_nul(const ServerOptions& o) {
     auto clean = [](const std::string& s) { return s.find('\0') == s.npos; };
     for (const std::string* s : {&o.host, &o.server_name, &o.error_log, &o.log_level, &o.access_log,
                                  &o.access_log_format, &o.user, &o.group, &o.metrics_path, &o.health_path,
-                                 &o.session_cookie, &o.secret, &o.database_url})
+                                 &o.session_cookie, &o.secret, &o.database_url, &o.tls_cert, &o.tls_key,
+                                 &o.session_store, &o.redis_url, &o.redis_prefix})
         if (!clean(*s)) return false;
-    for (const auto* list : {&o.also_listen, &o.trusted_proxies})
+    for (const auto* list : {&o.also_listen, &o.trusted_proxies, &o.tls_certificates})
         for (const std::string& s : *list)
             if (!clean(s)) return false;
     for (const auto& [name, value] : o.app_settings)
@@ -160,7 +164,7 @@ void check_setting(std::string_view key, std::string_view text) {
     // The same value from a file. A comma splits a list in the environment but not in
     // a TOML string, TOML holds only UTF-8, and "007" is no TOML integer: those have
     // no file form that is the same value.
-    bool list = key == "listen" || key == "proxy.trusted";
+    bool list = key == "listen" || key == "proxy.trusted" || key == "server.trusted_proxies" || key == "tls.certificates";
     if ((list && text.find(',') != text.npos) || !valid_utf8(text)) return;
     if (integer_text(text) && !canonical_integer(text)) return;
     std::string name(key);
@@ -173,7 +177,8 @@ void check_setting(std::string_view key, std::string_view text) {
     if (name == "app" || name.starts_with("app.")) return;
     ServerOptions from_file;
     bool file_ok = false;
-    if (canonical_integer(text) || toml_float(text)) file_ok = load(name + " = " + std::string(text) + "\n", &from_file).empty();
+    bool toml_bool = text == "true" || text == "false";
+    if (canonical_integer(text) || toml_float(text) || toml_bool) file_ok = load(name + " = " + std::string(text) + "\n", &from_file).empty();
     if (!file_ok) {
         from_file = ServerOptions();
         file_ok = load(name + " = " + toml_string(text) + "\n", &from_file).empty();

@@ -18,32 +18,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import harness  # noqa: E402
-from harness import build_request  # noqa: E402
 from redis_resp import Redis  # noqa: E402
+from test_sessions import fetch, session_cookie  # noqa: E402
+from test_sessions import visit as sessions_visit  # noqa: E402
 
 URL = os.environ.get("KILN_TEST_REDIS_URL", "")
 CTL = os.environ.get("KILN_TEST_REDIS_CTL", "")
 
 
-def fetch(port, target, cookie=None, timeout=5.0):
-    headers = [("Cookie", cookie)] if cookie else []
-    with harness.RawConnection(port, timeout=timeout) as c:
-        c.send(build_request("GET", target, headers))
-        return c.read_response(timeout=timeout)
-
-
-def session_cookie(r):
-    for v in r.header_all("set-cookie"):
-        if v.startswith("kiln_sid="):
-            return v.split(";")[0][len("kiln_sid="):]
-    return None
-
-
 def visit(port, sid=None, note=None):
-    r = fetch(port, "/session/visit" + ("?note=" + note if note else ""), "kiln_sid=" + sid if sid else None)
-    assert r.status == 200, r
-    sid_text, n, _pid, note_text = r.body.decode().split(" ")
-    return sid_text, int(n), note_text
+    """test_sessions.visit without the worker's pid: (id, visits, note)."""
+    sid_text, n, _pid, note_text, _r = sessions_visit(port, sid, note)
+    return sid_text, n, note_text
 
 
 class RedisSessions(unittest.TestCase):
