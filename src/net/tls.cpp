@@ -303,7 +303,8 @@ int TlsStream::flush(int fd) {
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
         return -1;
     }
-    out_.clear();
+    if (out_.capacity() > 4 * kRecord) std::string().swap(out_);  // an idle connection keeps no large buffer
+    else out_.clear();
     out_off_ = 0;
     return 1;
 }

@@ -65,7 +65,7 @@ TEST(RedisClient, TypedCallsAndBinaryArguments) {
     run(loop, [&]() -> Task<> {
         co_await r.del("t:k");
         EXPECT_EQ(co_await r.get("t:k"), std::nullopt);
-        std::string tricky = std::string("a b\r\n$3\r\n\"q\"", 14) + std::string(1, '\0') + "end";
+        std::string tricky = std::string("a b\r\n$3\r\n\"q\"") + std::string(1, '\0') + "end";
         co_await r.set("t:k", tricky);
         EXPECT_EQ(co_await r.get("t:k"), tricky);  // bytes as given, NUL and CRLF included
         EXPECT_EQ(co_await r.incr("t:n"), 1);
