@@ -25,6 +25,8 @@
 #include <utility>
 #include <vector>
 
+#include <kiln/unavailable.hpp>
+
 namespace kiln::db {
 
 // ------------------------------------------------------------------ errors
@@ -46,10 +48,13 @@ enum class Constraint : uint8_t { None, Unique, PrimaryKey, ForeignKey, NotNull,
 
 // what() = message, SQLite's code name (or PostgreSQL's SQLSTATE) and the SQL text.
 // Values are never part of it (they are bound), so it is safe to log.
-class Error : public std::runtime_error {
+// Io and Busy are transient (<kiln/unavailable.hpp>): a handler that lets one escape
+// answers 503 with Retry-After, not 500.
+class Error : public std::runtime_error, public TransientError {
 public:
     Error(ErrorKind kind, int code, std::string message, std::string sql, std::string sqlstate = {});
     ErrorKind kind() const { return kind_; }
+    bool transient() const noexcept override { return kind_ == ErrorKind::Io || kind_ == ErrorKind::Busy; }
     int code() const { return code_; }  // SQLite's extended result code; 0 if kiln raised it
     const std::string& message() const { return message_; }  // without the SQL
     const std::string& sql() const { return sql_; }          // may be empty

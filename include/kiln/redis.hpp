@@ -37,6 +37,7 @@
 #include <kiln/server.hpp>
 #include <kiln/session.hpp>
 #include <kiln/task.hpp>
+#include <kiln/unavailable.hpp>
 
 namespace kiln::redis {
 
@@ -47,7 +48,9 @@ class Hub;
 struct SubscriptionState;
 }  // namespace detail
 
-class Error : public std::runtime_error {
+// Kind Io is transient (<kiln/unavailable.hpp>): a handler that lets it escape
+// answers 503 with Retry-After, not 500.
+class Error : public std::runtime_error, public TransientError {
 public:
     enum class Kind : uint8_t {
         Io,      // no connection, or it was lost with the command in flight
@@ -57,6 +60,7 @@ public:
     };
     Error(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
     Kind kind() const { return kind_; }
+    bool transient() const noexcept override { return kind_ == Kind::Io; }
 
 private:
     Kind kind_;

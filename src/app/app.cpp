@@ -1,4 +1,5 @@
 #include <kiln/app.hpp>
+#include <kiln/unavailable.hpp>
 #include <kiln/view.hpp>  // kMethodField
 
 #include <cxxabi.h>
@@ -148,6 +149,12 @@ bool guarded(const Request& req, Fail& fail, Fn&& fn) {
     } catch (const Cancelled&) {  // the request is gone or past its deadline: nothing to log
         fail(503, "Service Unavailable");
     } catch (const std::exception& e) {
+        if (auto* t = dynamic_cast<const TransientError*>(&e); t && t->transient()) {  // a service is away
+            util::log(util::LogLevel::Warn, "%.*s %.*s: %s (503)", static_cast<int>(req.method_name().size()),
+                      req.method_name().data(), static_cast<int>(req.target().size()), req.target().data(), e.what());
+            fail(503, "Service Unavailable");
+            return false;
+        }
         util::log(util::LogLevel::Error, "%.*s %.*s: handler threw %s: %s", static_cast<int>(req.method_name().size()),
                   req.method_name().data(), static_cast<int>(req.target().size()), req.target().data(),
                   type_name(typeid(e)).c_str(), e.what());
@@ -262,6 +269,7 @@ void App::fail_in_chain(Request& req, Response& res, int status, std::string_vie
     }
     res.msg_->clear_keeping(keep_headers);
     res.status(status);
+    if (status == 503) res.header("Retry-After", "1");  // a service away, or a deadline: soon is fine
     if (impl_->error_page) {
         try {
             impl_->error_page(req, res, status, message);
@@ -274,6 +282,7 @@ void App::fail_in_chain(Request& req, Response& res, int status, std::string_vie
         }
         res.msg_->clear_keeping(keep_headers);
         res.status(status);
+        if (status == 503) res.header("Retry-After", "1");
     }
     res.text(std::string(message) + "\n");
 }
@@ -430,7 +439,6 @@ Task<> App::save_session(Request& req, Response& res, bool handled) const {
     if (failure.empty()) co_return;
     // What the handler did to the session is not kept: its answer must not say it was.
     fail_in_chain(req, res, 503, "the session store is unavailable", 0);
-    res.header("Retry-After", "1");
 }
 
 }  // namespace kiln

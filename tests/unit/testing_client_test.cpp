@@ -4,7 +4,9 @@
 
 #include <string>
 
+#include <kiln/db.hpp>
 #include <kiln/kiln.hpp>
+#include <kiln/redis.hpp>
 #include <kiln/testing.hpp>
 
 using kiln::testing::Client;
@@ -100,4 +102,36 @@ TEST(TestingClient, WhatTheServerRefusesBeforeTheAppIsRefusedTheSameWay) {
         "--b\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"a\"\r\n\r\n1\r\n"
         "--b\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"b\"\r\n\r\n2\r\n--b--\r\n";
     EXPECT_EQ(client.post("/upload", two_files, {{"Content-Type", "multipart/form-data; boundary=b"}}).status, 413);
+}
+
+// A service away (a database or Redis unreachable, a lock timeout) is 503 with
+// Retry-After, so the client tries again; a fault in the request or the code stays 500.
+TEST(TestingClient, TransientErrorsAre503AndTheRestStays500) {
+    kiln::App app;
+    app.get("/db-down", [](kiln::Request&, kiln::Response&) {
+        throw kiln::db::Error(kiln::db::ErrorKind::Io, 0, "connection to PostgreSQL lost", "SELECT 1");
+    });
+    app.get("/db-busy", [](kiln::Request&, kiln::Response&) {
+        throw kiln::db::BusyError(kiln::db::ErrorKind::Busy, 0, "canceling statement due to statement timeout", "SELECT 1");
+    });
+    app.get("/redis-down", [](kiln::Request&, kiln::Response&) {
+        throw kiln::redis::Error(kiln::redis::Error::Kind::Io, "no connection to Redis");
+    });
+    app.get("/bad-sql", [](kiln::Request&, kiln::Response&) {
+        throw kiln::db::Error(kiln::db::ErrorKind::Sql, 0, "syntax error", "SELEC 1");
+    });
+    app.get("/redis-wrongtype", [](kiln::Request&, kiln::Response&) {
+        throw kiln::redis::Error(kiln::redis::Error::Kind::Server, "WRONGTYPE");
+    });
+    kiln::testing::Client c(app);
+    for (const char* path : {"/db-down", "/db-busy", "/redis-down"}) {
+        auto r = c.get(path);
+        EXPECT_EQ(r.status, 503) << path;
+        EXPECT_EQ(r.header("Retry-After").value_or(""), "1") << path;
+    }
+    for (const char* path : {"/bad-sql", "/redis-wrongtype"}) {
+        auto r = c.get(path);
+        EXPECT_EQ(r.status, 500) << path;
+        EXPECT_FALSE(r.header("Retry-After")) << path;
+    }
 }
