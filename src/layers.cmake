@@ -45,6 +45,7 @@ kiln_layer(kiln_net
   net/thread_pool.cpp
   net/mailbox.cpp
   net/pending.cpp
+  net/reconnect.cpp
   net/tls.cpp
 )
 target_link_libraries(kiln_net PUBLIC kiln_util PRIVATE OpenSSL::SSL)

@@ -72,12 +72,15 @@ private:
 // given to command() needs to outlive the call).
 class Args {
 public:
+    Args() : body_(kHead, ' ') {}
     void add(std::string_view v);
     int size() const { return count_; }
-    // The command in RESP: *N then each argument as a bulk string.
-    std::string wire() const;
+    // The command in RESP: *N then each argument as a bulk string. Written in place
+    // (the count goes into room kept ahead of the arguments): valid while the Args lives.
+    std::string_view wire();
 
 private:
+    static constexpr size_t kHead = 16;  // room for "*N\r\n"
     std::string body_;
     int count_ = 0;
 };

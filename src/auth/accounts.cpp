@@ -32,9 +32,10 @@ std::string_view trim(std::string_view s) {
 }
 
 // Hashed in place of an unknown account's, so a wrong e-mail address costs what a
-// wrong password does. Made once, on first use.
+// wrong password does. Made once per loop thread, on first use (a coroutine resumes
+// on its own loop's thread, so nothing here is shared between threads).
 Task<std::string> decoy_hash() {
-    static std::string made;
+    thread_local std::string made;
     if (made.empty()) made = co_await hash_password("kiln decoy password, never anyone's");
     co_return made;
 }

@@ -3,7 +3,7 @@
 #include <arpa/inet.h>
 
 #include <charconv>
-#include <string>
+#include <cstring>
 
 #include "http/parser.hpp"  // iequals
 
@@ -39,12 +39,11 @@ std::string_view for_param(std::string_view element) {
 bool parse_node(std::string_view text, net::PeerAddress* out) {
     if (text.size() >= 2 && text.front() == '"' && text.back() == '"') text = text.substr(1, text.size() - 2);
     if (text.empty() || text.size() > 64) return false;
-    std::string host;
-    std::string_view port;
+    std::string_view host, port;
     if (text.front() == '[') {
         size_t close = text.find(']');
         if (close == std::string_view::npos) return false;
-        host = std::string(text.substr(1, close - 1));
+        host = text.substr(1, close - 1);
         std::string_view rest = text.substr(close + 1);
         if (!rest.empty()) {
             if (rest.front() != ':' || rest.size() == 1) return false;  // "[::1]:" has no port
@@ -53,18 +52,21 @@ bool parse_node(std::string_view text, net::PeerAddress* out) {
     } else {
         size_t colon = text.find(':');
         if (colon != std::string_view::npos && text.find(':', colon + 1) != std::string_view::npos) {
-            host = std::string(text);  // a bare IPv6 address (X-Forwarded-For writes them so)
+            host = text;  // a bare IPv6 address (X-Forwarded-For writes them so)
         } else {
-            host = std::string(text.substr(0, colon));
+            host = text.substr(0, colon);
             if (colon != std::string_view::npos) {
                 port = text.substr(colon + 1);
                 if (port.empty()) return false;  // "1.2.3.4:" has no port
             }
         }
     }
+    char z[65];  // NUL-terminated for inet_pton; text is at most 64 bytes
+    std::memcpy(z, host.data(), host.size());
+    z[host.size()] = '\0';
     net::PeerAddress a;
-    if (inet_pton(AF_INET, host.c_str(), a.addr) == 1) a.family = AF_INET;
-    else if (inet_pton(AF_INET6, host.c_str(), a.addr) == 1) a.family = AF_INET6;
+    if (inet_pton(AF_INET, z, a.addr) == 1) a.family = AF_INET;
+    else if (inet_pton(AF_INET6, z, a.addr) == 1) a.family = AF_INET6;
     else return false;
     if (!port.empty()) {
         unsigned p = 0;
@@ -80,24 +82,22 @@ net::PeerAddress forwarded_client(std::span<const Header> headers, const net::Pe
                                   const std::vector<net::AddressRange>& trusted) {
     bool rfc = false;
     for (const Header& h : headers) rfc = rfc || iequals(h.name, "forwarded");
-    // The hops, nearest last: every line of the field, in order.
-    std::vector<std::string_view> hops;
-    for (const Header& h : headers) {
-        if (!iequals(h.name, rfc ? "forwarded" : "x-forwarded-for")) continue;
-        std::string_view v = h.value;
-        while (!v.empty()) {
-            size_t comma = v.find(',');
-            std::string_view item = trim(v.substr(0, comma));
-            v = comma == std::string_view::npos ? std::string_view() : v.substr(comma + 1);
-            hops.push_back(rfc ? for_param(item) : item);
-        }
-    }
+    const std::string_view name = rfc ? "forwarded" : "x-forwarded-for";
+    // The hops, nearest first: the field's lines from the last, each line's items
+    // from the last (no copy: every request from a balancer comes this way).
     net::PeerAddress client = peer;
-    for (size_t i = hops.size(); i-- > 0;) {
-        net::PeerAddress a;
-        if (!parse_node(hops[i], &a)) break;
-        client = a;
-        if (!trusted_by(trusted, a)) break;  // the first untrusted hop: the client
+    for (size_t i = headers.size(); i-- > 0;) {
+        if (!iequals(headers[i].name, name)) continue;
+        std::string_view v = headers[i].value;
+        while (!v.empty()) {
+            size_t comma = v.rfind(',');
+            std::string_view item = trim(comma == std::string_view::npos ? v : v.substr(comma + 1));
+            v = comma == std::string_view::npos ? std::string_view() : v.substr(0, comma);
+            net::PeerAddress a;
+            if (!parse_node(rfc ? for_param(item) : item, &a)) return client;
+            client = a;
+            if (!trusted_by(trusted, a)) return client;  // the first untrusted hop: the client
+        }
     }
     return client;
 }

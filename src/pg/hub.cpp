@@ -34,13 +34,13 @@ void ListenerState::wake() {
 
 Hub::Hub(net::Loop& loop, const ConnectSpec& spec, const Options& options)
     : loop_(loop), spec_(spec), options_(options) {
-    retry_.owner = this;
-    retry_.fire = [](net::Deadline* d) { static_cast<Hub*>(d->owner)->open(); };
+    reconnect_.retry.owner = this;
+    reconnect_.retry.fire = [](net::Deadline* d) { static_cast<Hub*>(d->owner)->open(); };
     open();
 }
 
 Hub::~Hub() {
-    loop_.deadlines().disarm(retry_);
+    loop_.deadlines().disarm(reconnect_.retry);
     conn_.reset();
     for (auto& [channel, states] : channels_) {
         for (ListenerState* s : states) {
@@ -64,9 +64,7 @@ Query Hub::send(const char* verb, const std::string& channel) {
     if (conn_ && !conn_->dead()) {
         conn_->submit(op, sql);
     } else {
-        std::string message = "no connection to PostgreSQL for LISTEN";
-        if (!last_error_.empty()) message += " (last: " + last_error_ + ")";
-        op->fail(io_error(std::move(message), sql));
+        op->fail(io_error(reconnect_.unavailable(loop_, "no connection to PostgreSQL for LISTEN"), sql));
     }
     return q;
 }
@@ -87,24 +85,19 @@ void Hub::unsubscribe(ListenerState* s) {
 
 void Hub::up(Connection&) {
     was_up_ = true;
-    backoff_ms_ = 0;
-    last_error_.clear();
+    reconnect_.recovered();
     for (const auto& [channel, states] : channels_) Query again = send("LISTEN", channel);
 }
 
 void Hub::down(Connection& c, const std::string& message) {
     if (&c != conn_.get()) return;
     loop_.destroy_later(conn_.release());
-    last_error_ = message;
     if (std::exchange(was_up_, false)) {  // once per outage, not per failed retry
         for (auto& [channel, states] : channels_)
             for (ListenerState* s : states)
                 s->fail(io_error(message + "; notifications sent until it is back are missed (it listens again by itself)"));
     }
-    uint64_t min = static_cast<uint64_t>(std::max<int64_t>(options_.reconnect_min.count(), 1));
-    uint64_t max = static_cast<uint64_t>(std::max<int64_t>(options_.reconnect_max.count(), 1));
-    backoff_ms_ = backoff_ms_ == 0 ? min : std::min(backoff_ms_ * 2, max);
-    loop_.deadlines().arm(retry_, loop_.now_ms() + backoff_ms_);
+    reconnect_.lost(loop_, message, options_.reconnect_min, options_.reconnect_max);
 }
 
 void Hub::notified(Connection&, const char* channel, const char* payload, int pid) {

@@ -17,6 +17,7 @@
 
 #include "net/deadline_heap.hpp"
 #include "net/loop.hpp"
+#include "net/reconnect.hpp"
 #include "pg/connection.hpp"
 
 namespace kiln::pg::detail {
@@ -63,9 +64,7 @@ private:
     const ConnectSpec& spec_;
     const Options& options_;
     std::unique_ptr<Connection> conn_;  // null while waiting to retry
-    net::Deadline retry_;
-    uint64_t backoff_ms_ = 0;
-    std::string last_error_;
+    net::Reconnect reconnect_;
     bool was_up_ = false;  // the session was up since the last loss was reported
     std::map<std::string, std::vector<ListenerState*>, std::less<>> channels_;
 };

@@ -80,10 +80,7 @@ Pool::Slot* Pool::slot_of(Connection& c) {
 
 void Pool::up(Connection& c) {
     if (lease_of(c)) return grant();
-    if (Slot* s = slot_of(c)) {
-        s->backoff_ms = 0;
-        s->last_error.clear();
-    }
+    if (Slot* s = slot_of(c)) s->recovered();
 }
 
 void Pool::down(Connection& c, const std::string& message) {
@@ -106,11 +103,7 @@ void Pool::down(Connection& c, const std::string& message) {
     // Reported from inside the connection's own calls: it goes at the end of this
     // loop iteration (it holds nothing by then: die() failed its queries).
     loop_->destroy_later(s->conn.release());
-    s->last_error = message;
-    uint64_t min = static_cast<uint64_t>(std::max<int64_t>(options_.reconnect_min.count(), 1));
-    uint64_t max = static_cast<uint64_t>(std::max<int64_t>(options_.reconnect_max.count(), 1));
-    s->backoff_ms = s->backoff_ms == 0 ? min : std::min(s->backoff_ms * 2, max);
-    loop_->deadlines().arm(s->retry, loop_->now_ms() + s->backoff_ms);
+    s->lost(*loop_, message, options_.reconnect_min, options_.reconnect_max);
 }
 
 Connection* Pool::pick() {

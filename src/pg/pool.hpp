@@ -20,6 +20,7 @@
 
 #include "net/deadline_heap.hpp"
 #include "net/loop.hpp"
+#include "net/reconnect.hpp"
 #include "pg/connection.hpp"
 #include "pg/hub.hpp"
 
@@ -56,12 +57,9 @@ public:
     void down(Connection& c, const std::string& message) override;
 
 private:
-    struct Slot {
+    struct Slot : net::Reconnect {
         Pool* pool;
         std::unique_ptr<Connection> conn;  // null while waiting to retry
-        net::Deadline retry;
-        uint64_t backoff_ms = 0;  // the next wait; 0: the last attempt succeeded
-        std::string last_error;
     };
     void bind();
     void open(Slot& s);

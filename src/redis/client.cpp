@@ -3,6 +3,7 @@
 #include <kiln/redis.hpp>
 
 #include <charconv>
+#include <cstring>
 
 #include "redis/hub.hpp"
 #include "redis/op.hpp"
@@ -23,11 +24,15 @@ void Args::add(std::string_view v) {
     ++count_;
 }
 
-std::string Args::wire() const {
-    std::string out = "*" + std::to_string(count_) + "\r\n";
-    out.reserve(out.size() + body_.size());
-    out += body_;
-    return out;
+std::string_view Args::wire() {
+    char head[kHead];
+    head[0] = '*';
+    auto [end, ec] = std::to_chars(head + 1, head + sizeof head - 2, count_);
+    *end++ = '\r';
+    *end++ = '\n';
+    size_t n = static_cast<size_t>(end - head);
+    std::memcpy(body_.data() + kHead - n, head, n);
+    return std::string_view(body_).substr(kHead - n);
 }
 
 // ------------------------------------------------------------------ Reply
@@ -80,7 +85,7 @@ Client::Client(Options options) : pool_(std::make_unique<detail::Pool>(std::move
 
 Client::~Client() = default;
 
-Command Client::send(Args args) { return pool_->send(args); }
+Command Client::send(Args args) { return pool_->send(args); }  // its own copy: wire() writes into it
 
 Task<std::optional<std::string>> Client::get(std::string key) {
     Reply r = co_await command("GET", key);

@@ -90,7 +90,7 @@ void Connection::send_internal(const std::string& wire) {
     redisAsyncFormattedCommand(ac_, on_reply, nullptr, wire.data(), wire.size());
 }
 
-void Connection::submit(Op* op, const std::string& wire) {
+void Connection::submit(Op* op, std::string_view wire) {
     assert(!dead() && mode_ == Mode::Commands);
     op->hold();
     bool was_idle = in_flight_.empty();

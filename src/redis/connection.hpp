@@ -60,7 +60,7 @@ public:
     // at once is reported to the owner (down) before this returns.
     void start();
     // Sends op's command (queued in hiredis until connected). REQUIRES: !dead().
-    void submit(Op* op, const std::string& wire);
+    void submit(Op* op, std::string_view wire);
     // SUBSCRIBE or UNSUBSCRIBE one channel (Mode::Subscriber); confirmations and
     // messages reach the owner. REQUIRES: !dead().
     void subscription(const char* verb, const std::string& channel);

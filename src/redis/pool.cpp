@@ -7,25 +7,6 @@
 
 namespace kiln::redis::detail {
 
-void Link::lost(net::Loop& loop, const Options& options, const std::string& message) {
-    // Reported from inside the connection's own calls: it goes at the end of this
-    // loop iteration (it holds nothing by then: it failed its commands).
-    loop.destroy_later(conn.release());
-    last_error = message;
-    uint64_t min = static_cast<uint64_t>(std::max<int64_t>(options.reconnect_min.count(), 1));
-    uint64_t max = static_cast<uint64_t>(std::max<int64_t>(options.reconnect_max.count(), 1));
-    backoff_ms = backoff_ms == 0 ? min : std::min(backoff_ms * 2, max);
-    loop.deadlines().arm(retry, loop.now_ms() + backoff_ms);
-}
-
-std::string Link::unavailable(const net::Loop& loop) const {
-    std::string message = "no connection to Redis";
-    if (!last_error.empty()) message += " (last: " + last_error + ")";
-    if (retry.armed())
-        message += "; retrying in " + std::to_string(retry.at_ms > loop.now_ms() ? retry.at_ms - loop.now_ms() : 0) + " ms";
-    return message;
-}
-
 Pool::Pool(Options options) : options_(std::move(options)), endpoint_(parse_url(options_.url)) {
     if (options_.pool == 0) options_.pool = 1;
 }
@@ -90,7 +71,7 @@ Connection* Pool::pick() {
     return best;
 }
 
-Command Pool::send(const Args& args) {
+Command Pool::send(Args& args) {
     bind();
     Op* op = new Op(*loop_);
     Command cmd(op);  // owns op from here

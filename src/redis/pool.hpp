@@ -14,6 +14,7 @@
 
 #include "net/deadline_heap.hpp"
 #include "net/loop.hpp"
+#include "net/reconnect.hpp"
 #include "redis/connection.hpp"
 
 namespace kiln::redis::detail {
@@ -21,20 +22,15 @@ namespace kiln::redis::detail {
 class Hub;
 
 // A reconnecting connection: what a pool slot and the subscription hub share.
-struct Link {
+struct Link : net::Reconnect {
     std::unique_ptr<Connection> conn;  // null while waiting to retry
-    net::Deadline retry;
-    uint64_t backoff_ms = 0;  // the next wait; 0: the last attempt succeeded
-    std::string last_error;
 
     // The connection ended: it goes at the end of this iteration, and a retry is armed.
-    void lost(net::Loop& loop, const Options& options, const std::string& message);
-    void recovered() {
-        backoff_ms = 0;
-        last_error.clear();
+    void lost(net::Loop& loop, const Options& options, const std::string& message) {
+        loop.destroy_later(conn.release());  // reported from inside its own calls
+        net::Reconnect::lost(loop, message, options.reconnect_min, options.reconnect_max);
     }
-    // "no connection to Redis (last: ...); retrying in N ms"
-    std::string unavailable(const net::Loop& loop) const;
+    std::string unavailable(const net::Loop& loop) const { return net::Reconnect::unavailable(loop, "no connection to Redis"); }
 };
 
 class Pool final : public Connection::Owner {
@@ -43,7 +39,7 @@ public:
     ~Pool();
 
     // REQUIRES: on a loop thread; binds the pool to it on first use.
-    Command send(const Args& args);
+    Command send(Args& args);
     Hub& hub();
     size_t connected() const;
     const Options& options() const { return options_; }
