@@ -267,9 +267,12 @@ void App::fail_in_chain(Request& req, Response& res, int status, std::string_vie
         res.msg_->abort();
         return;
     }
-    res.msg_->clear_keeping(keep_headers);
-    res.status(status);
-    if (status == 503) res.header("Retry-After", "1");  // a service away, or a deadline: soon is fine
+    auto restart = [&] {  // the status alone, on the headers middleware set before the handler
+        res.msg_->clear_keeping(keep_headers);
+        res.status(status);
+        if (status == 503) res.header("Retry-After", "1");  // a service away, or a deadline: soon is fine
+    };
+    restart();
     if (impl_->error_page) {
         try {
             impl_->error_page(req, res, status, message);
@@ -280,9 +283,7 @@ void App::fail_in_chain(Request& req, Response& res, int status, std::string_vie
         } catch (...) {
             util::log(util::LogLevel::Error, "error page for status %d threw a non-exception", status);
         }
-        res.msg_->clear_keeping(keep_headers);
-        res.status(status);
-        if (status == 503) res.header("Retry-After", "1");
+        restart();
     }
     res.text(std::string(message) + "\n");
 }

@@ -70,8 +70,7 @@ void Connection::start() {
     ac_->ev.addWrite = ev_add_write;
     ac_->ev.delWrite = ev_del_write;
     ac_->ev.cleanup = ev_cleanup;
-    redisAsyncSetConnectCallback(ac_, on_connect);
-    redisAsyncSetDisconnectCallback(ac_, on_disconnect);
+    redisAsyncSetConnectCallback(ac_, on_connect);  // the end is learned from ev_cleanup
     fd_ = ac_->c.fd;
     events_ = EPOLLOUT;  // connect(2) completes when the socket turns writable
     loop_.add(fd_, events_, this);
@@ -121,8 +120,6 @@ void Connection::on_connect(const redisAsyncContext* ac, int status) {
     if (!self->in_flight_.empty()) self->arm_timeout();
     self->owner_.up(*self);
 }
-
-void Connection::on_disconnect(const redisAsyncContext*, int) {}  // ev_cleanup has said it
 
 void Connection::on_reply(redisAsyncContext* ac, void* reply, void* privdata) {
     auto* self = static_cast<Connection*>(ac->data);

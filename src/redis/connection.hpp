@@ -78,7 +78,6 @@ private:
     };
     static void on_reply(redisAsyncContext* ac, void* reply, void* privdata);
     static void on_connect(const redisAsyncContext* ac, int status);
-    static void on_disconnect(const redisAsyncContext* ac, int status);
     static void ev_add_read(void* self);
     static void ev_del_read(void* self);
     static void ev_add_write(void* self);
