@@ -89,10 +89,13 @@ net::PeerAddress forwarded_client(std::span<const Header> headers, const net::Pe
     for (size_t i = headers.size(); i-- > 0;) {
         if (!iequals(headers[i].name, name)) continue;
         std::string_view v = headers[i].value;
-        while (!v.empty()) {
+        bool more = !v.empty();
+        if (more && v.back() == ',') v.remove_suffix(1);  // "a, b," lists a and b: no empty hop at the end
+        while (more) {
             size_t comma = v.rfind(',');
             std::string_view item = trim(comma == std::string_view::npos ? v : v.substr(comma + 1));
-            v = comma == std::string_view::npos ? std::string_view() : v.substr(0, comma);
+            more = comma != std::string_view::npos;
+            if (more) v = v.substr(0, comma);
             net::PeerAddress a;
             if (!parse_node(rfc ? for_param(item) : item, &a)) return client;
             client = a;

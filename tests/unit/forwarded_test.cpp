@@ -75,6 +75,15 @@ TEST(ForwardedClient, OneXffAddressIsTheClient) {
     EXPECT_EQ(client({{"X-Forwarded-For", "2001:db8::5"}}), "2001:db8::5");  // bare IPv6, as XFF writes it
 }
 
+TEST(ForwardedClient, ATrailingCommaIsNoHopButAnEmptyItemEndsTheWalk) {
+    // Found by fuzz_forwarded when the walk was rewritten to go from the end.
+    EXPECT_EQ(client({{"X-Forwarded-For", "203.0.113.9,"}}), "203.0.113.9");
+    EXPECT_EQ(client({{"X-Forwarded-For", "6.6.6.6, 10.1.2.3,"}}, "127.0.0.1", {"127.0.0.1", "10.0.0.0/8"}), "6.6.6.6");
+    EXPECT_EQ(client({{"X-Forwarded-For", "6.6.6.6,,203.0.113.9"}}), "203.0.113.9");
+    EXPECT_EQ(client({{"X-Forwarded-For", "6.6.6.6, ,10.1.2.3"}}, "127.0.0.1", {"127.0.0.1", "10.0.0.0/8"}), "10.1.2.3");
+    EXPECT_EQ(client({{"X-Forwarded-For", ","}}), "127.0.0.1");
+}
+
 TEST(ForwardedClient, SpoofedLeftmostEntriesAreIgnored) {
     // The client sent "X-Forwarded-For: 6.6.6.6"; our proxy appended what it saw.
     EXPECT_EQ(client({{"X-Forwarded-For", "6.6.6.6, 203.0.113.9"}}), "203.0.113.9");
