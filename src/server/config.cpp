@@ -168,9 +168,16 @@ std::string get_number(const Value& v, double min, double max, double* out) {
         else return "expected a number";
     } else {
         if (!number_text(v.text)) return "expected a number, got '" + std::string(v.text) + "'";
-        // strtod, as TOML readers do: a number too small for a double is 0, one too large
-        // is infinite (and out of range below); the syntax was checked above.
-        n = std::strtod(std::string(v.text).c_str(), nullptr);
+        // Read by the same TOML reader as the file, so both refuse the same texts (it
+        // refuses a float of more than 128 characters, which strtod would take).
+        try {
+            toml::table t = toml::parse("n = " + std::string(v.text));
+            auto d = t["n"].value<double>();
+            if (!d) return "expected a number, got '" + std::string(v.text) + "'";
+            n = *d;
+        } catch (const toml::parse_error& e) {
+            return "expected a number, got '" + std::string(v.text) + "' (" + std::string(e.description()) + ")";
+        }
     }
     if (!(n >= min && n <= max))
         return "must be from " + std::to_string(static_cast<int64_t>(min)) + " to " + std::to_string(static_cast<int64_t>(max));

@@ -104,6 +104,22 @@ TEST_F(ConfigFile, ANumberReadsTheSameFromTheEnvironmentAndTheFile) {
     EXPECT_EQ(env.rate_table_slots, 1024u);
 }
 
+// CI's fuzz_config, 2026-11-25: a 300-digit "0.000...1" was taken from the environment
+// (strtod reads any length) and refused in kiln.toml (toml++ reads floats of up to 128
+// characters). The environment's numbers are now read by the same reader.
+TEST_F(ConfigFile, ANumberTooLongForTheFileIsRefusedFromTheEnvironmentToo) {
+    std::string tiny = "0." + std::string(300, '0') + "1";
+    ServerOptions env, file;
+    EXPECT_NE(apply_setting("limits.rate", tiny, &env), "");
+    EXPECT_NE(load("limits.rate = " + tiny + "\n", &file), "");
+    EXPECT_EQ(env.rate, 0.0);
+    std::string fits = "0." + std::string(100, '0') + "1";
+    EXPECT_EQ(apply_setting("limits.rate", fits, &env), "");
+    EXPECT_EQ(load("limits.rate = " + fits + "\n", &file), "");
+    EXPECT_EQ(env.rate, file.rate);
+    EXPECT_GT(env.rate, 0.0);
+}
+
 TEST_F(ConfigFile, ANulByteInAStringIsRefusedWithItsLine) {
     ServerOptions o;
     std::string err = load("\nlog.access = \"/tmp/a\\u0000.log\"\n", &o);
