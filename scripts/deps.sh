@@ -16,6 +16,8 @@ build=(
   libpq-dev postgresql                           # PostgreSQL driver (src/pg); the server for its tests
   libhiredis-dev redis-server                    # Redis client (src/redis); the server for its tests
   libsodium-dev                                  # Argon2id password hashes (src/auth)
+  libnghttp2-dev                                 # HTTP/2 framing and HPACK (src/http/h2_session)
+  nghttp2-client python3-h2 golang-go            # HTTP/2 tests: nghttp, the h2 client library, h2spec's build
   haproxy                                        # the load balancer of tests/cluster
   clang libclang-rt-14-dev                       # libFuzzer + sanitizers for the fuzz targets
   curl python3                                   # integration tests (curl for 100-continue)

@@ -13,6 +13,7 @@
 find_package(Threads REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)
+pkg_check_modules(NGHTTP2 REQUIRED IMPORTED_TARGET libnghttp2)
 find_package(OpenSSL REQUIRED)
 find_package(nlohmann_json REQUIRED)  # Request::json() returns its DOM
 find_package(SQLite3 REQUIRED)
@@ -58,12 +59,13 @@ kiln_layer(kiln_http
   http/status.cpp
   http/serializer.cpp
   http/connection.cpp
+  http/h2_session.cpp
   http/server.cpp
   http/exchange.cpp
   http/request.cpp
   http/response.cpp
 )
-target_link_libraries(kiln_http PUBLIC kiln_net kiln_proto)
+target_link_libraries(kiln_http PUBLIC kiln_net kiln_proto PRIVATE PkgConfig::NGHTTP2)
 
 kiln_layer(kiln_view
   view/escape.cpp
@@ -207,7 +209,7 @@ install(TARGETS kiln ${KILN_LAYERS} EXPORT kilnTargets ARCHIVE DESTINATION ${CMA
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT kilnTargets NAMESPACE kiln:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 file(WRITE ${CMAKE_BINARY_DIR}/kilnConfig.cmake
-     "include(CMakeFindDependencyMacro)\nfind_dependency(Threads)\nfind_dependency(PkgConfig)\npkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)\npkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)\npkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)\npkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)\nfind_dependency(SQLite3)\nfind_dependency(OpenSSL)\nfind_dependency(nlohmann_json)\ninclude(\${CMAKE_CURRENT_LIST_DIR}/kilnTargets.cmake)\n")
+     "include(CMakeFindDependencyMacro)\nfind_dependency(Threads)\nfind_dependency(PkgConfig)\npkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)\npkg_check_modules(NGHTTP2 REQUIRED IMPORTED_TARGET libnghttp2)\npkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)\npkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)\npkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)\nfind_dependency(SQLite3)\nfind_dependency(OpenSSL)\nfind_dependency(nlohmann_json)\ninclude(\${CMAKE_CURRENT_LIST_DIR}/kilnTargets.cmake)\n")
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/kilnConfig.cmake ${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)

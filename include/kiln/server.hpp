@@ -37,6 +37,9 @@ struct ServerOptions {
     uint32_t tls_ticket_rotate_s = 12 * 3600;   // session-ticket keys: a new one this often
     bool tls_redirect_http = false;             // plain listeners answer 308 to the https:// address
     std::string tls_generated_pem;              // set by the server: the self-signed pair, handed to workers
+    // HTTP/2: h2c by its preface on plain listeners, h2 by ALPN on TLS ones.
+    bool http2 = true;
+    uint32_t http2_max_streams = 100;           // concurrent streams per connection
     int workers = -1;                    // worker processes under a supervisor; -1: one per
                                          // core; 0: no supervisor, serve in this process
     unsigned threads = 0;                // event loops per process; 0: cores / processes

@@ -26,6 +26,20 @@ constexpr size_t kReadChunk = 4096;
 constexpr size_t kOwnBodyThreshold = 64 * 1024;  // larger bodies are moved, not copied
 constexpr size_t kStreamFlushThreshold = 64 * 1024;
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+
+// An HTTP/1.x request line by its shape, even a malformed one. Only a line of
+// exactly three words whose target is in none of HTTP/1's forms (origin, absolute,
+// asterisk) and whose version does not start "HTTP/" is not: such a client will not
+// read an HTTP/1.1 answer (h2spec's "INVALID CONNECTION PREFACE" is one).
+bool looks_like_http1(std::string_view data) {
+    std::string_view line = data.substr(0, data.find('\n'));
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    size_t sp = line.find(' '), last = line.rfind(' ');
+    if (sp == line.npos || sp == last || line.find(' ', sp + 1) != last) return true;
+    std::string_view target = line.substr(sp + 1);
+    if (!target.empty() && (target[0] == '/' || target[0] == '*' || target.starts_with("http"))) return true;
+    return line.substr(last + 1).starts_with("HTTP/");
+}
 }  // namespace
 
 Connection::Connection(Server& server, int fd, const net::PeerAddress& peer, bool proxy_protocol,
@@ -74,6 +88,8 @@ void Connection::handle_io(uint32_t events) {
     if ((events & EPOLLOUT) && write_blocked_) {
         bool was_paused = read_paused_;
         if (!flush()) return;
+        if (state_ == State::H2 && !write_blocked_) h2_flush();  // nghttp2 may have more
+        if (fd_ < 0) return;
         if (was_paused && !read_paused_) {
             resume();
             return;
@@ -103,6 +119,10 @@ void Connection::resume() {
     // The output drained below the limit: handle the requests that waited in the
     // buffer, then read again (edge-triggered: the socket may hold unread bytes).
     if (state_ == State::Lingering || state_ == State::Closing || state_ == State::Handling) return;
+    if (state_ == State::H2) {
+        h2_read();
+        return;
+    }
     process();
     if (fd_ >= 0) on_readable();
 }
@@ -125,8 +145,13 @@ void Connection::on_readable() {
         return;
     }
     for (;;) {
+        if (state_ == State::H2) {
+            h2_read();
+            return;
+        }
         read_and_process();
         if (fd_ < 0) return;
+        if (state_ == State::H2) continue;  // it began in what was read: read on as HTTP/2
         if (a_->in.empty()) a_->in.release(srv_.loop_.buffers());
         bool was_paused = read_paused_;
         if (!flush()) return;
@@ -137,7 +162,7 @@ void Connection::on_readable() {
 }
 
 void Connection::read_and_process() {
-    while (fd_ >= 0 && !read_paused_ && state_ != State::Closing && state_ != State::Handling) {
+    while (fd_ >= 0 && !read_paused_ && state_ != State::Closing && state_ != State::Handling && state_ != State::H2) {
         a_->in.ensure_writable(read_size(), srv_.loop_.buffers());
         size_t room = a_->in.writable();
         ssize_t n = tls_ ? tls_->read(fd_, a_->in.write_ptr(), room) : ::read(fd_, a_->in.write_ptr(), room);
@@ -192,6 +217,7 @@ void Connection::process() {
                 a_->started_us = 0;
                 arm(srv_.header_timers_);
             }
+            if (!protocol_known_ && detect_h2(data)) return;
             if (!head_may_be_complete(data, a_->scan_hint, limits)) {
                 a_->scan_hint = data.size();
                 return;
@@ -200,6 +226,13 @@ void Connection::process() {
             ParseResult r = parse_request_head(data, srv_.head_, limits);
             if (r.status == ParseStatus::Incomplete) return;
             if (r.status == ParseStatus::Error) {
+                if (served_ == 0 && srv_.cfg_.http2 && !looks_like_http1(data)) {
+                    // Neither HTTP/1.x nor HTTP/2's preface: a client that would not read
+                    // an HTTP/1.1 answer (h2spec's bad preface is one). Closed, as
+                    // HTTP/2 closes on a bad preface.
+                    close_now();
+                    return;
+                }
                 respond_error(status_for(r.error), describe(r.error));
                 return;
             }
@@ -481,6 +514,11 @@ void Connection::on_waited(void* exchange) {
 }
 
 void Connection::complete(Exchange* ex) {
+    if (h2_) {
+        h2_->complete(ex);
+        h2_flush();
+        return;
+    }
     finish_exchange(ex);
     if (state_ == State::Idle) {
         process();  // requests pipelined behind this one
@@ -661,6 +699,13 @@ void Connection::arm_state_timer() {
         case State::Closing: arm(srv_.write_timers_); break;
         case State::Lingering: arm(srv_.linger_timers_); break;
         case State::Handling: break;
+        case State::H2:
+            // A stream still receiving its request: the body timeout. None open: the
+            // keep-alive one. Otherwise handlers run (or stream) as long as they take.
+            if (h2_->receiving()) arm(srv_.body_timers_);
+            else if (h2_->idle()) arm(srv_.draining_ ? srv_.drain_grace_timers_ : srv_.keepalive_timers_);
+            else timer_.disarm();
+            break;
     }
 }
 
@@ -698,6 +743,12 @@ void Connection::discard_input() {
 
 void Connection::on_timeout() {
     if (fd_ < 0) return;
+    if (state_ == State::H2 && !write_blocked_ && h2_->idle()) {  // idle: a GOAWAY says so, then close
+        h2_->drain();
+        h2_flush();
+        if (fd_ >= 0 && !close_after_flush_) close_now();
+        return;
+    }
     if (!write_blocked_ && (state_ == State::Head || state_ == State::Body)) {
         respond_error(408, state_ == State::Head ? "timed out reading the request head" : "timed out reading the body");
         flush();
@@ -709,6 +760,12 @@ void Connection::on_timeout() {
 void Connection::drain() {
     // Idle: closed when the grace ends, unless a request comes first (its response
     // then says Connection: close). Busy: finishes its request the same way.
+    // HTTP/2: a GOAWAY now; the streams it names finish, then the connection closes.
+    if (state_ == State::H2) {
+        h2_->drain();
+        h2_flush();
+        return;
+    }
     if (state_ == State::Idle && (!a_ || a_->out.empty()) && !write_blocked_) arm(srv_.drain_grace_timers_);
 }
 
@@ -732,9 +789,107 @@ void Connection::close_now() {
         srv_.give_back(a_);
         a_ = nullptr;
     }
+    if (h2_) h2_->abandon();  // after the queue: its files' ranges are no longer queued
     srv_.unlink(this);
     if (srv_.observer_) srv_.observer_->on_close();
-    srv_.loop_.destroy_later(this);
+    if (flush_scheduled_) destroy_pending_ = true;  // deferred_flush still names us
+    else srv_.loop_.destroy_later(this);
+}
+
+bool Connection::detect_h2(std::string_view data) {
+    // HTTP/2 if TLS's ALPN chose it, or the bytes are the client preface (h2c with
+    // prior knowledge, RFC 9113 §3.3); a preface still arriving waits, under the
+    // header timeout. Anything else is HTTP/1.1 for the connection's life.
+    if (srv_.cfg_.http2) {
+        if (tls_ && tls_->alpn() == "h2") {
+            start_h2();
+            return true;
+        }
+        size_t n = std::min(data.size(), kH2Preface.size());
+        if (data.substr(0, n) == kH2Preface.substr(0, n)) {
+            if (n == kH2Preface.size()) start_h2();
+            return true;
+        }
+    }
+    protocol_known_ = true;
+    return false;
+}
+
+void Connection::start_h2() {
+    protocol_known_ = true;
+    state_ = State::H2;
+    h2_ = std::make_unique<H2Session>(srv_, *this);
+    if (h2_receive()) h2_flush();
+}
+
+void Connection::h2_read() {
+    constexpr size_t kH2ReadChunk = 16 * 1024;
+    while (fd_ >= 0) {
+        a_->in.ensure_writable(kH2ReadChunk, srv_.loop_.buffers());
+        size_t room = a_->in.writable();
+        ssize_t n = tls_ ? tls_->read(fd_, a_->in.write_ptr(), room) : ::read(fd_, a_->in.write_ptr(), room);
+        if (n > 0) {
+            a_->in.commit(static_cast<size_t>(n));
+            if (!h2_receive()) return;
+            // As in read_and_process: a short plain read drained the socket.
+            if (!tls_ && static_cast<size_t>(n) < room && !peer_fin_seen_) break;
+            continue;
+        }
+        if (n == 0) {  // the client closed: streams still open lose their responses
+            peer_eof_ = true;
+            close_now();
+            return;
+        }
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            close_now();
+            return;
+        }
+        break;
+    }
+    if (fd_ >= 0) a_->in.release(srv_.loop_.buffers());
+    h2_flush();
+}
+
+bool Connection::h2_receive() {
+    bool ok = h2_->receive(a_->in.readable());
+    if (fd_ < 0) return false;  // a handler's write failed and closed us
+    a_->in.consume(a_->in.size());
+    if (ok) return true;
+    h2_->send();  // the GOAWAY that says why
+    close_after_flush_ = true;
+    flush();
+    return false;
+}
+
+void Connection::h2_flush() {
+    if (fd_ < 0 || state_ != State::H2) return;
+    for (int round = 0; round < 64; ++round) {  // each round: up to max_pending_output
+        h2_->send();
+        if (!flush()) return;
+        if (write_blocked_ || !h2_->wants_write()) break;
+    }
+    if (h2_->finished() && !close_after_flush_) {  // GOAWAY sent and every stream done
+        close_after_flush_ = true;
+        if (!flush()) return;
+    }
+    if (fd_ >= 0 && state_ == State::H2 && !write_blocked_) arm_state_timer();
+}
+
+void Connection::schedule_flush() {
+    if (flush_scheduled_) return;
+    flush_scheduled_ = true;
+    srv_.loop_.defer(&Connection::deferred_flush, this);
+}
+
+void Connection::deferred_flush(void* connection) {
+    auto* c = static_cast<Connection*>(connection);
+    c->flush_scheduled_ = false;
+    if (c->destroy_pending_) {
+        delete c;  // closed since: nothing else names it
+        return;
+    }
+    c->h2_flush();
 }
 
 }  // namespace kiln::http

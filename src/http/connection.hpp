@@ -22,6 +22,7 @@
 
 #include "http/chunked.hpp"
 #include "http/exchange.hpp"
+#include "http/h2_session.hpp"
 #include "http/url.hpp"
 #include "http/serializer.hpp"
 #include "http/service.hpp"
@@ -87,7 +88,11 @@ public:
 
 private:
     friend class Server;
-    enum class State : uint8_t { Idle, Head, Body, Handling, Closing, Lingering };
+    friend class H2Session;
+    friend struct H2Callbacks;
+    friend struct H2Stream;
+    // H2: the connection speaks HTTP/2; h2_ has its streams.
+    enum class State : uint8_t { Idle, Head, Body, Handling, Closing, Lingering, H2 };
 
     void handle_io(uint32_t events);
     bool peer_gone(uint32_t events) const;  // EOF and no unread bytes from the peer
@@ -127,6 +132,14 @@ private:
     bool take_proxy_header();  // false: not complete yet, or the connection was closed
     void find_client();        // client_ for the head just parsed  // answers a chunked body's error: true if it was one
     bool pump_body();  // body_ready() for a sink: feeds what arrived, drops it from in
+    // HTTP/2 (see h2_session.hpp): the connection's bytes go to h2_ from here on.
+    bool detect_h2(std::string_view data);  // true: h2 started, or its preface is still arriving
+    void start_h2();
+    void h2_read();
+    bool h2_receive();  // what `in` holds, to h2_; false if the connection is ending
+    void h2_flush();    // frames out until the socket or nghttp2 has no more room
+    void schedule_flush();  // an h2_flush at the end of this loop iteration
+    static void deferred_flush(void* connection);
 
     // Kept while idle: what outlives one request.
     Server& srv_;
@@ -144,6 +157,10 @@ private:
     bool proxy_ssl_ = false;      // its v2 header said the client used TLS
     net::PeerAddress client_;     // this request's client (see http::Request::client)
     std::unique_ptr<net::TlsStream> tls_;  // null: plain TCP, read and written directly
+    std::unique_ptr<H2Session> h2_;        // set once the connection speaks HTTP/2
+    bool protocol_known_ = false; // HTTP/1.1 or HTTP/2 decided (by the first bytes, or ALPN)
+    bool flush_scheduled_ = false;   // deferred_flush is due: the connection outlives it
+    bool destroy_pending_ = false;   // closed while it was due: deferred_flush destroys it
     bool head_current_ = false;   // srv_.head_ and srv_.request_ describe this request now;
                                   // only ever true inside one process() call
     bool close_after_flush_ = false;

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "http/parser.hpp"
@@ -36,6 +37,10 @@ struct Exchange {
     bool waiting = false;          // a handler that waits on the loop (not a pool thread's)
     bool starting = false;         // inside Service::start: a completion now is synchronous
     bool finished = false;         // it completed while starting
+    // HTTP/2: the stream, and the bytes the head's views and the body point into.
+    int32_t stream_id = 0;
+    std::string fields;
+    std::string body_bytes;
 };
 
 // Frees an exchange whose connection is gone, its read buffer back to `pool`.

@@ -82,7 +82,7 @@ bool split_target(RequestHead& h) {
 
 // Host = uri-host [ ":" port ] (RFC 9110 §7.2): reg-name or IPv4 characters, or an
 // IP-literal in brackets; empty is allowed (the target has no authority).
-bool valid_host(std::string_view h) {
+bool host_ok(std::string_view h) {
     size_t i = 0;
     if (!h.empty() && h[0] == '[') {
         size_t close = h.find(']');
@@ -165,7 +165,7 @@ ParseError interpret_fields(RequestHead& h) {
         h.chunked = true;
     }
     if (h.version_minor == 1 && !saw_host) return ParseError::MissingHost;
-    if (!valid_host(h.host)) return ParseError::BadHost;
+    if (!host_ok(h.host)) return ParseError::BadHost;
     if (h.version_minor == 0) h.expect_continue = false;
     h.keep_alive = h.version_minor == 1 ? !conn_close : (conn_keep_alive && !conn_close);
     return ParseError::None;
@@ -175,6 +175,8 @@ ParseResult error(ParseError e) { return {ParseStatus::Error, e, 0}; }
 ParseResult incomplete() { return {ParseStatus::Incomplete, ParseError::None, 0}; }
 
 }  // namespace
+
+bool valid_host(std::string_view host) { return host_ok(host); }
 
 bool iequals(std::string_view a, std::string_view b) {
     if (a.size() != b.size()) return false;
@@ -267,6 +269,7 @@ ParseResult parse_request_head(std::string_view buf, RequestHead& h, const Limit
     if (p[9] != '\n') return error(ParseError::BareCR);
     if (p[5] != '1') return error(ParseError::UnsupportedVersion);
     // RFC 9112 §2.3: a higher 1.x minor version is processed as 1.1.
+    h.version_major = 1;
     h.version_minor = p[7] == '0' ? 0 : 1;
     p += 10;
     if (static_cast<size_t>(p - line_start) - 2 > limits.max_request_line)

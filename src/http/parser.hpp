@@ -60,7 +60,8 @@ struct RequestHead {
     std::string_view path;           // raw path of the target ("/" for absolute-form without one;
                                      // "*" for asterisk-form), not yet percent-decoded
     std::string_view query;          // raw, without '?'; empty if none
-    uint8_t version_minor = 1;       // 0 or 1
+    uint8_t version_major = 1;       // 1, or 2 for an HTTP/2 stream
+    uint8_t version_minor = 1;       // 0 or 1 (0 for HTTP/2)
 
     // Header fields, in order.
     Header headers[kMaxHeaderCount];
@@ -97,6 +98,9 @@ ParseResult parse_request_head(std::string_view buf, RequestHead& out, const Lim
 // version byte) is then reported when that line ends or a limit is crossed: a
 // bounded delay that keeps trickled heads linear instead of quadratic.
 bool head_may_be_complete(std::string_view buf, size_t from_hint, const Limits& limits);
+
+// Host = uri-host [ ":" port ] (RFC 9110 §7.2); empty is allowed.
+bool valid_host(std::string_view host);
 
 // ASCII case-insensitive equality (header names, tokens).
 bool iequals(std::string_view a, std::string_view b);

@@ -73,6 +73,9 @@ public:
     // the client sees a truncated body rather than a false end.
     void abort() { aborted_ = true; }
     bool aborted() const { return aborted_; }
+    // The stream is gone (its connection or HTTP/2 stream closed while the handler
+    // runs): writes from here on are kept in the body, which nobody sends.
+    void unbind() { stream_ = nullptr; }
 
 private:
     int status_ = 200;

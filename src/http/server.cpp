@@ -32,6 +32,7 @@ Server::~Server() {
         for (Exchange* ex : completions_->close()) discard(ex, loop_.buffers());  // finished, never taken
     }
     for (ActiveState* a : spare_active_) delete a;
+    for (Exchange* ex : spare_exchanges_) delete ex;
 }
 
 namespace {
@@ -55,6 +56,36 @@ void Server::give_back(ActiveState* a) {
     }
     a->out.clear(loop_.buffers());
     delete a;
+}
+
+Exchange* Server::take_exchange() {
+    if (spare_exchanges_.empty()) {
+        auto* ex = new Exchange();
+        ex->context = service_.new_context();
+        return ex;
+    }
+    Exchange* ex = spare_exchanges_.back();
+    spare_exchanges_.pop_back();
+    return ex;
+}
+
+void Server::give_back_exchange(Exchange* ex) {
+    // What a stream set is reset here, so a taken exchange starts clean.
+    constexpr size_t kMaxKeptBytes = 64 * 1024;
+    ex->response.reset(nullptr);
+    ex->head.header_count = 0;
+    ex->fields.clear();
+    ex->body_bytes.clear();
+    if (ex->fields.capacity() > kMaxKeptBytes) std::string().swap(ex->fields);
+    if (ex->body_bytes.capacity() > kMaxKeptBytes) std::string().swap(ex->body_bytes);
+    ex->connection = nullptr;
+    ex->waiting = ex->starting = ex->finished = false;
+    ex->stream_id = 0;
+    if (spare_exchanges_.size() >= kMaxSpareActive) {
+        delete ex;
+        return;
+    }
+    spare_exchanges_.push_back(ex);
 }
 
 void Server::set_executor(Executor* executor) {

@@ -79,6 +79,10 @@ struct EngineConfig {
     // Peers whose Forwarded / X-Forwarded-For (the client's address) and
     // X-Forwarded-Proto (Request::secure) are believed; empty: nobody's.
     std::vector<net::AddressRange> trusted_proxies;
+    // HTTP/2: h2c by its preface on plain listeners, "h2" by ALPN on TLS ones (the TLS
+    // context offers it). Off: every connection is HTTP/1.1.
+    bool http2 = true;
+    uint32_t h2_max_streams = 100;  // SETTINGS_MAX_CONCURRENT_STREAMS
 };
 
 class Server {
@@ -112,6 +116,8 @@ public:
 
 private:
     friend class Connection;
+    friend class H2Session;
+    friend struct H2Callbacks;
     void link(Connection* c);
     void unlink(Connection* c);
     void count_request();
@@ -120,6 +126,9 @@ private:
     // capacity), so a request on an idle connection allocates nothing for them.
     ActiveState* take_active();
     void give_back(ActiveState* a);
+    // An HTTP/2 stream's exchange, with its context; kept for reuse the same way.
+    Exchange* take_exchange();
+    void give_back_exchange(Exchange* ex);
 
     net::Loop& loop_;
     Service& service_;
@@ -140,6 +149,7 @@ private:
     std::shared_ptr<CompletionQueue> completions_;  // shared with handlers still running
     Connection* first_ = nullptr;
     std::vector<ActiveState*> spare_active_;  // at most kMaxSpareActive
+    std::vector<Exchange*> spare_exchanges_;  // at most kMaxSpareActive
     size_t count_ = 0;
     bool draining_ = false;
     std::atomic<bool> stop_requested_{false};

@@ -21,8 +21,15 @@ namespace {
 constexpr const char* kCiphers12 =
     "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
     "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
-// ALPN, in wire form: what this server speaks.
-constexpr unsigned char kAlpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+// ALPN, in wire form: what this server speaks, best first.
+struct AlpnList {
+    const unsigned char* wire;
+    unsigned size;
+};
+constexpr unsigned char kHttp11[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+constexpr unsigned char kH2Http11[] = {2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+constexpr AlpnList kAlpnHttp11{kHttp11, sizeof kHttp11};
+constexpr AlpnList kAlpnH2{kH2Http11, sizeof kH2Http11};
 constexpr size_t kMaxPendingOutput = 256 * 1024;  // encrypted, not yet sent: then writev waits
 constexpr size_t kRecord = 16 * 1024;             // TLS's largest record
 
@@ -64,15 +71,16 @@ std::vector<std::string> names_of(X509* cert) {
 }
 
 int on_alpn(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in, unsigned int inlen,
-            void*) {
+            void* arg) {
+    const auto* ours = static_cast<const AlpnList*>(arg);
     unsigned char* chosen = nullptr;
-    if (SSL_select_next_proto(&chosen, outlen, kAlpn, sizeof kAlpn, in, inlen) != OPENSSL_NPN_NEGOTIATED)
+    if (SSL_select_next_proto(&chosen, outlen, ours->wire, ours->size, in, inlen) != OPENSSL_NPN_NEGOTIATED)
         return SSL_TLSEXT_ERR_NOACK;  // nothing in common: go on without ALPN
     *out = chosen;
     return SSL_TLSEXT_ERR_OK;
 }
 
-SSL_CTX* new_ctx(std::string* error) {
+SSL_CTX* new_ctx(bool h2, std::string* error) {
     SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
     if (!ctx) {
         *error = ssl_error();
@@ -82,7 +90,7 @@ SSL_CTX* new_ctx(std::string* error) {
     SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
     SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);  // idle connections give their buffers back
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);  // resumption by tickets, no server-side cache
-    SSL_CTX_set_alpn_select_cb(ctx, on_alpn, nullptr);
+    SSL_CTX_set_alpn_select_cb(ctx, on_alpn, const_cast<AlpnList*>(h2 ? &kAlpnH2 : &kAlpnHttp11));
     if (SSL_CTX_set_cipher_list(ctx, kCiphers12) != 1) {
         *error = ssl_error();
         SSL_CTX_free(ctx);
@@ -126,7 +134,8 @@ bool load(SSL_CTX* ctx, const TlsCertificate& c, std::string* error) {
 
 // ------------------------------------------------------------------ TlsContext
 
-std::unique_ptr<TlsContext> TlsContext::create(const std::vector<TlsCertificate>& certificates, std::string* error) {
+std::unique_ptr<TlsContext> TlsContext::create(const std::vector<TlsCertificate>& certificates, bool h2,
+                                               std::string* error) {
     if (certificates.empty()) {
         *error = "no certificate";
         return nullptr;
@@ -134,7 +143,7 @@ std::unique_ptr<TlsContext> TlsContext::create(const std::vector<TlsCertificate>
     std::unique_ptr<TlsContext> t(new TlsContext());
     for (const TlsCertificate& c : certificates) {
         Entry e;
-        e.ctx = new_ctx(error);
+        e.ctx = new_ctx(h2, error);
         if (!e.ctx) return nullptr;
         t->entries_.push_back(e);  // freed by ~TlsContext from here, also on failure
         if (!load(e.ctx, c, error)) return nullptr;
@@ -307,6 +316,13 @@ int TlsStream::flush(int fd) {
     else out_.clear();
     out_off_ = 0;
     return 1;
+}
+
+std::string_view TlsStream::alpn() const {
+    const unsigned char* p = nullptr;
+    unsigned len = 0;
+    SSL_get0_alpn_selected(ssl_, &p, &len);
+    return p ? std::string_view(reinterpret_cast<const char*>(p), len) : std::string_view();
 }
 
 ssize_t TlsStream::read(int fd, char* buf, size_t n) {

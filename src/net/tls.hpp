@@ -5,7 +5,7 @@
 //
 // TlsContext: the certificates of one server (the first is the default; a client's
 // SNI picks among them by their DNS names, wildcards included), TLS 1.2 and 1.3
-// only, a modern cipher list (forward secrecy, AEAD), ALPN (`http/1.1`), no
+// only, a modern cipher list (forward secrecy, AEAD), ALPN (`h2`, `http/1.1`), no
 // renegotiation, session tickets. Read-only once made: every loop of a process
 // shares one.
 //
@@ -59,7 +59,9 @@ struct TlsCertificate {
 class TlsContext {
 public:
     // Loads every certificate; nullptr and *error (naming the file) if one fails.
-    static std::unique_ptr<TlsContext> create(const std::vector<TlsCertificate>& certificates, std::string* error);
+    // h2: ALPN offers "h2" before "http/1.1".
+    static std::unique_ptr<TlsContext> create(const std::vector<TlsCertificate>& certificates, bool h2,
+                                              std::string* error);
     ~TlsContext();
     TlsContext(const TlsContext&) = delete;
     TlsContext& operator=(const TlsContext&) = delete;
@@ -110,6 +112,7 @@ public:
     int flush(int fd);
     bool has_output() const { return out_off_ < out_.size(); }
     bool established() const { return established_; }
+    std::string_view alpn() const;  // the protocol ALPN chose ("h2", "http/1.1"), or ""
     // A close_notify, sent if the socket takes it at once (best effort).
     void shutdown(int fd);
 

@@ -316,6 +316,8 @@ const std::vector<Key>& keys() {
         {"tls.certificates", [](const Value& v, ServerOptions& o) { return get_list(v, &o.tls_certificates); }},
         {"tls.self_signed", [](const Value& v, ServerOptions& o) { return get_bool(v, &o.tls_self_signed); }},
         {"tls.redirect_http", [](const Value& v, ServerOptions& o) { return get_bool(v, &o.tls_redirect_http); }},
+        {"http2.enabled", [](const Value& v, ServerOptions& o) { return get_bool(v, &o.http2); }},
+        integer("http2.max_concurrent_streams", &ServerOptions::http2_max_streams, 1u, 10'000u),
         integer("tls.ticket_rotate_s", &ServerOptions::tls_ticket_rotate_s, 1u, 7u * 24 * 3600),
         {"session.store",
          [](const Value& v, ServerOptions& o) {

@@ -97,6 +97,8 @@ http::EngineConfig engine_config(const ServerOptions& o) {
     c.write_timeout_ms = o.write_timeout_ms;
     c.server_name = o.server_name;
     c.max_requests_per_connection = o.max_requests_per_connection;
+    c.http2 = o.http2;
+    c.h2_max_streams = o.http2_max_streams;
     c.max_process_connections = o.max_connections;  // open_connections: set by serve()
     c.max_connections_per_address = o.max_connections_per_address;  // address_counts: set by serve()
     c.rate = o.rate;  // rate_table: set by serve()

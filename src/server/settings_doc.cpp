@@ -111,6 +111,10 @@ const std::vector<SettingDoc>& table() {
          "what a trusted proxy says came over HTTPS)", [](const O& o) { return std::string(o.tls_redirect_http ? "true" : "false"); }},
         {"tls.ticket_rotate_s", "", "", "session-ticket keys (shared by the node's workers) are replaced this "
          "often; a ticket lives as long", [](const O& o) { return num(o.tls_ticket_rotate_s); }},
+        {"http2.enabled", "", "", "HTTP/2: h2c (prior knowledge, by its preface) on plain listeners, h2 by ALPN "
+         "on TLS ones", [](const O& o) { return std::string(o.http2 ? "true" : "false"); }},
+        {"http2.max_concurrent_streams", "", "", "streams a client may have open on one HTTP/2 connection",
+         [](const O& o) { return num(o.http2_max_streams); }},
         {"redis.url", "--redis-url", "URL", "Redis for kiln::redis and the session store \"redis\": "
          "\"redis://[:password@]127.0.0.1:6379[/db]\" (empty: none)", [](const O& o) { return quoted(o.redis_url); }},
         {"redis.pool", "--redis-pool", "N", "Redis connections per event loop thread", [](const O& o) { return num(o.redis_pool); }},

@@ -18,7 +18,7 @@ std::unique_ptr<net::TlsContext> make_tls_context(const ServerOptions& o, std::s
         certs.push_back({{}, {}, o.tls_generated_pem});
     }
     std::string why;
-    auto ctx = net::TlsContext::create(certs, &why);
+    auto ctx = net::TlsContext::create(certs, o.http2, &why);
     if (!ctx) *error = "tls: " + why;
     return ctx;
 }

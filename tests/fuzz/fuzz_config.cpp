@@ -44,7 +44,7 @@ auto fields(const ServerOptions& o) {
                     o.database_url, o.database_pool, o.database_statement_timeout_ms, o.proxy_protocol,
                     o.tls_listener, o.tls_cert, o.tls_key, o.tls_certificates, o.tls_self_signed,
                     o.tls_ticket_rotate_s, o.tls_redirect_http, o.session_store, o.redis_url, o.redis_pool,
-                    o.redis_command_timeout_ms, o.redis_prefix, o.lame_duck_ms);
+                    o.redis_command_timeout_ms, o.redis_prefix, o.lame_duck_ms, o.http2, o.http2_max_streams);
 }
 
 bool same(const ServerOptions& a, const ServerOptions& b) { return fields(a) == fields(b); }

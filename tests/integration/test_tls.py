@@ -1,5 +1,5 @@
 """TLS on kiln's own listeners, checked with Python's ssl module (OpenSSL), curl and
-openssl s_client: TLS 1.2 and 1.3 only, ALPN http/1.1, SNI choosing among several
+openssl s_client: TLS 1.2 and 1.3 only, ALPN h2 and http/1.1, SNI choosing among several
 certificates, the same self-signed certificate from every worker, keep-alive,
 pipelining, large bodies both ways and files through sendfile's TLS path,
 req.secure(), a plain listener beside a TLS one, and the error paths: plain HTTP to
@@ -120,10 +120,13 @@ class SelfSigned(harness.ServerTestCase):
             with tls_connect(self.port, ctx=old) as s:
                 get(s, "/plaintext")
 
-    def test_alpn_picks_http_1_1(self):
-        with tls_connect(self.port, alpn=["h2", "http/1.1"]) as s:
+    def test_alpn_prefers_h2_and_keeps_http_1_1(self):
+        with tls_connect(self.port, alpn=["http/1.1", "h2"]) as s:  # the server's preference decides
+            self.assertEqual(s.selected_alpn_protocol(), "h2")
+        with tls_connect(self.port, alpn=["http/1.1"]) as s:
             self.assertEqual(s.selected_alpn_protocol(), "http/1.1")
-        with tls_connect(self.port, alpn=["h2"]) as s:  # nothing in common: no ALPN, still served
+            self.assertEqual(get(s, "/plaintext")[0], 200)
+        with tls_connect(self.port, alpn=["spdy/3"]) as s:  # nothing in common: no ALPN, HTTP/1.1
             self.assertIsNone(s.selected_alpn_protocol())
             self.assertEqual(get(s, "/plaintext")[0], 200)
 

@@ -1,0 +1,760 @@
+#include "http/h2_session.hpp"
+
+#include <nghttp2/nghttp2.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cassert>
+#include <charconv>
+#include <cstring>
+#include <ctime>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "http/connection.hpp"
+#include "http/forwarded.hpp"
+#include "http/serializer.hpp"
+#include "http/server.hpp"
+
+namespace kiln::http {
+namespace {
+
+uint64_t monotonic_us() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1'000'000 + static_cast<uint64_t>(ts.tv_nsec) / 1000;
+}
+
+// The abuse budget: frames that cost the server work and ask it for nothing. A
+// browser spends a few; a flood of resets, pings or settings spends it in a second.
+constexpr double kBudgetBurst = 1000;
+constexpr double kBudgetPerSecond = 100;
+// A header block's frame bytes past the header list limit by this much (HPACK
+// rarely makes a list larger than its encoding) end the connection: a CONTINUATION
+// flood is cut before it is decoded.
+constexpr size_t kBlockSlack = 16 * 1024;
+// A stream's receive window, and the connection's (request bodies).
+constexpr int32_t kStreamWindow = 256 * 1024;
+constexpr int32_t kConnectionWindow = 1024 * 1024;
+
+std::string_view view(const uint8_t* p, size_t n) { return {reinterpret_cast<const char*>(p), n}; }
+
+bool is_pseudo(std::string_view name) { return !name.empty() && name[0] == ':'; }
+
+// What HTTP/2 forbids in a response (RFC 9113 §8.2.2): the connection's own fields.
+bool connection_specific(std::string_view lower) {
+    return lower == "connection" || lower == "keep-alive" || lower == "proxy-connection" ||
+           lower == "transfer-encoding" || lower == "upgrade";
+}
+
+// A request target's bytes, as the HTTP/1.1 parser accepts them: visible ASCII.
+bool valid_target(std::string_view t) {
+    for (char c : t)
+        if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f) return false;
+    return true;
+}
+
+}  // namespace
+
+// One stream: a request and its response.
+struct H2Stream final : ResponseStream {
+    enum class Phase : uint8_t { Headers, Body, Handling, Answered };
+    enum class Source : uint8_t { None, Body, File, Stream };
+
+    H2Session* session = nullptr;
+    int32_t id = 0;
+    Exchange* ex = nullptr;
+    H2Stream* prev = nullptr;
+    H2Stream* next = nullptr;
+    Phase phase = Phase::Headers;
+    bool request_done = false;  // END_STREAM came
+    bool running = false;       // a handler that waits, or a pool thread's, has the exchange
+    bool head_sent = false;     // a streamed response's head is submitted
+    bool ended = false;         // ... and its last write made
+    int refused = 0;            // 431 once the header list went past a limit
+    std::string_view refused_why;
+    size_t list_bytes = 0;
+    // Where the fields are in ex->fields: name offset, name length, value offset, value length.
+    std::vector<uint32_t> offs;
+    uint32_t pseudo[4][2] = {};  // :method :scheme :authority :path (offset, length + 1; 0: absent)
+    std::unique_ptr<BodySink> sink;
+    size_t body_limit = 0;
+    uint64_t received = 0;
+    uint64_t started_us = 0;
+
+    Source source = Source::None;
+    size_t body_off = 0;
+    int fd = -1;  // a file response's, until the output queue owns it
+    uint64_t file_off = 0, file_left = 0;
+    std::string pending;  // streamed bytes not yet framed
+    size_t pending_off = 0;
+    uint64_t sent = 0;     // body bytes framed
+    uint64_t written = 0;  // body bytes a streamed response was given
+    char status[3];
+
+    void begin(Response& res) override;
+    void chunk(std::string_view data) override;
+    void finish() override;
+};
+
+// nghttp2's callbacks, as members of nobody: each finds its session in user_data.
+struct H2Callbacks {
+    static H2Session& of(void* user) { return *static_cast<H2Session*>(user); }
+    static H2Stream* stream(nghttp2_session* s, int32_t id) {
+        return static_cast<H2Stream*>(nghttp2_session_get_stream_user_data(s, id));
+    }
+
+    static int on_begin_frame(nghttp2_session*, const nghttp2_frame_hd* hd, void* user) {
+        H2Session& h = of(user);
+        if (hd->type == NGHTTP2_HEADERS) {
+            if (h.unexpected_stream(hd->stream_id)) {
+                h.fail(NGHTTP2_PROTOCOL_ERROR);
+                return NGHTTP2_ERR_CALLBACK_FAILURE;
+            }
+            h.block_bytes_ = hd->length;
+            h.block_continuations_ = 0;
+        } else if (hd->type == NGHTTP2_CONTINUATION) {
+            h.block_bytes_ += hd->length;
+            ++h.block_continuations_;
+        } else {
+            return 0;
+        }
+        if (h.block_bytes_ > h.srv_.cfg_.limits.max_header_bytes + kBlockSlack) {
+            h.calm_down();
+            return NGHTTP2_ERR_CALLBACK_FAILURE;
+        }
+        return 0;
+    }
+
+    static int on_begin_headers(nghttp2_session* s, const nghttp2_frame* frame, void* user) {
+        if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
+        H2Session& h = of(user);
+        h.highest_stream_ = std::max(h.highest_stream_, frame->hd.stream_id);
+        H2Stream* st = h.new_stream(frame->hd.stream_id);
+        nghttp2_session_set_stream_user_data(s, frame->hd.stream_id, st);
+        return 0;
+    }
+
+    static int on_header(nghttp2_session* s, const nghttp2_frame* frame, const uint8_t* name, size_t namelen,
+                         const uint8_t* value, size_t valuelen, uint8_t, void* user) {
+        if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;  // trailers: ignored
+        H2Stream* st = stream(s, frame->hd.stream_id);
+        if (!st) return 0;
+        of(user).header(*st, view(name, namelen), view(value, valuelen));
+        return 0;
+    }
+
+    static int on_frame_recv(nghttp2_session* s, const nghttp2_frame* frame, void* user) {
+        H2Session& h = of(user);
+        bool end_stream = frame->hd.flags & NGHTTP2_FLAG_END_STREAM;
+        switch (frame->hd.type) {
+            case NGHTTP2_HEADERS: {
+                H2Stream* st = stream(s, frame->hd.stream_id);
+                if (!st) return 0;
+                if (frame->headers.cat == NGHTTP2_HCAT_REQUEST) h.headers_done(*st, end_stream);
+                else if (end_stream) h.body_done(*st);  // trailers end the body
+                return 0;
+            }
+            case NGHTTP2_DATA: {
+                if (frame->hd.length == 0 && !end_stream && !h.spend(1)) return NGHTTP2_ERR_CALLBACK_FAILURE;
+                H2Stream* st = stream(s, frame->hd.stream_id);
+                if (st && end_stream) h.body_done(*st);
+                return 0;
+            }
+            case NGHTTP2_RST_STREAM:
+            case NGHTTP2_PRIORITY:
+                return h.spend(1) ? 0 : NGHTTP2_ERR_CALLBACK_FAILURE;
+            case NGHTTP2_PING:
+            case NGHTTP2_SETTINGS:
+                if (frame->hd.flags & NGHTTP2_FLAG_ACK) return 0;
+                return h.spend(1) ? 0 : NGHTTP2_ERR_CALLBACK_FAILURE;
+            default: return 0;
+        }
+    }
+
+    static int on_data_chunk(nghttp2_session* s, uint8_t, int32_t id, const uint8_t* data, size_t len, void* user) {
+        H2Stream* st = stream(s, id);
+        if (st) of(user).body_data(*st, view(data, len));
+        return 0;
+    }
+
+    static int on_frame_send(nghttp2_session* s, const nghttp2_frame* frame, void*) {
+        // Answered before the request was complete (413, 431, an early error): the
+        // rest of its body is not wanted (RFC 9113 §8.1).
+        if ((frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) &&
+            (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
+            H2Stream* st = stream(s, frame->hd.stream_id);
+            if (st && !st->request_done) nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_NO_ERROR);
+        }
+        return 0;
+    }
+
+    static int on_stream_close(nghttp2_session* s, int32_t id, uint32_t, void* user) {
+        if (H2Stream* st = stream(s, id)) of(user).stream_closed(*st);
+        return 0;
+    }
+
+    static ssize_t send(nghttp2_session*, const uint8_t* data, size_t length, int, void* user) {
+        H2Session& h = of(user);
+        Connection& c = h.conn_;
+        if (c.a_->out.size() >= h.srv_.cfg_.max_pending_output) return NGHTTP2_ERR_WOULDBLOCK;
+        c.a_->out.append(view(data, length), h.srv_.loop_.buffers());
+        return static_cast<ssize_t>(length);
+    }
+
+    // A DATA frame's payload, placed by us (NGHTTP2_DATA_FLAG_NO_COPY): nghttp2 gives
+    // the frame header and the length it chose.
+    static int send_data(nghttp2_session*, nghttp2_frame*, const uint8_t* framehd, size_t length,
+                         nghttp2_data_source* source, void* user) {
+        H2Session& h = of(user);
+        net::OutputQueue& out = h.conn_.a_->out;
+        if (out.size() >= h.srv_.cfg_.max_pending_output) return NGHTTP2_ERR_WOULDBLOCK;
+        net::BufferPool& pool = h.srv_.loop_.buffers();
+        auto* st = static_cast<H2Stream*>(source->ptr);
+        out.append(view(framehd, 9), pool);
+        switch (st->source) {
+            case H2Stream::Source::Body:
+                out.append(std::string_view(st->ex->response.body()).substr(st->body_off, length), pool);
+                st->body_off += length;
+                break;
+            case H2Stream::Source::File:
+                out.append_file(st->fd, st->file_off, length, /*owns=*/false);
+                st->file_off += length;
+                st->file_left -= length;
+                if (st->file_left == 0) {
+                    out.append_close(st->fd);  // closed once the frames before it are sent
+                    st->fd = -1;
+                }
+                break;
+            case H2Stream::Source::Stream:
+                out.append(std::string_view(st->pending).substr(st->pending_off, length), pool);
+                st->pending_off += length;
+                if (st->pending_off == st->pending.size()) {
+                    st->pending.clear();
+                    st->pending_off = 0;
+                }
+                break;
+            case H2Stream::Source::None: break;
+        }
+        st->sent += length;
+        return 0;
+    }
+
+    static ssize_t read_data(nghttp2_session*, int32_t, uint8_t*, size_t length, uint32_t* flags,
+                             nghttp2_data_source* source, void*) {
+        auto* st = static_cast<H2Stream*>(source->ptr);
+        uint64_t left = 0;
+        bool more_later = false;
+        switch (st->source) {
+            case H2Stream::Source::Body: left = st->ex->response.body().size() - st->body_off; break;
+            case H2Stream::Source::File: left = st->file_left; break;
+            case H2Stream::Source::Stream:
+                left = st->pending.size() - st->pending_off;
+                more_later = !st->ended;
+                break;
+            case H2Stream::Source::None: break;
+        }
+        if (left == 0) {
+            if (more_later) return NGHTTP2_ERR_DEFERRED;  // resumed by the next write
+            *flags |= NGHTTP2_DATA_FLAG_EOF;
+            return 0;
+        }
+        size_t n = static_cast<size_t>(std::min<uint64_t>(left, length));
+        *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+        if (n == left && !more_later) *flags |= NGHTTP2_DATA_FLAG_EOF;
+        return static_cast<ssize_t>(n);
+    }
+
+    static nghttp2_session_callbacks* make() {
+        nghttp2_session_callbacks* cb;
+        nghttp2_session_callbacks_new(&cb);
+        nghttp2_session_callbacks_set_on_begin_frame_callback(cb, on_begin_frame);
+        nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
+        nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
+        nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
+        nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
+        nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
+        nghttp2_session_callbacks_set_send_callback(cb, send);
+        nghttp2_session_callbacks_set_send_data_callback(cb, send_data);
+        return cb;
+    }
+};
+
+H2Session::H2Session(Server& server, Connection& connection) : srv_(server), conn_(connection) {
+    static nghttp2_session_callbacks* const callbacks = H2Callbacks::make();  // read-only once made
+    nghttp2_option* opt;
+    nghttp2_option_new(&opt);
+    nghttp2_session_server_new2(&session_, callbacks, this, opt);
+    nghttp2_option_del(opt);
+    const Limits& limits = srv_.cfg_.limits;
+    nghttp2_settings_entry settings[] = {
+        {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, srv_.cfg_.h2_max_streams},
+        {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, kStreamWindow},
+        {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, static_cast<uint32_t>(limits.max_header_bytes)},
+        {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
+    };
+    nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, settings, std::size(settings));
+    nghttp2_session_set_local_window_size(session_, NGHTTP2_FLAG_NONE, 0, kConnectionWindow);
+    budget_ = kBudgetBurst;
+    budget_ms_ = srv_.loop_.now_ms();
+}
+
+H2Session::~H2Session() {
+    abandon();
+    while (H2Stream* st = first_) {
+        first_ = st->next;
+        delete st;
+    }
+    nghttp2_session_del(session_);
+}
+
+void H2Session::abandon() {
+    if (closed_) return;
+    closed_ = true;
+    for (H2Stream* st = first_; st; st = st->next) {
+        if (st->fd >= 0) ::close(st->fd);  // the output queue was cleared: nothing of it is queued
+        st->fd = -1;
+        st->sink.reset();
+        detach(*st);
+    }
+}
+
+bool H2Session::receive(std::string_view data) {
+    ssize_t n = nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(data.data()), data.size());
+    // The handlers run here, outside nghttp2's callbacks (they may send, and close).
+    for (size_t i = 0; i < ready_.size() && !closed_; ++i)
+        if (H2Stream* st = find(ready_[i])) dispatch(*st);
+    ready_.clear();
+    if (closed_) return false;
+    if (n < 0) {
+        if (n != NGHTTP2_ERR_BAD_CLIENT_MAGIC && n != NGHTTP2_ERR_FLOODED) fail(NGHTTP2_INTERNAL_ERROR);
+        return false;
+    }
+    return true;
+}
+
+void H2Session::send() {
+    if (closed_) return;
+    if (!goaway_sent_ && (srv_.stop_requested() ||
+                          (srv_.cfg_.max_requests_per_connection && served_ >= srv_.cfg_.max_requests_per_connection)))
+        drain();
+    nghttp2_session_send(session_);  // WOULDBLOCK at the output limit is not an error
+}
+
+bool H2Session::wants_write() const { return nghttp2_session_want_write(session_); }
+
+bool H2Session::finished() const { return !nghttp2_session_want_read(session_) && !nghttp2_session_want_write(session_); }
+
+void H2Session::drain() {
+    if (goaway_sent_) return;
+    goaway_sent_ = true;
+    nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(session_),
+                          NGHTTP2_NO_ERROR, nullptr, 0);
+}
+
+void H2Session::calm_down() { fail(NGHTTP2_ENHANCE_YOUR_CALM); }
+
+void H2Session::fail(uint32_t code) {
+    if (failed_) return;  // the first reason is the one told
+    failed_ = true;
+    goaway_sent_ = true;
+    nghttp2_session_terminate_session(session_, code);
+}
+
+bool H2Session::unexpected_stream(int32_t id) const {
+    // HEADERS for a client stream below the highest one opened that nghttp2 does not
+    // know: a stream skipped (closed unused, RFC 9113 §5.1.1), unless it is one that
+    // closed lately (trailers may cross our RST_STREAM, and nghttp2 ignores those).
+    if (!(id & 1) || id >= highest_stream_ || nghttp2_session_find_stream(session_, id)) return false;
+    return std::find(std::begin(closed_ids_), std::end(closed_ids_), id) == std::end(closed_ids_);
+}
+
+bool H2Session::spend(int frames) {
+    uint64_t now = srv_.loop_.now_ms();
+    budget_ = std::min(kBudgetBurst, budget_ + static_cast<double>(now - budget_ms_) * kBudgetPerSecond / 1000.0);
+    budget_ms_ = now;
+    budget_ -= frames;
+    if (budget_ >= 0) return true;
+    calm_down();
+    return false;
+}
+
+H2Stream* H2Session::find(int32_t id) const {
+    return static_cast<H2Stream*>(nghttp2_session_get_stream_user_data(session_, id));
+}
+
+H2Stream* H2Session::new_stream(int32_t id) {
+    auto* st = new H2Stream();
+    st->session = this;
+    st->id = id;
+    st->ex = srv_.take_exchange();
+    st->ex->stream_id = id;
+    st->ex->connection = &conn_;
+    st->next = first_;
+    if (first_) first_->prev = st;
+    first_ = st;
+    ++open_streams_;
+    ++receiving_;
+    if (srv_.observer_) st->started_us = monotonic_us();
+    return st;
+}
+
+void H2Session::release(H2Stream& st) {
+    detach(st);
+    if (st.phase == H2Stream::Phase::Headers || st.phase == H2Stream::Phase::Body) --receiving_;
+    if (st.prev) st.prev->next = st.next;
+    else first_ = st.next;
+    if (st.next) st.next->prev = st.prev;
+    --open_streams_;
+    delete &st;
+}
+
+void H2Session::detach(H2Stream& st) {
+    Exchange* ex = std::exchange(st.ex, nullptr);
+    if (!ex) return;
+    if (st.running) {  // its handler still runs: the exchange outlives the stream and frees itself
+        ex->connection = nullptr;
+        ex->response.unbind();
+        if (ex->waiting) srv_.service_.cancel(*ex->context);
+        return;
+    }
+    srv_.give_back_exchange(ex);  // unbinds its response: a handler on the stack writes into nothing
+}
+
+void H2Session::header(H2Stream& st, std::string_view name, std::string_view value) {
+    if (st.refused) return;
+    const Limits& limits = srv_.cfg_.limits;
+    st.list_bytes += name.size() + value.size() + 32;  // RFC 9113 §6.5.2's measure
+    if (st.list_bytes > limits.max_header_bytes) {
+        st.refused = 431;
+        st.refused_why = "request header fields too large";
+        return;
+    }
+    std::string& f = st.ex->fields;
+    auto off = static_cast<uint32_t>(f.size());
+    f.append(name).append(value);
+    if (is_pseudo(name)) {
+        int k = name == ":method" ? 0 : name == ":scheme" ? 1 : name == ":authority" ? 2 : name == ":path" ? 3 : -1;
+        if (k >= 0) {
+            st.pseudo[k][0] = off + static_cast<uint32_t>(name.size());
+            st.pseudo[k][1] = static_cast<uint32_t>(value.size()) + 1;
+        }
+        return;
+    }
+    if (st.offs.size() / 4 >= limits.max_header_count) {
+        st.refused = 431;
+        st.refused_why = "too many request header fields";
+        return;
+    }
+    st.offs.insert(st.offs.end(), {off, static_cast<uint32_t>(name.size()), off + static_cast<uint32_t>(name.size()),
+                                   static_cast<uint32_t>(value.size())});
+}
+
+void H2Session::headers_done(H2Stream& st, bool end_stream) {
+    Exchange& ex = *st.ex;
+    st.request_done = end_stream;
+    RequestHead& h = ex.head;
+    // Cookies may come as several fields (RFC 9113 §8.2.3): one, joined by "; ", for
+    // everything above, which reads a request as HTTP/1.1 would have sent it.
+    std::string& f = ex.fields;
+    size_t cookies = 0;
+    for (size_t i = 0; i < st.offs.size(); i += 4) cookies += std::string_view(f).substr(st.offs[i], st.offs[i + 1]) == "cookie";
+    if (cookies > 1) {
+        auto off = static_cast<uint32_t>(f.size());
+        f.append("cookie");
+        auto value_off = static_cast<uint32_t>(f.size());
+        size_t kept = 0;
+        for (size_t i = 0; i < st.offs.size(); i += 4) {
+            if (std::string_view(f).substr(st.offs[i], st.offs[i + 1]) == "cookie") {
+                if (f.size() > value_off) f.append("; ");
+                f.append(std::string_view(f).substr(st.offs[i + 2], st.offs[i + 3]));
+                continue;
+            }
+            std::copy_n(st.offs.begin() + static_cast<std::ptrdiff_t>(i), 4, st.offs.begin() + static_cast<std::ptrdiff_t>(kept));
+            kept += 4;
+        }
+        st.offs.resize(kept);
+        st.offs.insert(st.offs.end(), {off, 6, value_off, static_cast<uint32_t>(f.size() - value_off)});
+    }
+    // The views, now that the bytes stay where they are.
+    std::string_view all(f);
+    auto pseudo = [&](int k) { return st.pseudo[k][1] ? all.substr(st.pseudo[k][0], st.pseudo[k][1] - 1) : std::string_view(); };
+    h.header_count = st.offs.size() / 4;
+    h.host = {};
+    h.content_length = -1;
+    for (size_t i = 0; i < h.header_count; ++i) {
+        Header& field = h.headers[i];
+        field.name = all.substr(st.offs[4 * i], st.offs[4 * i + 1]);
+        field.value = all.substr(st.offs[4 * i + 2], st.offs[4 * i + 3]);
+        if (field.name == "host") h.host = field.value;
+        else if (field.name == "content-length") std::from_chars(field.value.data(), field.value.data() + field.value.size(), h.content_length);
+    }
+    h.method_token = pseudo(0);
+    h.method = method_from(h.method_token);
+    h.target = pseudo(3);
+    if (std::string_view authority = pseudo(2); !authority.empty()) h.host = authority;
+    size_t q = h.target.find('?');
+    h.path = h.target.substr(0, q);
+    h.query = q == std::string_view::npos ? std::string_view() : h.target.substr(q + 1);
+    if (h.method == Method::Connect) {  // authority-form, as HTTP/1.1 gives it
+        h.target = h.host;
+        h.path = h.query = {};
+    }
+    h.version_major = 2;
+    h.version_minor = 0;
+    h.chunked = false;
+    h.keep_alive = true;
+    h.expect_continue = false;
+    h.upgrade = false;
+
+    if (st.refused) return respond_error(st, st.refused, st.refused_why);
+    if (!valid_target(h.target)) return respond_error(st, 400, "malformed request target");
+    if (!valid_host(h.host)) return respond_error(st, 400, "malformed :authority or Host");
+    const EngineConfig& cfg = srv_.cfg_;
+    net::PeerAddress client = conn_.trusted_proxy_
+                                  ? forwarded_client({h.headers, h.header_count}, conn_.peer_, cfg.trusted_proxies)
+                                  : conn_.peer_;
+    if (cfg.rate_table && cfg.rate > 0) {
+        RateTable::Decision d = cfg.rate_table->take(client, srv_.loop_.now_ms() * 1000, cfg.rate, cfg.rate_burst);
+        if (!d.allowed) return respond_error(st, 429, "too many requests from your address", d.retry_after_s);
+    }
+    ex.request.start(&h, conn_.trusted_proxy_, conn_.proxy_ssl_ || conn_.tls_ != nullptr, client);
+    if (PathStatus ps = ex.request.set_path(h.path); ps != PathStatus::Ok)
+        return respond_error(st, 400, ps == PathStatus::NulByte        ? "NUL byte in path"
+                                      : ps == PathStatus::EncodedSlash ? "encoded slash (%2F) in path"
+                                                                       : "malformed percent-encoding in path");
+    st.body_limit = srv_.service_.prepare(*ex.context, ex.request);
+    if (h.content_length > 0 && static_cast<uint64_t>(h.content_length) > st.body_limit)
+        return respond_error(st, 413, "request body larger than this route accepts");
+    st.phase = H2Stream::Phase::Body;
+    if (end_stream) {
+        ready_.push_back(st.id);
+        return;
+    }
+    if (h.content_length != 0) st.sink = srv_.service_.body_sink(*ex.context, ex.request);
+}
+
+void H2Session::body_data(H2Stream& st, std::string_view data) {
+    if (st.phase != H2Stream::Phase::Body) return;  // answered already: dropped
+    st.received += data.size();
+    if (st.received > st.body_limit) return respond_error(st, 413, "request body larger than this route accepts");
+    if (st.sink) {
+        if (!st.sink->write(data)) respond_error(st, st.sink->status(), st.sink->reason());
+        return;
+    }
+    st.ex->body_bytes.append(data);
+}
+
+void H2Session::body_done(H2Stream& st) {
+    st.request_done = true;
+    if (st.phase != H2Stream::Phase::Body) return;
+    if (st.sink && !st.sink->finish()) return respond_error(st, st.sink->status(), st.sink->reason());
+    ready_.push_back(st.id);
+}
+
+void H2Session::dispatch(H2Stream& st) {
+    --receiving_;
+    st.phase = H2Stream::Phase::Handling;
+    Exchange& ex = *st.ex;
+    ex.request.set_body(st.sink ? std::string_view() : std::string_view(ex.body_bytes));
+    ++served_;
+    Service& service = srv_.service_;
+    if (service.waits(*ex.context)) {  // a coroutine: it holds only this stream while it waits
+        ex.waiting = true;
+        ex.response.reset(&st);
+        if (st.sink) st.sink->deliver(*ex.context);
+        st.sink.reset();
+        st.running = true;
+        ex.starting = true;
+        ex.finished = false;
+        int32_t id = st.id;
+        service.start(*ex.context, ex.request, ex.response, {&Connection::on_waited, &ex});
+        ex.starting = false;
+        if (ex.finished && !closed_ && find(id) == &st) complete(&ex);
+        return;
+    }
+    if (srv_.executor_) {
+        ex.response.reset(nullptr);
+        if (st.sink) st.sink->deliver(*ex.context);
+        st.sink.reset();
+        std::shared_ptr<CompletionQueue> done = srv_.completions_;
+        Exchange* p = &ex;
+        if (srv_.executor_->submit([p, &service, done] {
+                service.handle(*p->context, p->request, p->response);
+                done->push(p);
+            })) {
+            st.running = true;
+            return;
+        }
+        return respond_error(st, 503, "all handler threads are busy", 1);
+    }
+    ex.response.reset(&st);
+    if (st.sink) st.sink->deliver(*ex.context);
+    st.sink.reset();
+    int32_t id = st.id;
+    service.handle(*ex.context, ex.request, ex.response);
+    if (closed_ || find(id) != &st) return;  // the connection failed under a streamed write
+    respond(st);
+}
+
+void H2Session::complete(Exchange* ex) {
+    H2Stream* st = find(ex->stream_id);
+    assert(st && st->ex == ex);
+    st->running = false;
+    ex->waiting = false;
+    if (ex->response.aborted() && !st->head_sent) {  // nothing was sent yet: a proper 500 is still possible
+        ex->response.clear();
+        ex->response.status(500);
+        ex->response.send("Internal Server Error\n", "text/plain; charset=utf-8");
+    }
+    respond(*st);
+}
+
+void H2Session::respond(H2Stream& st) {
+    Response& res = st.ex->response;
+    srv_.count_request();
+    st.phase = H2Stream::Phase::Answered;
+    if (res.streaming()) {
+        if (res.aborted()) {  // a false end would be worse than a reset
+            nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, st.id, NGHTTP2_INTERNAL_ERROR);
+        } else if (st.head_sent) {
+            res.end();
+        } else {  // a pool thread's or a test's: written into the body, sent whole
+            submit_head(st, !res.body().empty(), true, res.body().size());
+            st.source = H2Stream::Source::Body;
+        }
+        if (st.head_sent) observe(st, res.status(), st.written);
+        return;
+    }
+    bool head = st.ex->head.method == Method::Head;
+    bool no_body = status_has_no_body(res.status());
+    uint64_t length = res.has_file() ? res.file_length() : res.body().size();
+    if (res.has_file()) {
+        st.file_off = res.file_offset();
+        st.file_left = res.file_length();
+        st.fd = res.release_file();
+        st.source = H2Stream::Source::File;
+    } else {
+        st.source = H2Stream::Source::Body;
+    }
+    if (head || no_body) {  // the fd, if any, is closed with the stream
+        st.source = H2Stream::Source::None;
+    }
+    submit_head(st, !head && !no_body && length > 0, !no_body, length);
+    observe(st, res.status(), head || no_body ? 0 : length);
+}
+
+void H2Session::observe(H2Stream& st, int status, uint64_t bytes) {
+    if (!srv_.observer_) return;
+    uint64_t elapsed = st.started_us ? monotonic_us() - st.started_us : 0;
+    srv_.observer_->on_response({&st.ex->request, status, bytes, elapsed, st.ex->request.client()});
+}
+
+void H2Session::respond_error(H2Stream& st, int status, std::string_view why, uint32_t retry_after_s) {
+    if (st.phase == H2Stream::Phase::Headers || st.phase == H2Stream::Phase::Body) --receiving_;
+    st.phase = H2Stream::Phase::Answered;
+    st.sink.reset();
+    Response& res = st.ex->response;
+    res.reset(nullptr);
+    res.status(status);
+    if (retry_after_s > 0) res.header("Retry-After", std::to_string(retry_after_s));
+    std::string body;
+    body.append(reason_phrase(status)).append(": ").append(why).append("\n");
+    res.send(body, "text/plain; charset=utf-8");
+    srv_.count_request();
+    st.source = H2Stream::Source::Body;
+    submit_head(st, true, true, res.body().size());
+    observe(st, status, res.body().size());
+}
+
+void H2Session::submit_head(H2Stream& st, bool with_body, bool has_length, uint64_t length) {
+    const Response& res = st.ex->response;
+    auto code = static_cast<unsigned>(res.status());
+    st.status[0] = static_cast<char>('0' + code / 100 % 10);
+    st.status[1] = static_cast<char>('0' + code / 10 % 10);
+    st.status[2] = static_cast<char>('0' + code % 10);
+    char len_text[24];
+    size_t len_size = static_cast<size_t>(std::to_chars(len_text, len_text + sizeof len_text, length).ptr - len_text);
+    std::string_view date = srv_.date_.get(srv_.loop_.wall_seconds());
+    std::string_view ctype = res.content_type();
+
+    // Lower-cased names, in one buffer sized first (nghttp2 copies them at submit).
+    size_t bytes = 0;
+    for (const auto& [name, value] : res.headers()) bytes += name.size();
+    names_.resize(bytes);
+    thread_local std::vector<nghttp2_nv> nv_;
+    nv_.clear();
+    auto add = [&](std::string_view n, std::string_view v) {
+        nv_.push_back({reinterpret_cast<uint8_t*>(const_cast<char*>(n.data())),
+                       reinterpret_cast<uint8_t*>(const_cast<char*>(v.data())), n.size(), v.size(), NGHTTP2_NV_FLAG_NONE});
+    };
+    add(":status", std::string_view(st.status, 3));
+    bool user_server = false, user_date = false;
+    size_t at = 0;
+    for (const auto& [name, value] : res.headers()) {
+        char* lower = names_.data() + at;
+        for (size_t i = 0; i < name.size(); ++i) {
+            char c = name[i];
+            lower[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;
+        }
+        std::string_view n(lower, name.size());
+        at += name.size();
+        if (connection_specific(n)) continue;
+        user_server = user_server || n == "server";
+        user_date = user_date || n == "date";
+        add(n, value);
+    }
+    if (!user_server) add("server", srv_.cfg_.server_name);
+    if (!user_date) add("date", date);
+    if (!ctype.empty()) add("content-type", ctype);
+    if (has_length) add("content-length", std::string_view(len_text, len_size));
+    nghttp2_data_provider provider;
+    provider.source.ptr = &st;
+    provider.read_callback = H2Callbacks::read_data;
+    nghttp2_submit_response(session_, st.id, nv_.data(), nv_.size(), with_body ? &provider : nullptr);
+}
+
+void H2Stream::begin(Response& res) {
+    // The first write of a streamed response: its head now, its DATA as it is written.
+    head_sent = true;
+    source = Source::Stream;
+    bool head = ex->head.method == Method::Head, no_body = status_has_no_body(res.status());
+    if (head || no_body) {
+        ended = true;  // nothing of it is sent
+        source = Source::None;
+    }
+    session->submit_head(*this, !head && !no_body, false, 0);
+    session->conn_.schedule_flush();
+}
+
+void H2Stream::chunk(std::string_view data) {
+    if (source != Source::Stream || data.empty()) return;
+    written += data.size();
+    pending.append(data);
+    nghttp2_session_resume_data(session->session_, id);
+    // A long response leaves as it is made; a short one from a handler that waited
+    // (nothing else will send it) at the end of this loop iteration.
+    if (pending.size() >= 64 * 1024) session->conn_.h2_flush();
+    else session->conn_.schedule_flush();
+}
+
+void H2Stream::finish() {
+    ended = true;
+    if (source != Source::Stream) return;
+    nghttp2_session_resume_data(session->session_, id);
+    session->conn_.schedule_flush();
+}
+
+void H2Session::stream_closed(H2Stream& st) {
+    if (closed_) return;
+    closed_ids_[closed_at_++ % std::size(closed_ids_)] = st.id;
+    if (st.fd >= 0) {  // frames of it may be queued: the queue closes it after them
+        conn_.a_->out.append_close(st.fd);
+        st.fd = -1;
+    }
+    release(st);
+}
+
+}  // namespace kiln::http
