@@ -41,7 +41,8 @@ public:
     std::string_view path() const;             // percent-decoded, dot segments removed
     std::string_view query_string() const;     // raw, without '?'
     std::string_view host() const;             // Host header (or absolute-form authority)
-    int version_minor() const;                 // 0 for HTTP/1.0, 1 for HTTP/1.1
+    int version_major() const;                 // 1, or 2 for a request on an HTTP/2 stream
+    int version_minor() const;                 // 0 for HTTP/1.0, 1 for HTTP/1.1 (0 for HTTP/2)
     bool keep_alive() const;
 
     // Decoded value of the first query parameter `name` ('+' means space).

@@ -41,6 +41,7 @@ std::string_view Request::target() const { return msg_->target(); }
 std::string_view Request::path() const { return msg_->path(); }
 std::string_view Request::query_string() const { return msg_->query_string(); }
 std::string_view Request::host() const { return msg_->host(); }
+int Request::version_major() const { return msg_->version_major(); }
 int Request::version_minor() const { return msg_->version_minor(); }
 bool Request::keep_alive() const { return msg_->keep_alive(); }
 bool Request::secure() const { return msg_->secure(); }

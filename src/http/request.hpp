@@ -25,6 +25,7 @@ public:
     std::string_view path() const { return path_; }  // percent-decoded, dot segments removed
     std::string_view query_string() const { return head_ ? head_->query : std::string_view(); }
     std::string_view host() const { return head_ ? head_->host : std::string_view(); }
+    int version_major() const { return head_ ? head_->version_major : 1; }  // 2: an HTTP/2 stream
     int version_minor() const { return head_ ? head_->version_minor : 1; }
     bool keep_alive() const { return head_ && head_->keep_alive; }
     std::optional<std::string_view> header(std::string_view name) const;

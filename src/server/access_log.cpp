@@ -63,7 +63,10 @@ void AccessLog::on_response(const Record& r) {
         referer = r.request->header("referer").value_or("");
         agent = r.request->header("user-agent").value_or("");
     }
-    const char* version = r.request && r.request->version_minor() == 0 ? "HTTP/1.0" : "HTTP/1.1";
+    const char* version = !r.request                         ? "HTTP/1.1"
+                          : r.request->version_major() == 2  ? "HTTP/2.0"
+                          : r.request->version_minor() == 0 ? "HTTP/1.0"
+                                                             : "HTTP/1.1";
     if (format_ == AccessLogFormat::Json) {
         buf_ += "{\"time\":\"";
         buf_ += date_;

@@ -36,6 +36,12 @@ if(TARGET kiln)
     set_tests_properties(integration_bench PROPERTIES RUN_SERIAL TRUE)
   endif()
 endif()
+# h2spec (HTTP/2 conformance) on h2c and h2: builds the suite once (scripts/h2spec.sh).
+if(TARGET kiln_test_server)
+  add_test(NAME integration_h2spec
+           COMMAND ${_kiln_py} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_h2spec.py ${_kiln_it_args})
+  set_tests_properties(integration_h2spec PROPERTIES TIMEOUT 900 LABELS integration ENVIRONMENT PYTHONDONTWRITEBYTECODE=1)
+endif()
 # The blog example over HTTP (its own binary argument, --blog).
 if(TARGET blog)
   add_test(NAME integration_blog
