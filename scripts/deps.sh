@@ -17,13 +17,13 @@ build=(
   libhiredis-dev redis-server                    # Redis client (src/redis); the server for its tests
   libsodium-dev                                  # Argon2id password hashes (src/auth)
   libnghttp2-dev                                 # HTTP/2 framing and HPACK (src/http/h2_session)
-  nghttp2-client python3-h2 golang-go            # HTTP/2 tests: nghttp, the h2 client library, h2spec's build
+  python3-h2 golang-go                           # HTTP/2 tests: the h2 client library; Go builds h2spec
   haproxy                                        # the load balancer of tests/cluster
   clang libclang-rt-14-dev                       # libFuzzer + sanitizers for the fuzz targets
   curl python3                                   # integration tests (curl for 100-continue)
   chromium nodejs $(command -v npm >/dev/null || echo npm)  # browser test (Playwright drives chromium); npm unless node ships it
 )
-bench=(wrk nginx-light procps apache2-utils httperf)
+bench=(wrk nginx-light procps apache2-utils httperf nghttp2-client)
 
 want=("${build[@]}")
 [[ "${1:-}" == "bench" ]] && want+=("${bench[@]}")

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <ctime>
@@ -212,6 +213,22 @@ struct H2Callbacks {
         if (out.size() >= h.srv_.cfg_.max_pending_output) return NGHTTP2_ERR_WOULDBLOCK;
         net::BufferPool& pool = h.srv_.loop_.buffers();
         auto* st = static_cast<H2Stream*>(source->ptr);
+        if (st->source == H2Stream::Source::File && h.conn_.tls_) {
+            // TLS reads and seals a file in user space anyway: read the payload right
+            // behind its frame header, so both leave in one record, not two.
+            net::Buffer& b = out.tail(pool, 9 + length);
+            std::memcpy(b.write_ptr(), framehd, 9);
+            ssize_t r;
+            do r = ::pread(st->fd, b.write_ptr() + 9, length, static_cast<off_t>(st->file_off));
+            while (r < 0 && errno == EINTR);
+            if (r != static_cast<ssize_t>(length)) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;  // shrank: reset
+            b.commit(9 + length);
+            out.note_appended(9 + length);
+            st->file_off += length;
+            st->file_left -= length;
+            st->sent += length;
+            return 0;
+        }
         out.append(view(framehd, 9), pool);
         switch (st->source) {
             case H2Stream::Source::Body:
