@@ -112,26 +112,36 @@ Loop* Loop::current() { return running; }
 void Loop::run() {
     owner_ = std::this_thread::get_id();
     Loop* outer = std::exchange(running, this);
-    constexpr int kMaxEvents = 256;
-    epoll_event events[kMaxEvents];
-    while (!stop_.load(std::memory_order_acquire)) {
-        uint64_t next = deadlines_.next_deadline();
-        for (auto& l : lists_) next = std::min(next, l->next_deadline());
-        int timeout = -1;
-        if (!deferred_.empty()) timeout = 0;
-        else if (next != UINT64_MAX) timeout = next <= now_ms_ ? 0 : static_cast<int>(std::min<uint64_t>(next - now_ms_, 60'000));
-        int n = epoll_wait(epoll_fd_, events, kMaxEvents, timeout);
-        if (n < 0 && errno != EINTR) fail("epoll_wait");
-        update_clock();
-        for (int i = 0; i < n; ++i) static_cast<IoHandler*>(events[i].data.ptr)->on_io(events[i].events);
-        for (auto& l : lists_) l->expire(now_ms_);
-        deadlines_.expire(now_ms_);
-        run_deferred();
-        bury();
-    }
+    while (!stop_.load(std::memory_order_acquire)) iterate(-1);
     run_deferred();
     bury();
     running = outer;
+}
+
+void Loop::run_once(int max_wait_ms) {
+    owner_ = std::this_thread::get_id();
+    Loop* outer = std::exchange(running, this);
+    iterate(max_wait_ms);
+    running = outer;
+}
+
+void Loop::iterate(int max_wait_ms) {
+    constexpr int kMaxEvents = 256;
+    epoll_event events[kMaxEvents];
+    uint64_t next = deadlines_.next_deadline();
+    for (auto& l : lists_) next = std::min(next, l->next_deadline());
+    int timeout = -1;
+    if (!deferred_.empty()) timeout = 0;
+    else if (next != UINT64_MAX) timeout = next <= now_ms_ ? 0 : static_cast<int>(std::min<uint64_t>(next - now_ms_, 60'000));
+    if (max_wait_ms >= 0 && (timeout < 0 || timeout > max_wait_ms)) timeout = max_wait_ms;
+    int n = epoll_wait(epoll_fd_, events, kMaxEvents, timeout);
+    if (n < 0 && errno != EINTR) fail("epoll_wait");
+    update_clock();
+    for (int i = 0; i < n; ++i) static_cast<IoHandler*>(events[i].data.ptr)->on_io(events[i].events);
+    for (auto& l : lists_) l->expire(now_ms_);
+    deadlines_.expire(now_ms_);
+    run_deferred();
+    bury();
 }
 
 void Loop::finish_deferred() {

@@ -77,6 +77,9 @@ public:
     // Runs until stop(). Wake hooks run on the loop thread after wake(), in the
     // order they were added; add them before run().
     void run();
+    // One iteration, waiting at most max_wait_ms for an event (a harness that drives
+    // the loop step by step: fuzzers, tests).
+    void run_once(int max_wait_ms = 0);
     void add_wake_hook(std::function<void()> fn) { wake_hooks_.push_back(std::move(fn)); }
     void wake();  // any thread
     // Other threads' way to run work on this loop (see net/mailbox.hpp).
@@ -87,6 +90,7 @@ public:
 private:
     class Waker;
     void update_clock();
+    void iterate(int max_wait_ms);  // -1: until an event or a timer
     int epoll_fd_ = -1;
     int wake_fd_ = -1;
     std::unique_ptr<Waker> waker_;

@@ -51,3 +51,16 @@ target_link_libraries(fuzz_json_writer PRIVATE nlohmann_json::nlohmann_json)
 # the addresses.
 kiln_fuzz_target(fuzz_proxy_protocol ${KILN_SRC}/http/proxy_protocol.cpp ${KILN_SRC}/net/peer.cpp)
 kiln_fuzz_target(fuzz_forwarded ${KILN_SRC}/http/forwarded.cpp ${KILN_SRC}/net/peer.cpp)
+# HTTP/2 (http/h2_session.cpp and the connection's HTTP/2 mode) on a real loop, server
+# and socket pair: the engine's http/ and net/ sources, nghttp2 and OpenSSL (net/tls).
+kiln_fuzz_target(fuzz_h2 ${KILN_SRC}/http/connection.cpp ${KILN_SRC}/http/h2_session.cpp ${KILN_SRC}/http/server.cpp
+                 ${KILN_SRC}/http/exchange.cpp ${KILN_SRC}/http/request.cpp ${KILN_SRC}/http/response.cpp
+                 ${KILN_SRC}/http/serializer.cpp ${KILN_SRC}/http/status.cpp ${KILN_SRC}/http/address_counts.cpp
+                 ${KILN_SRC}/http/rate_table.cpp ${KILN_SRC}/http/proxy_protocol.cpp ${KILN_SRC}/http/forwarded.cpp
+                 ${KILN_SRC}/net/buffer.cpp ${KILN_SRC}/net/timer.cpp ${KILN_SRC}/net/deadline_heap.cpp
+                 ${KILN_SRC}/net/loop.cpp ${KILN_SRC}/net/output.cpp ${KILN_SRC}/net/peer.cpp ${KILN_SRC}/net/tls.cpp
+                 ${KILN_SRC}/net/mailbox.cpp ${KILN_SRC}/util/log.cpp)
+pkg_check_modules(NGHTTP2 REQUIRED IMPORTED_TARGET libnghttp2)
+find_package(OpenSSL REQUIRED)
+find_package(Threads REQUIRED)
+target_link_libraries(fuzz_h2_sources PUBLIC PkgConfig::NGHTTP2 OpenSSL::SSL Threads::Threads)
