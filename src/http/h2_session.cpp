@@ -35,6 +35,8 @@ constexpr double kBudgetPerSecond = 100;
 // rarely makes a list larger than its encoding) end the connection: a CONTINUATION
 // flood is cut before it is decoded.
 constexpr size_t kBlockSlack = 16 * 1024;
+// ... and so does a block in more CONTINUATION frames than this (empty ones included).
+constexpr int kMaxContinuations = 16;
 // A stream's receive window, and the connection's (request bodies).
 constexpr int32_t kStreamWindow = 256 * 1024;
 constexpr int32_t kConnectionWindow = 1024 * 1024;
@@ -121,7 +123,8 @@ struct H2Callbacks {
         } else {
             return 0;
         }
-        if (h.block_bytes_ > h.srv_.cfg_.limits.max_header_bytes + kBlockSlack) {
+        if (h.block_bytes_ > h.srv_.cfg_.limits.max_header_bytes + kBlockSlack ||
+            h.block_continuations_ > kMaxContinuations) {
             h.calm_down();
             return NGHTTP2_ERR_CALLBACK_FAILURE;
         }
@@ -303,6 +306,12 @@ H2Session::H2Session(Server& server, Connection& connection) : srv_(server), con
     static nghttp2_session_callbacks* const callbacks = H2Callbacks::make();  // read-only once made
     nghttp2_option* opt;
     nghttp2_option_new(&opt);
+    // nghttp2's own limits on resets and CONTINUATION frames (1.57 and 1.61, backported
+    // to Debian's 1.52) answer with their own GOAWAY (INTERNAL_ERROR, and a second one
+    // after ours could name a higher last stream): out of the way, so the budget and
+    // the header-block limits here alone decide, with one GOAWAY ENHANCE_YOUR_CALM.
+    nghttp2_option_set_stream_reset_rate_limit(opt, uint64_t{1} << 62, 0);
+    nghttp2_option_set_max_continuations(opt, kMaxContinuations + 1);
     nghttp2_session_server_new2(&session_, callbacks, this, opt);
     nghttp2_option_del(opt);
     const Limits& limits = srv_.cfg_.limits;
@@ -346,7 +355,8 @@ bool H2Session::receive(std::string_view data) {
     ready_.clear();
     if (closed_) return false;
     if (n < 0) {
-        if (n != NGHTTP2_ERR_BAD_CLIENT_MAGIC && n != NGHTTP2_ERR_FLOODED) fail(NGHTTP2_INTERNAL_ERROR);
+        if (n == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS) fail(NGHTTP2_ENHANCE_YOUR_CALM);
+        else if (n != NGHTTP2_ERR_BAD_CLIENT_MAGIC && n != NGHTTP2_ERR_FLOODED) fail(NGHTTP2_INTERNAL_ERROR);
         return false;
     }
     return true;

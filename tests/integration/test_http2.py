@@ -1,0 +1,922 @@
+"""HTTP/2 end to end, with the h2 library (Debian's python3-h2) as the client, and
+hyperframe/HPACK by hand where a well-behaved client would refuse to send what is
+needed: h2c with prior knowledge on a plain listener and h2 by ALPN over TLS.
+
+Checked: a plain GET (lower-case names, content-length, server and date) and its
+access-log line (HTTP/2.0); 100 concurrent streams on one connection; a 3 MiB echo
+(flow control both ways); HEAD; streamed responses, and a stream whose handler throws
+mid-way being reset while the connection lives on; coroutine handlers waiting side
+by side on one connection, and a client's RST_STREAM cancelling one; two cookie
+fields joined into one; a header list past the limit (431) and a body past a
+route's limit (413) failing only their stream; a multipart upload; static files whole
+and by range (h2c and TLS); the hybrid MPM's pool threads; http2.enabled = false
+(the preface is not HTTP/2, ALPN does not offer h2); a graceful stop (GOAWAY, the
+stream in flight completes). And the known attacks: rapid reset (CVE-2023-44487),
+CONTINUATION flood (CVE-2024-27316), an HPACK bomb, PING and SETTINGS floods: each is
+cut, and another client keeps being served meanwhile.
+
+Every wait is bounded in count and in time; traffic goes only to 127.0.0.1."""
+
+import os
+import re
+import select
+import shutil
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+
+def _import_h2():
+    """The h2 library, or a clear failure. Debian's python3-h2 (scripts/deps.sh) is seen
+    by /usr/bin/python3; a python3 found first on PATH (pyenv, a venv) may not see it:
+    then this script runs itself again under /usr/bin/python3, once."""
+    try:
+        import h2.connection  # noqa: F401
+        import hpack  # noqa: F401
+        import hyperframe.frame  # noqa: F401
+        return
+    except ImportError as e:
+        error = e
+    system = "/usr/bin/python3"
+    if (not os.environ.get("KILNTEST_H2_REEXEC") and os.access(system, os.X_OK)
+            and os.path.realpath(sys.executable) != os.path.realpath(system)):
+        probe = subprocess.run([system, "-c", "import h2.connection, hpack, hyperframe.frame"],
+                               capture_output=True, timeout=30)
+        if probe.returncode == 0:
+            sys.stderr.write("test_http2: %s has no h2 module; running under %s\n" % (sys.executable, system))
+            sys.stderr.flush()
+            os.environ["KILNTEST_H2_REEXEC"] = "1"
+            os.execv(system, [system] + sys.argv)
+    sys.stderr.write("test_http2: FAILED: cannot import the h2 library (%s). Install Debian's python3-h2 "
+                     "(scripts/deps.sh) or `pip install h2` for %s.\n" % (error, sys.executable))
+    sys.exit(1)
+
+
+_import_h2()
+
+import h2.config  # noqa: E402
+import h2.connection  # noqa: E402
+import h2.errors  # noqa: E402
+import h2.events  # noqa: E402
+import hpack  # noqa: E402
+from hyperframe.frame import (ContinuationFrame, DataFrame, Frame, GoAwayFrame, HeadersFrame, PingFrame,  # noqa: E402
+                              RstStreamFrame, SettingsFrame, WindowUpdateFrame)
+
+import harness  # noqa: E402
+from harness import build_request  # noqa: E402
+
+HOST = "127.0.0.1"
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+NO_ERROR = 0x0
+ENHANCE_YOUR_CALM = 0xB
+BOUNDARY = "----kilnH2Boundary0123456789"
+
+
+def byte_sum(data):
+    return sum(data) & 0xFFFFFFFF
+
+
+def tls_context(alpn):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    ctx.set_alpn_protocols(alpn)
+    return ctx
+
+
+# --------------------------------------------------------------------------------------
+# A client on the h2 state machine
+
+
+class Stream:
+    """One request's answer as the client saw it."""
+
+    def __init__(self, sid):
+        self.id = sid
+        self.status = None
+        self.headers = []          # [(name, value)] as received, pseudo-headers included
+        self.body = bytearray()
+        self.data_frames = 0
+        self.ended = False         # END_STREAM came
+        self.ended_on_headers = False
+        self.reset = None          # RST_STREAM's error code
+
+    def header(self, name, default=None):
+        for n, v in self.headers:
+            if n == name:
+                return v
+        return default
+
+    def __repr__(self):
+        return "<Stream %d status=%s ended=%s reset=%s headers=%r body[:80]=%r>" % (
+            self.id, self.status, self.ended, self.reset, self.headers, bytes(self.body[:80]))
+
+
+class H2Client:
+    """One HTTP/2 connection (h2c with prior knowledge, or h2 over TLS by ALPN)."""
+
+    def __init__(self, port, tls=False, timeout=harness.READ_TIMEOUT):
+        self.port = port
+        self.tls = tls
+        sock = socket.create_connection((HOST, port), timeout=timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.alpn = None
+        if tls:
+            sock = tls_context(["h2"]).wrap_socket(sock, server_hostname="localhost")
+            self.alpn = sock.selected_alpn_protocol()
+        self.sock = sock
+        self.conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+        self.streams = {}
+        self.terminated = None     # the ConnectionTerminated event (a GOAWAY)
+        self.eof = False
+        self.settings_seen = False
+        self.window_updates = 0
+        self.conn.initiate_connection()
+        self.flush()
+        self.pump(lambda: self.settings_seen, what="the server's SETTINGS")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def flush(self):
+        data = self.conn.data_to_send()
+        if data:
+            self.sock.sendall(data)
+
+    def _read_once(self, timeout):
+        """Handles what one recv() brings; False if nothing came within timeout."""
+        self.sock.settimeout(max(0.001, timeout))
+        try:
+            data = self.sock.recv(1 << 20)
+        except socket.timeout:
+            return False
+        except ConnectionResetError:
+            data = b""
+        if not data:
+            self.eof = True
+            return True
+        self.handle(self.conn.receive_data(data))
+        self.flush()
+        return True
+
+    def pump(self, until, timeout=harness.RESPONSE_TIMEOUT, what="the server"):
+        """Reads and handles frames until until() holds; fails on a timeout or a close."""
+        deadline = time.monotonic() + timeout
+        while not until():
+            if self.eof:
+                raise harness.ConnectionClosed("connection closed while waiting for %s (GOAWAY: %r)"
+                                               % (what, self.terminated))
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError("timed out after %.1f s waiting for %s" % (timeout, what))
+            self._read_once(remaining)
+
+    def idle(self, seconds):
+        """Handles what comes for `seconds` (acknowledging, updating windows)."""
+        end = time.monotonic() + seconds
+        while not self.eof and time.monotonic() < end:
+            self._read_once(end - time.monotonic())
+
+    def handle(self, events):
+        for ev in events:
+            st = self.streams.get(getattr(ev, "stream_id", None))
+            if isinstance(ev, h2.events.ResponseReceived):
+                st.headers = list(ev.headers)
+                st.status = int(st.header(":status"))
+                st.ended_on_headers = ev.stream_ended is not None
+            elif isinstance(ev, h2.events.DataReceived):
+                st.body += ev.data
+                st.data_frames += 1
+                if ev.flow_controlled_length:  # the window back, for this stream and the connection
+                    self.conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+            elif isinstance(ev, h2.events.StreamEnded):
+                st.ended = True
+            elif isinstance(ev, h2.events.StreamReset):
+                if st is not None:
+                    st.reset = ev.error_code
+            elif isinstance(ev, h2.events.ConnectionTerminated):
+                self.terminated = ev
+            elif isinstance(ev, h2.events.RemoteSettingsChanged):
+                self.settings_seen = True
+            elif isinstance(ev, h2.events.WindowUpdated):
+                self.window_updates += 1
+
+    def request(self, method, path, headers=(), body=None):
+        sid = self.conn.get_next_available_stream_id()
+        fields = [(":method", method), (":scheme", "https" if self.tls else "http"),
+                  (":authority", "127.0.0.1:%d" % self.port), (":path", path)] + list(headers)
+        self.streams[sid] = Stream(sid)
+        self.conn.send_headers(sid, fields, end_stream=body is None)
+        self.flush()
+        if body is not None:
+            self.send_body(sid, body)
+        return sid
+
+    def send_body(self, sid, data, timeout=harness.RESPONSE_TIMEOUT):
+        """DATA frames within the peer's windows and frame size, then END_STREAM. Stops
+        early (False) if the server answered and reset the stream meanwhile."""
+        st = self.streams[sid]
+        view = memoryview(data)
+        off = 0
+        deadline = time.monotonic() + timeout
+        while off < len(data):
+            if st.reset is not None or st.ended:
+                return False
+            room = min(self.conn.local_flow_control_window(sid), self.conn.max_outbound_frame_size, len(data) - off)
+            if room <= 0:
+                seen = self.window_updates
+                self.pump(lambda: self.window_updates != seen or st.reset is not None or st.ended,
+                          max(0.01, deadline - time.monotonic()), "a WINDOW_UPDATE for stream %d" % sid)
+                continue
+            self.conn.send_data(sid, bytes(view[off:off + room]))
+            off += room
+            self.flush()
+        self.conn.end_stream(sid)
+        self.flush()
+        return True
+
+    def response(self, sid, timeout=harness.RESPONSE_TIMEOUT):
+        st = self.streams[sid]
+        self.pump(lambda: st.ended or st.reset is not None, timeout, "the end of stream %d" % sid)
+        return st
+
+    def get(self, path, headers=(), timeout=harness.RESPONSE_TIMEOUT):
+        return self.response(self.request("GET", path, headers), timeout)
+
+    def reset(self, sid, code=h2.errors.ErrorCodes.CANCEL):
+        self.conn.reset_stream(sid, code)
+        self.flush()
+
+
+# --------------------------------------------------------------------------------------
+# Raw frames (for what the h2 state machine will not send, and for after a GOAWAY,
+# which the h2 library treats as the end of everything)
+
+
+def hpack_int(value, prefix_bits, first_byte_flags):
+    """An HPACK integer (RFC 7541 §5.1) with the given flags in its first byte."""
+    limit = (1 << prefix_bits) - 1
+    if value < limit:
+        return bytes([first_byte_flags | value])
+    out = bytearray([first_byte_flags | limit])
+    value -= limit
+    while value >= 128:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def hpack_string(s):
+    s = s.encode() if isinstance(s, str) else s
+    return hpack_int(len(s), 7, 0x00) + s  # no Huffman
+
+
+def literal(name_index, value):
+    """A field without indexing, its name from the static table (RFC 7541 §6.2.2)."""
+    return hpack_int(name_index, 4, 0x00) + hpack_string(value)
+
+
+def literal_new_name(name, value, indexed=False):
+    """A field with a literal name; with indexed, added to the dynamic table (§6.2.1)."""
+    return (b"\x40" if indexed else b"\x00") + hpack_string(name) + hpack_string(value)
+
+
+def request_block(path):
+    """GET path: static-table references and unindexed literals, so the same bytes
+    whatever was sent before, and one block serves any number of streams."""
+    return b"\x82\x86" + literal(4, path) + literal(1, "127.0.0.1")  # :method GET, :scheme http, :path, :authority
+
+
+class RawH2:
+    """A connection that writes frames as given (hyperframe) and reads what comes back:
+    headers (decoded with its own HPACK decoder), data, resets and GOAWAYs."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection((HOST, port), timeout=harness.READ_TIMEOUT)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = bytearray()
+        self.decoder = hpack.Decoder()
+        self.block = None        # (stream id, bytes, END_STREAM) of a header block being received
+        self.headers = {}        # stream id -> [(name, value)]
+        self.data = {}           # stream id -> bytes
+        self.ended = set()
+        self.resets = {}         # stream id -> error code
+        self.goaways = []        # (error code, last stream id)
+        self.order = []          # ("goaway", last id) / ("end", id) / ("reset", id), as they came
+        self.settings_seen = False
+        self.acks = {"PING": 0, "SETTINGS": 0}
+        self.eof = False
+        self.sent = 0            # bytes sent (until the server closed)
+        self.send(PREFACE + SettingsFrame(0, settings={SettingsFrame.ENABLE_PUSH: 0}).serialize())
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def send(self, data):
+        """True if all of data was sent; False if the server had closed."""
+        self.sock.settimeout(harness.READ_TIMEOUT)
+        try:
+            self.sock.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):
+            return False
+        except socket.timeout:
+            raise AssertionError("the server neither read nor closed for %.0f s" % harness.READ_TIMEOUT)
+        self.sent += len(data)
+        return True
+
+    def status(self, sid):
+        for n, v in self.headers.get(sid, ()):
+            if n == ":status":
+                return int(v)
+        return None
+
+    def read(self, until, timeout):
+        """Reads frames until until() holds, the server closes, or timeout passes (no
+        failure here: the caller asserts). Returns until()."""
+        deadline = time.monotonic() + timeout
+        while not until() and not self.eof:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            if not select.select([self.sock], [], [], remaining)[0]:
+                break
+            try:
+                data = self.sock.recv(1 << 20)
+            except (ConnectionResetError, BrokenPipeError):
+                data = b""
+            if not data:
+                self.eof = True
+                break
+            self.buf += data
+            self._parse()
+        return until()
+
+    def drain(self):
+        """What the server sent so far, without waiting."""
+        self.read(lambda: False, 0)
+
+    def _parse(self):
+        while len(self.buf) >= 9:
+            frame, length = Frame.parse_frame_header(memoryview(bytes(self.buf[:9])))
+            if len(self.buf) < 9 + length:
+                return
+            frame.parse_body(memoryview(bytes(self.buf[9:9 + length])))
+            del self.buf[:9 + length]
+            self._on_frame(frame)
+
+    def _on_frame(self, f):
+        sid = f.stream_id
+        if isinstance(f, SettingsFrame):
+            if "ACK" in f.flags:
+                self.acks["SETTINGS"] += 1
+            else:
+                self.settings_seen = True
+                self.send(SettingsFrame(0, flags=["ACK"]).serialize())
+        elif isinstance(f, (HeadersFrame, ContinuationFrame)):
+            if isinstance(f, HeadersFrame):
+                self.block = (sid, b"", "END_STREAM" in f.flags)
+            _, block, end = self.block
+            self.block = (sid, block + f.data, end)
+            if "END_HEADERS" in f.flags:
+                self.headers[sid] = list(self.decoder.decode(self.block[1]))
+                self.block = None
+                if end:
+                    self.ended.add(sid)
+                    self.order.append(("end", sid))
+        elif isinstance(f, DataFrame):
+            self.data[sid] = self.data.get(sid, b"") + f.data
+            if f.flow_controlled_length:  # the windows back
+                self.send(WindowUpdateFrame(0, window_increment=f.flow_controlled_length).serialize() +
+                          WindowUpdateFrame(sid, window_increment=f.flow_controlled_length).serialize())
+            if "END_STREAM" in f.flags:
+                self.ended.add(sid)
+                self.order.append(("end", sid))
+        elif isinstance(f, RstStreamFrame):
+            self.resets[sid] = f.error_code
+            self.order.append(("reset", sid))
+        elif isinstance(f, GoAwayFrame):
+            self.goaways.append((f.error_code, f.last_stream_id))
+            self.order.append(("goaway", f.last_stream_id))
+        elif isinstance(f, PingFrame):
+            if "ACK" in f.flags:  # kiln sends no PING of its own
+                self.acks["PING"] += 1
+
+
+def flood(raw, chunks, seconds, pause=0.0):
+    """Sends chunks (one sendall each), after each reading what the server sent (for
+    up to `pause` seconds, until a GOAWAY or a close), until the server says GOAWAY or
+    closes, the chunks run out, or `seconds` pass. Returns how many chunks were sent
+    before the server's GOAWAY or close was seen (raw.sent: their bytes)."""
+    deadline = time.monotonic() + seconds
+    taken = 0
+    for chunk in chunks:
+        if raw.goaways or raw.eof or time.monotonic() > deadline:
+            break
+        if not raw.send(chunk):
+            break
+        taken += 1
+        raw.read(lambda: raw.goaways or raw.eof, pause)
+    raw.read(lambda: raw.eof, 3.0)  # after its GOAWAY the server closes
+    return taken
+
+
+class Prober:
+    """Another client, on a connection of its own, asking for /plaintext every 20 ms
+    while an attack runs: each answer must come in under `limit` seconds."""
+
+    def __init__(self, port, limit=0.5):
+        self.port = port
+        self.limit = limit
+        self.latencies = []
+        self.errors = []
+        self.stop_event = threading.Event()
+        self.client = H2Client(port)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        for _ in range(1000):  # bounded: 1000 probes
+            if self.stop_event.is_set():
+                return
+            t0 = time.monotonic()
+            try:
+                st = self.client.get("/plaintext", timeout=5)
+                if (st.status, bytes(st.body)) != (200, b"Hello, World!"):
+                    self.errors.append("probe got %r" % st)
+                    return
+            except Exception as e:  # noqa: BLE001 -- reported by check()
+                self.errors.append("probe failed: %r" % e)
+                return
+            self.latencies.append(time.monotonic() - t0)
+            self.stop_event.wait(0.02)
+
+    def __enter__(self):
+        self.thread.start()
+        time.sleep(0.03)  # its first request is under way as the attack starts
+        return self
+
+    def __exit__(self, *exc):
+        self.stop_event.set()
+        self.thread.join(10)
+        self.client.close()
+
+    def check(self, test):
+        test.assertFalse(self.thread.is_alive(), "the probing client hung")
+        test.assertEqual(self.errors, [], "another client was not served during the attack")
+        test.assertGreaterEqual(len(self.latencies), 1)
+        test.assertLess(max(self.latencies), self.limit,
+                        "another client waited %.0f ms during the attack" % (max(self.latencies) * 1000))
+
+
+# --------------------------------------------------------------------------------------
+# Fixtures
+
+STATIC_DIR = tempfile.mkdtemp(prefix="kiln-h2-files-")
+STATIC_FILE = os.urandom(300 * 1024)
+with open(os.path.join(STATIC_DIR, "file.bin"), "wb") as _f:
+    _f.write(STATIC_FILE)
+LOG_DIR = tempfile.mkdtemp(prefix="kiln-h2-log-")
+
+
+def tearDownModule():
+    shutil.rmtree(STATIC_DIR, True)
+    shutil.rmtree(LOG_DIR, True)
+
+
+def multipart(fields, files):
+    out = b""
+    for name, value in fields:
+        out += ("--%s\r\nContent-Disposition: form-data; name=\"%s\"\r\n\r\n" % (BOUNDARY, name)).encode()
+        out += value + b"\r\n"
+    for name, filename, ctype, data in files:
+        out += ("--%s\r\nContent-Disposition: form-data; name=\"%s\"; filename=\"%s\"\r\nContent-Type: %s\r\n\r\n"
+                % (BOUNDARY, name, filename, ctype)).encode() + data + b"\r\n"
+    return out + ("--%s--\r\n" % BOUNDARY).encode()
+
+
+class StaticChecks:
+    """The static-file checks, for h2c and for TLS."""
+
+    def check_static_file(self, client):
+        st = client.get("/raw/file.bin")
+        self.assertEqual(st.status, 200)
+        self.assertEqual(st.header("content-length"), str(len(STATIC_FILE)))
+        self.assertTrue(bytes(st.body) == STATIC_FILE, "the file's body differs (%d bytes)" % len(st.body))
+        st = client.get("/raw/file.bin", [("range", "bytes=1000-200999")])
+        self.assertEqual(st.status, 206)
+        self.assertEqual(st.header("content-range"), "bytes 1000-200999/%d" % len(STATIC_FILE))
+        self.assertEqual(st.header("content-length"), "200000")
+        self.assertTrue(bytes(st.body) == STATIC_FILE[1000:201000], "the range's body differs")
+
+
+# --------------------------------------------------------------------------------------
+# h2c on one event loop
+
+
+class H2c(harness.ServerTestCase, StaticChecks):
+    server_args = ("--workers", "0", "--threads", "1")
+    server_env = {"KILNTEST_STATIC_DIR": STATIC_DIR}
+
+    def client(self):
+        return H2Client(self.port)
+
+    def stats(self, c):
+        st = c.get("/async/stats")
+        m = re.match(rb"done=(\d+) cancelled=(\d+)", bytes(st.body))
+        return int(m.group(1)), int(m.group(2))
+
+    def test_get_plaintext(self):
+        with self.client() as c:
+            self.assertEqual(c.conn.remote_settings.max_concurrent_streams, 100)
+            st = c.get("/plaintext")
+        self.assertEqual((st.status, bytes(st.body)), (200, b"Hello, World!"))
+        self.assertTrue(st.ended and st.reset is None)
+        self.assertEqual(st.header("content-length"), "13")
+        names = [n for n, _ in st.headers]
+        self.assertEqual(names, [n.lower() for n in names], "HTTP/2 header names must be lower case")
+        self.assertEqual(st.header("server"), "kiln")
+        self.assertRegex(st.header("date", ""), harness.IMF_FIXDATE)
+        for banned in ("connection", "keep-alive", "transfer-encoding"):
+            self.assertNotIn(banned, names)
+
+    def test_a_hundred_concurrent_streams(self):
+        with self.client() as c:
+            ids = [c.request("GET", "/users/%d" % i) for i in range(100)]  # all open before any answer is read
+            answers = [c.response(sid) for sid in ids]
+        for i, st in enumerate(answers):
+            self.assertEqual((st.status, bytes(st.body)), (200, b"user %d" % i), st)
+
+    def test_a_large_echo_with_flow_control_both_ways(self):
+        payload = os.urandom(3 << 20)
+        with self.client() as c:
+            sid = c.request("POST", "/echo", [("content-type", "application/octet-stream")], payload)
+            st = c.response(sid)
+            self.assertEqual(st.status, 200)
+            self.assertEqual(st.header("x-body-length"), str(len(payload)))
+            self.assertEqual(len(st.body), len(payload))
+            self.assertTrue(bytes(st.body) == payload, "the echoed body differs")
+            self.assertEqual(c.get("/plaintext").status, 200)  # the windows are whole again
+
+    def test_head(self):
+        with self.client() as c:
+            st = c.response(c.request("HEAD", "/plaintext"))
+        self.assertEqual(st.status, 200)
+        self.assertEqual(st.header("content-length"), "13")
+        self.assertTrue(st.ended_on_headers, "HEAD's stream should end on its HEADERS frame")
+        self.assertEqual((st.data_frames, bytes(st.body)), (0, b""))
+
+    def test_streamed_response_and_one_that_throws(self):
+        with self.client() as c:
+            st = c.get("/stream")
+            self.assertEqual((st.status, bytes(st.body)), (200, b"one,two,three"))
+            self.assertIsNone(st.header("content-length"))
+            self.assertIsNone(st.header("transfer-encoding"))
+            st = c.get("/stream-throw")
+            self.assertFalse(st.ended, "a response cut by an exception must not end cleanly: %r" % st)
+            self.assertIsNotNone(st.reset, "the failed stream should be reset")
+            self.assertNotEqual(st.reset, NO_ERROR)
+            st = c.get("/users/5")  # the connection lives on
+            self.assertEqual((st.status, bytes(st.body)), (200, b"user 5"))
+
+    def test_coroutines_wait_side_by_side_on_one_connection(self):
+        with self.client() as c:
+            t0 = time.monotonic()
+            ids = [c.request("GET", "/async/sleep?ms=300") for _ in range(10)]
+            c.idle(0.05)
+            t1 = time.monotonic()
+            st = c.get("/plaintext")
+            took = time.monotonic() - t1
+            self.assertEqual((st.status, bytes(st.body)), (200, b"Hello, World!"))
+            self.assertLess(took, 0.25, "the loop was not free while ten handlers waited")
+            answers = [c.response(sid) for sid in ids]
+            elapsed = time.monotonic() - t0
+        for st in answers:
+            self.assertEqual((st.status, bytes(st.body)), (200, b"slept 300"), st)
+        self.assertLess(elapsed, 1.5, "ten 300 ms waits on one connection took %.2f s" % elapsed)
+
+    def test_a_reset_stream_cancels_its_waiting_handler(self):
+        with self.client() as c:
+            done0, cancelled0 = self.stats(c)
+            ids = [c.request("GET", "/async/sleep?ms=3000") for _ in range(3)]
+            c.idle(0.1)
+            for sid in ids:
+                c.reset(sid)
+            for _ in range(100):  # up to ~2 s
+                if self.stats(c)[1] >= cancelled0 + 3:
+                    break
+                time.sleep(0.02)
+            self.assertEqual(self.stats(c), (done0, cancelled0 + 3), "the reset streams' waits were not cancelled")
+            self.assertEqual(c.get("/plaintext").status, 200)
+
+    def test_cookie_fields_are_joined(self):
+        with self.client() as c:
+            st = c.get("/header?name=cookie", [("cookie", "a=1"), ("cookie", "b=2")])
+        self.assertEqual((st.status, bytes(st.body)), (200, b"a=1; b=2"))
+
+    def test_a_header_list_past_the_limit_is_431_on_its_stream(self):
+        with self.client() as c:
+            big = [("x-big-%d" % i, "a" * 10000) for i in range(8)]  # 80 KB listed, 64 KiB allowed
+            st = c.get("/plaintext", big)
+            self.assertEqual(st.status, 431, st)
+            st = c.get("/plaintext", [("x-many-%d" % i, "v") for i in range(400)])  # too many fields
+            self.assertEqual(st.status, 431, st)
+            st = c.get("/plaintext")
+            self.assertEqual((st.status, bytes(st.body)), (200, b"Hello, World!"))
+
+    def test_a_body_past_the_route_limit_is_413_on_its_stream(self):
+        with self.client() as c:
+            body = os.urandom(2048)
+            st = c.response(c.request("POST", "/small", [("content-length", "2048")], body))
+            self.assertEqual(st.status, 413)
+            st = c.response(c.request("POST", "/small", [], body))  # no length said: found while reading
+            self.assertEqual(st.status, 413)
+            st = c.response(c.request("POST", "/small", [], b"x" * 100))
+            self.assertEqual((st.status, bytes(st.body)), (200, b"ok"))
+
+    def test_multipart_upload(self):
+        data = os.urandom(1 << 20)
+        body = multipart([("title", b"over h2")], [("up", "big.bin", "application/octet-stream", data)])
+        with self.client() as c:
+            st = c.response(c.request("POST", "/form", [("content-type", "multipart/form-data; boundary=" + BOUNDARY)],
+                                      body))
+        self.assertEqual(st.status, 200, st)
+        lines = bytes(st.body).decode().splitlines()
+        self.assertEqual(lines[0], "title=over h2")
+        self.assertRegex(lines[1], r"^file up big\.bin application/octet-stream %d %d (disk|memory)$"
+                         % (len(data), byte_sum(data)))
+
+    def test_static_file_whole_and_by_range(self):
+        with self.client() as c:
+            self.check_static_file(c)
+
+
+class AccessLog(harness.ServerTestCase):
+    LOG = os.path.join(LOG_DIR, "access.log")
+    server_args = ("--workers", "0", "--threads", "1", "--access-log", LOG)
+
+    def test_an_h2_request_is_logged_as_http_2(self):
+        with H2Client(self.port) as c:
+            self.assertEqual(c.get("/plaintext?from=h2").status, 200)
+        self.assertEqual(self.get("/plaintext?from=h1").status, 200)
+        deadline = time.monotonic() + 5
+        lines = []
+        while time.monotonic() < deadline:  # flushed within about a second
+            if os.path.exists(self.LOG):
+                with open(self.LOG) as f:
+                    lines = f.read().splitlines()
+                if len(lines) >= 2:
+                    break
+            time.sleep(0.05)
+        self.assertTrue(any('"GET /plaintext?from=h2 HTTP/2.0" 200 13 ' in l for l in lines), lines)
+        self.assertTrue(any('"GET /plaintext?from=h1 HTTP/1.1" 200 13 ' in l for l in lines), lines)
+
+
+# --------------------------------------------------------------------------------------
+# TLS, the hybrid MPM, HTTP/2 turned off, a graceful stop
+
+
+class OverTls(harness.ServerTestCase, StaticChecks):
+    server_args = ("--workers", "0", "--threads", "1", "--tls-self-signed")
+    server_env = {"KILNTEST_STATIC_DIR": STATIC_DIR}
+
+    def test_alpn_h2_get_and_a_large_post(self):
+        with H2Client(self.port, tls=True) as c:
+            self.assertEqual(c.alpn, "h2")
+            st = c.get("/plaintext")
+            self.assertEqual((st.status, bytes(st.body)), (200, b"Hello, World!"))
+            self.assertEqual(bytes(c.get("/secure").body), b"https")
+            payload = os.urandom(1 << 20)
+            st = c.response(c.request("POST", "/echo", [("content-type", "application/octet-stream")], payload))
+            self.assertEqual(st.status, 200)
+            self.assertEqual(st.header("x-body-length"), str(len(payload)))
+            self.assertTrue(bytes(st.body) == payload, "the echoed body differs")
+
+    def test_static_file_whole_and_by_range(self):
+        with H2Client(self.port, tls=True) as c:
+            self.check_static_file(c)
+
+
+class Hybrid(harness.ServerTestCase):
+    server_args = ("--mpm", "hybrid", "--workers", "1", "--threads", "1", "--pool-threads", "8")
+
+    def test_blocking_handlers_run_on_pool_threads_side_by_side(self):
+        with H2Client(self.port) as c:
+            t0 = time.monotonic()
+            ids = [c.request("GET", "/sleep?ms=200") for _ in range(4)]
+            answers = [c.response(sid) for sid in ids]
+            elapsed = time.monotonic() - t0
+            for st in answers:
+                self.assertEqual((st.status, bytes(st.body)), (200, b"slept"), st)
+            self.assertLess(elapsed, 0.7, "four 200 ms handlers on one connection took %.2f s" % elapsed)
+            st = c.get("/plaintext")
+            self.assertEqual((st.status, bytes(st.body)), (200, b"Hello, World!"))
+            st = c.get("/stream")  # written from a pool thread: sent whole
+            self.assertEqual((st.status, bytes(st.body)), (200, b"one,two,three"))
+
+
+class Disabled(harness.ServerTestCase):
+    TLS_PORT = harness.free_port()
+    server_args = ("--workers", "0", "--threads", "1", "--tls-self-signed", "--listen", "127.0.0.1:%d tls" % TLS_PORT)
+    server_env = {"KILN_HTTP2_ENABLED": "false"}
+
+    def test_the_preface_is_not_http2(self):
+        with socket.create_connection((HOST, self.port), timeout=5) as s:
+            s.sendall(PREFACE + SettingsFrame(0).serialize())
+            data = b""
+            deadline = time.monotonic() + 3
+            while time.monotonic() < deadline and len(data) < 65536:
+                s.settimeout(max(0.01, deadline - time.monotonic()))
+                try:
+                    chunk = s.recv(65536)
+                except (socket.timeout, ConnectionResetError):
+                    break
+                if not chunk:
+                    break
+                data += chunk
+        self.assertFalse(len(data) >= 9 and data[3] == 0x4, "the server answered with a SETTINGS frame: %r" % data[:40])
+        if data:
+            self.assertRegex(data, rb"^HTTP/1\.1 [45]\d\d ")
+        self.assertEqual(self.get("/plaintext").status, 200)  # HTTP/1.1 as before
+
+    def test_alpn_does_not_offer_h2(self):
+        raw = socket.create_connection((HOST, self.TLS_PORT), timeout=5)
+        with tls_context(["h2", "http/1.1"]).wrap_socket(raw, server_hostname="localhost") as s:
+            self.assertEqual(s.selected_alpn_protocol(), "http/1.1")
+            s.sendall(build_request("GET", "/plaintext"))
+            data = b""
+            while b"Hello, World!" not in data and len(data) < 65536:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        self.assertTrue(data.startswith(b"HTTP/1.1 200 "), data[:200])
+
+
+class GracefulStop(unittest.TestCase):
+    def test_goaway_and_the_stream_in_flight_completes(self):
+        srv = harness.ServerProcess(harness.BINARIES["server"], ("--workers", "0", "--threads", "1",
+                                                                 "--drain-timeout", "5000"))
+        self.addCleanup(srv.stop)
+        srv.start()
+        with RawH2(srv.port) as raw:
+            self.assertTrue(raw.read(lambda: raw.settings_seen, 5), "no SETTINGS from the server")
+            raw.send(HeadersFrame(1, data=request_block("/async/sleep?ms=500"),
+                                  flags=["END_HEADERS", "END_STREAM"]).serialize())
+            raw.read(lambda: False, 0.15)
+            srv.proc.terminate()
+            raw.read(lambda: 1 in raw.ended or 1 in raw.resets, 5)
+            self.assertTrue(raw.goaways, "no GOAWAY at a graceful stop")
+            code, last = raw.goaways[0]
+            self.assertEqual(code, NO_ERROR)
+            self.assertGreaterEqual(last, 1, "the GOAWAY must name the stream in flight as taken")
+            self.assertEqual(raw.order[0][0], "goaway", "the GOAWAY should come before the stream ends: %r" % raw.order)
+            self.assertEqual(raw.status(1), 200, raw.headers)
+            self.assertEqual(raw.data.get(1), b"slept 500")
+            self.assertNotIn(1, raw.resets)
+            self.assertTrue(raw.read(lambda: raw.eof, 5), "the connection was not closed after the stream")
+        self.assertEqual(srv.proc.wait(timeout=10), 0)
+        harness.assert_no_sanitizer_report(srv.output(limit=20000))
+
+
+# --------------------------------------------------------------------------------------
+# Attacks, each against one event loop, with another client served beside it
+
+
+class Attacks(harness.ServerTestCase):
+    server_args = ("--workers", "0", "--threads", "1")
+
+    def connect_raw(self):
+        raw = RawH2(self.port)
+        self.assertTrue(raw.read(lambda: raw.settings_seen, 5), "no SETTINGS from the server")
+        return raw
+
+    def assert_goaway(self, raw, code=None):
+        """A GOAWAY came; the first one (the one a client acts on) says `code`; and no later
+        one raises the last stream id (RFC 9113 §6.8: it MUST NOT increase)."""
+        self.assertTrue(raw.goaways, "no GOAWAY (closed: %s)" % raw.eof)
+        if code is not None:
+            self.assertEqual(raw.goaways[0][0], code, "GOAWAYs (error code, last stream id): %r" % raw.goaways)
+        ids = [last for _, last in raw.goaways]
+        self.assertEqual(ids, sorted(ids, reverse=True), "a later GOAWAY raised the last stream id: %r" % raw.goaways)
+
+    def assert_h2_alive(self):
+        self.assert_server_alive()
+        with H2Client(self.port) as c:
+            self.assertEqual(c.get("/plaintext").status, 200)
+
+    def test_rapid_reset(self):
+        block = request_block("/async/sleep?ms=2000")
+        chunks, sid = [], 1
+        for _ in range(80):  # 80 writes of 250 streams: at most 20000 streams
+            out = bytearray()
+            for _ in range(250):
+                out += HeadersFrame(sid, data=block, flags=["END_HEADERS", "END_STREAM"]).serialize()
+                out += RstStreamFrame(sid, error_code=h2.errors.ErrorCodes.CANCEL).serialize()
+                sid += 2
+            chunks.append(bytes(out))
+        # 2500 streams a second: the budget runs out after about 0.4 s, long enough for
+        # any token bucket that refills with time to have refilled.
+        with Prober(self.port) as probe:
+            with self.connect_raw() as raw:
+                taken = flood(raw, chunks, 10, pause=0.1)
+        probe.check(self)
+        self.assert_goaway(raw, ENHANCE_YOUR_CALM)
+        last = raw.goaways[0][1]
+        self.assertLess(last, 10000, "the server went through %d reset streams before it stopped" % ((last + 1) // 2))
+        self.assertLess(taken, len(chunks), "the server took every one of 20000 reset streams")
+        self.assertTrue(raw.eof, "the server did not close the connection after its GOAWAY")
+        self.assert_h2_alive()
+
+    def test_continuation_flood(self):
+        head = HeadersFrame(1, data=request_block("/plaintext"), flags=["END_STREAM"]).serialize()
+        fields = b"".join(literal_new_name("x-flood-%d" % i, "v" * 1000) for i in range(15))
+        big = ContinuationFrame(1, data=fields).serialize()  # ~15 KiB of header fields each
+        small = ContinuationFrame(1, data=literal_new_name("x-small", "v" * 50)).serialize()
+        # (what, chunks): one 15 KiB frame a write, 300 at most (4.5 MiB); 100 small frames a
+        # write, 20000 at most. Paced, so what was sent before the GOAWAY came is what the
+        # server read (give or take a write).
+        for what, chunks in (("15 KiB frames", [head] + [big] * 300), ("60-byte frames", [head] + [small * 100] * 200)):
+            with self.subTest(what):
+                with Prober(self.port) as probe:
+                    with self.connect_raw() as raw:
+                        sent_before = raw.sent
+                        taken = flood(raw, chunks, 10, pause=0.02)
+                probe.check(self)
+                took = raw.sent - sent_before
+                self.assertTrue(raw.goaways or raw.eof, "a header block of %d bytes was accepted" % took)
+                if raw.goaways:
+                    self.assert_goaway(raw)
+                self.assertTrue(raw.eof, "the server did not close the connection")
+                self.assertLess(taken, len(chunks), "every CONTINUATION frame was taken")
+                self.assertLess(took, 256 * 1024,
+                                "the server read %d bytes of one header block before it stopped" % took)
+                self.assertNotIn(1, raw.headers, "a response to the flooding stream")
+        self.assert_h2_alive()
+
+    def test_hpack_bomb(self):
+        big = "b" * 4000  # one dynamic-table entry of 4038 bytes (the table holds 4096)
+        with Prober(self.port) as probe:
+            with self.connect_raw() as raw:
+                block = request_block("/plaintext") + literal_new_name("x-bomb", big, indexed=True)
+                raw.send(HeadersFrame(1, data=block, flags=["END_HEADERS", "END_STREAM"]).serialize())
+                self.assertTrue(raw.read(lambda: 1 in raw.ended, 5))
+                self.assertEqual(raw.status(1), 200)
+                # 2000 one-byte references to it: about 8 MB of header list from 2 KB of block.
+                raw.send(HeadersFrame(3, data=request_block("/plaintext") + b"\xbe" * 2000,
+                                      flags=["END_HEADERS", "END_STREAM"]).serialize())
+                raw.read(lambda: 3 in raw.ended or 3 in raw.resets or raw.goaways, 5)
+                self.assertTrue(raw.status(3) == 431 or 3 in raw.resets, "the bomb was not refused: %r"
+                                % raw.headers.get(3))
+                self.assertFalse(raw.goaways, "the connection was ended over one stream's headers")
+                raw.send(HeadersFrame(5, data=request_block("/plaintext"),
+                                      flags=["END_HEADERS", "END_STREAM"]).serialize())
+                self.assertTrue(raw.read(lambda: 5 in raw.ended, 5), "the next stream got no answer")
+                self.assertEqual((raw.status(5), raw.data.get(5)), (200, b"Hello, World!"))
+        probe.check(self)
+        self.assert_h2_alive()
+
+    def test_ping_and_settings_floods(self):
+        ping = PingFrame(0, opaque_data=b"12345678").serialize()
+        settings = SettingsFrame(0).serialize()
+        for what, frame in (("PING", ping), ("SETTINGS", settings)):
+            for per_write, pause in ((100, 0.02), (5000, 0.0)):  # paced, and all at once
+                with self.subTest(what, per_write=per_write):
+                    with Prober(self.port) as probe:
+                        with self.connect_raw() as raw:
+                            acks0 = raw.acks[what]
+                            taken = flood(raw, [frame * per_write] * (20000 // per_write), 10, pause)
+                    probe.check(self)
+                    self.assert_goaway(raw, ENHANCE_YOUR_CALM)
+                    answered = raw.acks[what] - acks0
+                    self.assertLess(answered, 2000, "the server answered %d of 20000 %s frames" % (answered, what))
+                    if pause:
+                        self.assertLess(taken, 20000 // per_write, "all 20000 %s frames were taken" % what)
+                    self.assertTrue(raw.eof, "the server did not close the connection after its GOAWAY")
+        self.assert_h2_alive()
+
+
+if __name__ == "__main__":
+    harness.main()
