@@ -181,6 +181,10 @@ def write(rows):
            " connections and streams per connection in the table. Medians of %d rounds of %d s, kiln and nginx"
            " alternating. CPU: the server's own utime+stime per 1,000 requests; the ratios are kiln / nginx."
            % (ROUNDS, DURATION), "",
+           "kiln sends a file's DATA frames with each payload read (pread) right behind its 9-byte frame header,"
+           " so a write carries many frames. Its first version sent a file frame as a write of the header and a"
+           " sendfile(2) of the payload: on h2c that measured 3x the CPU per request and a third of the"
+           " requests/s (2026-11-25, 100 KiB file, 8 x 8 streams).", "",
            "| load | transport | server | req/s | CPU ms / 1k | failed | req/s ratio | CPU ratio |",
            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for label, transport, name, rps, cpu, bad, rr, cr in rows:

@@ -789,7 +789,7 @@ void Connection::close_now() {
         srv_.give_back(a_);
         a_ = nullptr;
     }
-    if (h2_) h2_->abandon();  // after the queue: its files' ranges are no longer queued
+    if (h2_) h2_->abandon();  // its handlers still running lose their streams
     srv_.unlink(this);
     if (srv_.observer_) srv_.observer_->on_close();
     if (flush_scheduled_) destroy_pending_ = true;  // deferred_flush still names us

@@ -12,7 +12,8 @@
 // (header bytes and count, body per route, rate per address), the same observer.
 //
 // Responses: a whole body or a file leaves in DATA frames with no copy through
-// nghttp2 (frame headers from it, payload from us: file ranges by sendfile on h2c); a
+// nghttp2 (frame headers from it, payload from us, a file's read right behind its
+// header, so many frames leave in one write); a
 // streamed response (res.write) becomes DATA frames as it is written, paced by the
 // peer's flow-control window. Output stops at EngineConfig::max_pending_output and
 // resumes as the socket drains.

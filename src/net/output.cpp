@@ -49,35 +49,24 @@ void OutputQueue::append_owned(std::string&& data) {
     s.kind = Kind::Owned;
 }
 
-void OutputQueue::append_file(int fd, uint64_t offset, uint64_t length, bool owns) {
+void OutputQueue::append_file(int fd, uint64_t offset, uint64_t length) {
     if (length == 0) {
-        if (owns) ::close(fd);
+        ::close(fd);
         return;
     }
     bytes_ += length;
     Segment& s = segs_.emplace_back();
     s.kind = Kind::File;
     s.fd = fd;
-    s.owns_fd = owns;
     s.file_off = offset;
     s.file_left = length;
-}
-
-void OutputQueue::append_close(int fd) {
-    if (bytes_ == 0) {  // nothing of it waits
-        ::close(fd);
-        return;
-    }
-    Segment& s = segs_.emplace_back();  // an empty file range that owns fd
-    s.kind = Kind::File;
-    s.fd = fd;
 }
 
 void OutputQueue::pop_front(BufferPool& pool) {
     Segment& s = segs_.front();
     s.buf.consume(s.buf.size());
     s.buf.release(pool);
-    if (s.fd >= 0 && s.owns_fd) ::close(s.fd);
+    if (s.fd >= 0) ::close(s.fd);
     segs_.erase(segs_.begin());
 }
 

@@ -25,12 +25,8 @@ public:
     Buffer& tail(BufferPool& pool, size_t reserve);
     void append(std::string_view data, BufferPool& pool);
     void append_owned(std::string&& data);  // taken as is, no copy
-    // `length` bytes of `fd` from `offset`; the queue owns fd and closes it when sent or
-    // cleared, unless !owns (several ranges of one file: the last one owns it, or
-    // append_close does).
-    void append_file(int fd, uint64_t offset, uint64_t length, bool owns = true);
-    // Closes fd once everything queued before it is sent (or the queue is cleared).
-    void append_close(int fd);
+    // `length` bytes of `fd` from `offset`; the queue owns fd and closes it when sent or cleared.
+    void append_file(int fd, uint64_t offset, uint64_t length);
     void note_appended(size_t n) { bytes_ += n; }  // after writing into tail()
 
     size_t size() const { return bytes_; }
@@ -51,7 +47,6 @@ private:
         size_t off = 0;  // sent bytes of `owned`
         Kind kind = Kind::Pooled;
         int fd = -1;            // Kind::File
-        bool owns_fd = true;
         uint64_t file_off = 0;  // next byte of the file to send
         uint64_t file_left = 0;
         size_t left() const;
