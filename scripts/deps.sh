@@ -17,6 +17,7 @@ build=(
   libhiredis-dev redis-server                    # Redis client (src/redis); the server for its tests
   libsodium-dev                                  # Argon2id password hashes (src/auth)
   libnghttp2-dev                                 # HTTP/2 framing and HPACK (src/http/h2_session)
+  zlib1g-dev libbrotli-dev libzstd-dev           # response compression (src/http/compress)
   python3-h2 golang-go                           # HTTP/2 tests: the h2 client library; Go builds h2spec
   haproxy                                        # the load balancer of tests/cluster
   clang libclang-rt-14-dev                       # libFuzzer + sanitizers for the fuzz targets

@@ -14,6 +14,7 @@ find_package(Threads REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)
 pkg_check_modules(NGHTTP2 REQUIRED IMPORTED_TARGET libnghttp2)
+pkg_check_modules(COMPRESSION REQUIRED IMPORTED_TARGET zlib libbrotlienc libzstd)
 find_package(OpenSSL REQUIRED)
 find_package(nlohmann_json REQUIRED)  # Request::json() returns its DOM
 find_package(SQLite3 REQUIRED)
@@ -60,12 +61,13 @@ kiln_layer(kiln_http
   http/serializer.cpp
   http/connection.cpp
   http/h2_session.cpp
+  http/compress.cpp
   http/server.cpp
   http/exchange.cpp
   http/request.cpp
   http/response.cpp
 )
-target_link_libraries(kiln_http PUBLIC kiln_net kiln_proto PRIVATE PkgConfig::NGHTTP2)
+target_link_libraries(kiln_http PUBLIC kiln_net kiln_proto PRIVATE PkgConfig::NGHTTP2 PkgConfig::COMPRESSION)
 
 kiln_layer(kiln_view
   view/escape.cpp
@@ -77,6 +79,7 @@ kiln_layer(kiln_view
 kiln_layer(kiln_app
   app/request.cpp
   app/response.cpp
+  app/compression.cpp
   app/router.cpp
   app/app.cpp
   app/session.cpp
@@ -209,7 +212,7 @@ install(TARGETS kiln ${KILN_LAYERS} EXPORT kilnTargets ARCHIVE DESTINATION ${CMA
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT kilnTargets NAMESPACE kiln:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 file(WRITE ${CMAKE_BINARY_DIR}/kilnConfig.cmake
-     "include(CMakeFindDependencyMacro)\nfind_dependency(Threads)\nfind_dependency(PkgConfig)\npkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)\npkg_check_modules(NGHTTP2 REQUIRED IMPORTED_TARGET libnghttp2)\npkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)\npkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)\npkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)\nfind_dependency(SQLite3)\nfind_dependency(OpenSSL)\nfind_dependency(nlohmann_json)\ninclude(\${CMAKE_CURRENT_LIST_DIR}/kilnTargets.cmake)\n")
+     "include(CMakeFindDependencyMacro)\nfind_dependency(Threads)\nfind_dependency(PkgConfig)\npkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)\npkg_check_modules(NGHTTP2 REQUIRED IMPORTED_TARGET libnghttp2)\npkg_check_modules(COMPRESSION REQUIRED IMPORTED_TARGET zlib libbrotlienc libzstd)\npkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)\npkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)\npkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)\nfind_dependency(SQLite3)\nfind_dependency(OpenSSL)\nfind_dependency(nlohmann_json)\ninclude(\${CMAKE_CURRENT_LIST_DIR}/kilnTargets.cmake)\n")
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/kilnConfig.cmake ${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)

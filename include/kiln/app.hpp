@@ -72,6 +72,10 @@ struct RouteOptions {
     // File parts a multipart/form-data body may carry (more: 413). 0: the route takes
     // no files, and nothing sent to it is ever written to disk; fields still work.
     size_t max_files = 0;
+    // Compress this route's text responses on the fly (the server's compression.*
+    // settings say which and how); false: never, e.g. a page that reflects input
+    // next to a secret the masked CSRF token does not cover.
+    bool compress = true;
 };
 
 // Throw from a handler to answer with this status; what() is shown to the client.
@@ -257,6 +261,7 @@ private:
     // when installed with use(): the X-CSRF-Token header or a _csrf field ahead of the
     // files). An empty function: no check.
     size_t max_files(const Request& req) const;
+    bool compresses(const Request& req) const;  // the route's RouteOptions::compress
     std::function<bool(const Form&)> upload_gate(const Request& req) const;
     // A type-erased controller factory (a std::function<C()>), keyed by C's type.
     void set_factory(const std::type_info& type, std::shared_ptr<void> make);

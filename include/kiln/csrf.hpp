@@ -13,7 +13,10 @@ namespace kiln {
 
 inline constexpr std::string_view kCsrfHeader = "X-CSRF-Token";  // for scripts; forms use kCsrfField
 
-// This session's token (created on first use): put it in every form you render.
+// This session's token (created on first use), masked by a fresh one-time pad on every
+// call, so no two pages carry the same bytes and a compressed page that reflects
+// input leaks nothing of it (BREACH): put it in every form you render. Any masking of
+// the session's token is accepted until the session's token changes (log-in).
 std::string csrf_token(Request& req);
 // Middleware: app.use(kiln::csrf_protect()).
 Middleware csrf_protect();

@@ -26,6 +26,7 @@ class Response;
 namespace app {
 class Dispatcher;
 struct Context;
+struct CompressionPolicy;
 }
 
 class Response {
@@ -98,6 +99,9 @@ private:
     http::Response* msg_;
     std::unique_ptr<http::Response> owned_;  // a Response made outside a request
     const std::string* secret_ = nullptr;    // set by App::handle, for signed cookies
+    // Set by the dispatcher for a request whose streamed answer may be compressed.
+    const app::CompressionPolicy* compression_ = nullptr;
+    std::string_view accept_encoding_;
 };
 
 }  // namespace kiln

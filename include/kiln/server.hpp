@@ -37,6 +37,16 @@ struct ServerOptions {
     uint32_t tls_ticket_rotate_s = 12 * 3600;   // session-ticket keys: a new one this often
     bool tls_redirect_http = false;             // plain listeners answer 308 to the https:// address
     std::string tls_generated_pem;              // set by the server: the self-signed pair, handed to workers
+    // On-the-fly compression of text responses (gzip, br, zstd by Accept-Encoding).
+    bool compression = true;
+    size_t compression_min_size = 1024;              // bytes; smaller bodies go as they are
+    std::vector<std::string> compression_types = {  // media types (lower case, no parameters)
+        "text/html", "text/css", "text/plain", "text/javascript", "application/javascript",
+        "application/json", "image/svg+xml", "text/xml", "application/xml", "application/xhtml+xml",
+        "application/manifest+json", "text/markdown", "text/csv"};
+    int compression_gzip_level = 5;    // 1..9
+    int compression_brotli_level = 4;  // 0..11
+    int compression_zstd_level = 3;    // 1..19
     // HTTP/2: h2c by its preface on plain listeners, h2 by ALPN on TLS ones.
     bool http2 = true;
     uint32_t http2_max_streams = 100;           // concurrent streams per connection

@@ -176,6 +176,10 @@ bool guarded_error(const Request& req, Fail& fail, const std::exception_ptr& err
 
 }  // namespace
 
+bool App::compresses(const Request& req) const {
+    return !req.route_ || static_cast<const Route*>(req.route_)->options.compress;
+}
+
 size_t App::max_files(const Request& req) const {
     return req.route_ ? static_cast<const Route*>(req.route_)->options.max_files : 0;
 }

@@ -27,23 +27,75 @@ std::string_view sent_token(Request& req) {
 
 std::string csrf_token(Request& req) {
     Session& s = req.session();
-    if (auto t = s.get(kTokenKey)) return std::string(*t);
-    std::string t = util::random_hex(32);
-    s.set(kTokenKey, t);
-    return t;
+    std::string t;
+    if (auto kept = s.get(kTokenKey)) {
+        t = *kept;
+    } else {
+        t = util::random_hex(32);
+        s.set(kTokenKey, t);
+    }
+    return app::mask_csrf_token(t);
 }
 
 Middleware csrf_protect() { return app::CsrfCheck{}; }
 
 namespace app {
+namespace {
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+bool from_hex(std::string_view hex, unsigned char* out) {
+    for (size_t i = 0; i < hex.size() / 2; ++i) {
+        int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+        if (hi < 0 || lo < 0) return false;
+        out[i] = static_cast<unsigned char>(hi * 16 + lo);
+    }
+    return hex.size() % 2 == 0;
+}
+
+constexpr size_t kMaxTokenBytes = 64;
+}  // namespace
+
+// BREACH: a compressed page that reflects input next to a secret leaks the secret
+// through its size. The page never carries the session's token itself, but a fresh
+// one-time pad and the token XORed with it (as Rails does): hex(pad) hex(pad ^ token).
+std::string mask_csrf_token(std::string_view stored) {
+    unsigned char token[kMaxTokenBytes], pad[kMaxTokenBytes];
+    size_t n = stored.size() / 2;
+    if (n == 0 || n > kMaxTokenBytes || !from_hex(stored, token)) return std::string(stored);
+    util::random_bytes(pad, n);
+    std::string out(4 * n, '\0');
+    util::to_hex(pad, n, out.data());
+    for (size_t i = 0; i < n; ++i) token[i] ^= pad[i];
+    util::to_hex(token, n, out.data() + 2 * n);
+    return out;
+}
+
+bool csrf_token_equal(std::string_view sent, std::string_view stored) {
+    if (sent.size() == 2 * stored.size() && stored.size() % 2 == 0 && stored.size() / 2 <= kMaxTokenBytes) {
+        size_t n = stored.size() / 2;  // masked: pad, then the token under it
+        unsigned char pad[kMaxTokenBytes], masked[kMaxTokenBytes], token[kMaxTokenBytes];
+        if (!from_hex(sent.substr(0, 2 * n), pad) || !from_hex(sent.substr(2 * n), masked) || !from_hex(stored, token))
+            return false;
+        unsigned char diff = 0;
+        for (size_t i = 0; i < n; ++i) diff |= static_cast<unsigned char>((masked[i] ^ pad[i]) ^ token[i]);
+        return diff == 0;
+    }
+    // The token as stored (a client that kept one from before masking, or a header
+    // set by a script that read it from the session some other way).
+    return !sent.empty() && sent.size() == stored.size() && CRYPTO_memcmp(sent.data(), stored.data(), sent.size()) == 0;
+}
 
 void CsrfCheck::operator()(Request& req, Response& res, Next& next) const {
     if (unsafe(req.method())) {
         std::string_view sent = sent_token(req);
         Session* s = req.existing_session();  // no session: no token was ever issued
         auto expected = s ? s->get(kTokenKey) : std::nullopt;
-        if (!expected || sent.size() != expected->size() ||
-            CRYPTO_memcmp(sent.data(), expected->data(), sent.size()) != 0) {
+        if (!expected || !app::csrf_token_equal(sent, *expected)) {
             res.status(403).text("Forbidden: missing or invalid CSRF token\n");
             return;
         }
@@ -59,8 +111,7 @@ bool csrf_token_matches(SessionStore& store, std::string_view session_id, std::s
         !SessionRecord::read(data, entries))
         return false;
     for (const SessionRecord::Entry& e : entries)
-        if (e.key == kTokenKey && e.kind != SessionRecord::Kind::Int)
-            return sent.size() == e.value.size() && CRYPTO_memcmp(sent.data(), e.value.data(), sent.size()) == 0;
+        if (e.key == kTokenKey && e.kind != SessionRecord::Kind::Int) return csrf_token_equal(sent, e.value);
     return false;
 }
 

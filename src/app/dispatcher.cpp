@@ -30,8 +30,24 @@ std::unique_ptr<http::BodySink> Dispatcher::body_sink(http::RequestContext& ctx,
 void Dispatcher::handle(http::RequestContext& ctx, const http::Request&, http::Response& res) {
     auto& c = static_cast<Context&>(ctx);
     c.response.bind(res);
+    begin_compression(c);
     app_.handle(c.request, c.response);
+    end_compression(c);
     c.request.release();
+}
+
+void Dispatcher::begin_compression(Context& c) const {
+    if (!compression_.enabled || !app_.compresses(c.request)) return;
+    c.response.compression_ = &compression_;
+    c.response.accept_encoding_ = c.request.header("accept-encoding").value_or(std::string_view());
+}
+
+void Dispatcher::end_compression(Context& c) const {
+    if (!c.response.compression_) return;
+    http::Response& res = *c.response.msg_;
+    if (!res.streaming() || !res.has_stream()) compress_body(compression_, c.response.accept_encoding_, res);
+    c.response.compression_ = nullptr;
+    c.response.accept_encoding_ = {};
 }
 
 namespace {
@@ -55,6 +71,7 @@ bool Dispatcher::waits(http::RequestContext& ctx) { return app_.waits(static_cas
 void Dispatcher::start(http::RequestContext& ctx, const http::Request&, http::Response& res, http::Completion done) {
     auto& c = static_cast<Context&>(ctx);
     c.response.bind(res);
+    begin_compression(c);
     c.async = std::make_unique<AsyncRun>();
     AsyncRun& run = *c.async;
     run.done = done;
@@ -83,6 +100,7 @@ void Dispatcher::finish_async(Context& c) {
     AsyncRun& run = *c.async;
     if (run.loop) run.loop->deadlines().disarm(run.deadline);
     if (run.timed_out) app_.fail_in_chain(c.request, c.response, 504, "Gateway Timeout", 0);
+    end_compression(c);
     c.request.release();
     http::Completion done = run.done;
     c.async.reset();

@@ -14,6 +14,7 @@
 #include <kiln/request.hpp>
 #include <kiln/response.hpp>
 
+#include "app/compression.hpp"
 #include "http/service.hpp"
 #include "net/async.hpp"
 #include "net/deadline_heap.hpp"
@@ -40,6 +41,8 @@ public:
     Dispatcher(const App& app, uint64_t upload_spool_limit, uint32_t handler_timeout_ms = 0)
         : app_(app), spool_limit_(upload_spool_limit), handler_timeout_ms_(handler_timeout_ms) {}
     virtual ~Dispatcher() = default;
+    // On-the-fly compression (off until set): before the loops start.
+    void set_compression(CompressionPolicy policy) { compression_ = std::move(policy); }
 
     std::unique_ptr<http::RequestContext> new_context() override;
     size_t prepare(http::RequestContext& ctx, const http::Request& req) override;
@@ -61,6 +64,9 @@ private:
     const App& app_;
     uint64_t spool_limit_;
     uint32_t handler_timeout_ms_;  // timeouts.handler_ms: a route without its own deadline
+    CompressionPolicy compression_{.enabled = false};
+    void begin_compression(Context& c) const;  // before the handler
+    void end_compression(Context& c) const;    // after it: a whole body is coded here
 };
 
 }  // namespace kiln::app

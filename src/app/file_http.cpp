@@ -135,7 +135,7 @@ bool not_modified_since(std::string_view header, time_t last_modified) {
 }
 
 AcceptedCodings parse_accept_encoding(std::string_view h) {
-    int br = -1, gzip = -1, star = -1;  // -1: not named
+    int br = -1, gzip = -1, zstd = -1, star = -1;  // -1: not named
     while (!h.empty()) {
         size_t comma = h.find(',');
         std::string_view element = h.substr(0, comma);
@@ -154,11 +154,13 @@ AcceptedCodings parse_accept_encoding(std::string_view h) {
         }
         if (http::iequals(coding, "br")) br = q;
         else if (http::iequals(coding, "gzip") || http::iequals(coding, "x-gzip")) gzip = q;
+        else if (http::iequals(coding, "zstd")) zstd = q;
         else if (coding == "*") star = q;
     }
     AcceptedCodings out;
     out.br = br >= 0 ? br : (star > 0 ? star : 0);
     out.gzip = gzip >= 0 ? gzip : (star > 0 ? star : 0);
+    out.zstd = zstd >= 0 ? zstd : (star > 0 ? star : 0);
     return out;
 }
 

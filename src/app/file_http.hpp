@@ -65,6 +65,7 @@ bool not_modified_since(std::string_view header, time_t last_modified);
 struct AcceptedCodings {
     int br = 0;
     int gzip = 0;
+    int zstd = 0;
 };
 AcceptedCodings parse_accept_encoding(std::string_view header);
 

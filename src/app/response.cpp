@@ -2,6 +2,7 @@
 // (text, html, json, redirect) on top of it.
 #include <kiln/response.hpp>
 
+#include "app/compression.hpp"
 #include "http/response.hpp"
 
 namespace kiln {
@@ -46,7 +47,10 @@ void Response::file(int fd, uint64_t offset, uint64_t length, std::string_view c
 }
 bool Response::has_file() const { return msg_->has_file(); }
 
-void Response::write(std::string_view chunk) { msg_->write(chunk); }
+void Response::write(std::string_view chunk) {
+    if (compression_ && !msg_->streaming()) app::compress_stream(*compression_, accept_encoding_, *msg_);
+    msg_->write(chunk);
+}
 void Response::end() { msg_->end(); }
 bool Response::streaming() const { return msg_->streaming(); }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "http/chars.hpp"
+#include "http/compress.hpp"
 #include "http/parser.hpp"
 
 namespace kiln::http {
@@ -121,14 +122,28 @@ void Response::write(std::string_view chunk) {
         streaming_ = true;
         stream_->begin(*this);
     }
-    stream_->chunk(chunk);
+    if (!encoder_) {
+        stream_->chunk(chunk);
+        return;
+    }
+    coded_.clear();
+    if (!encoder_->write(chunk, &coded_)) throw std::runtime_error("Response::write: the content coding failed");
+    if (stream_) stream_->chunk(coded_);  // (a failed write may have unbound it)
 }
 
 void Response::end() {
     if (!streaming_ || ended_) return;
     ended_ = true;
+    if (!stream_) return;
+    if (encoder_) {
+        coded_.clear();
+        if (encoder_->finish(&coded_)) stream_->chunk(coded_);
+        encoder_.reset();
+    }
     if (stream_) stream_->finish();
 }
+
+void Response::encode_stream(std::unique_ptr<StreamEncoder> encoder) { encoder_ = std::move(encoder); }
 
 void Response::clear() {
     close_ = false;
@@ -147,6 +162,7 @@ void Response::reset(ResponseStream* stream) {
     clear();
     streaming_ = ended_ = aborted_ = false;
     stream_ = stream;
+    encoder_.reset();
 }
 
 }  // namespace kiln::http

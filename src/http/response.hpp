@@ -7,11 +7,14 @@
 // Belongs to the thread running the handler; reused between requests (capacity kept).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "http/compress.hpp"
 
 namespace kiln::http {
 
@@ -56,6 +59,11 @@ public:
     void write(std::string_view chunk);
     void end();
     bool streaming() const { return streaming_; }
+    // Bound to a connection's stream (a streamed write leaves as it is made).
+    bool has_stream() const { return stream_ != nullptr; }
+    // A streamed body coded on its way (the caller sets Content-Encoding): each
+    // write() is coded and flushed, end() adds the coding's trailer. Before the first write.
+    void encode_stream(std::unique_ptr<StreamEncoder> encoder);
 
     std::string_view content_type() const { return content_type_; }
     std::string& body() { return body_; }
@@ -87,6 +95,8 @@ private:
     std::string body_;
     std::vector<std::pair<std::string, std::string>> headers_;
     ResponseStream* stream_ = nullptr;
+    std::unique_ptr<StreamEncoder> encoder_;
+    std::string coded_;  // one write, coded
     int file_fd_ = -1;
     uint64_t file_offset_ = 0;
     uint64_t file_length_ = 0;

@@ -22,7 +22,13 @@ public:
         : Dispatcher(app, o.upload_spool_bytes, o.handler_timeout_ms), app_(app), metrics_(o.metrics_path), health_(o.health_path),
           stats_(stats), sessions_(sessions), draining_(draining),
           checks_(!app.health_checks().empty() || app.remote_session_store()),
-          redirect_http_(o.tls_redirect_http), https_port_(https_port(o)) {}
+          redirect_http_(o.tls_redirect_http), https_port_(https_port(o)) {
+        set_compression(app::CompressionPolicy{.enabled = o.compression,
+                                               .min_size = o.compression_min_size,
+                                               .types = o.compression_types,
+                                               .levels = {o.compression_gzip_level, o.compression_brotli_level,
+                                                          o.compression_zstd_level}});
+    }
 
     // The server's own endpoints never wait, whatever the app's middleware does: the
     // engine then calls handle() for them, below.

@@ -317,6 +317,23 @@ const std::vector<Key>& keys() {
         {"tls.self_signed", [](const Value& v, ServerOptions& o) { return get_bool(v, &o.tls_self_signed); }},
         {"tls.redirect_http", [](const Value& v, ServerOptions& o) { return get_bool(v, &o.tls_redirect_http); }},
         {"http2.enabled", [](const Value& v, ServerOptions& o) { return get_bool(v, &o.http2); }},
+        {"compression.enabled", [](const Value& v, ServerOptions& o) { return get_bool(v, &o.compression); }},
+        integer("compression.min_size", &ServerOptions::compression_min_size, size_t{0}, size_t{1} << 30),
+        {"compression.types",
+         [](const Value& v, ServerOptions& o) {
+             std::vector<std::string> all;
+             if (std::string e = get_list(v, &all); !e.empty()) return e;
+             for (std::string& t : all) {
+                 if (t.empty() || t.find('/') == std::string::npos || t.find_first_of(" ;,") != std::string::npos)
+                     return "'" + t + "' is not a media type such as \"text/html\"";
+                 for (char& ch : t) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
+             }
+             o.compression_types = std::move(all);
+             return std::string();
+         }},
+        integer("compression.gzip_level", &ServerOptions::compression_gzip_level, 1, 9),
+        integer("compression.brotli_level", &ServerOptions::compression_brotli_level, 0, 11),
+        integer("compression.zstd_level", &ServerOptions::compression_zstd_level, 1, 19),
         integer("http2.max_concurrent_streams", &ServerOptions::http2_max_streams, 1u, 10'000u),
         integer("tls.ticket_rotate_s", &ServerOptions::tls_ticket_rotate_s, 1u, 7u * 24 * 3600),
         {"session.store",

@@ -111,6 +111,19 @@ const std::vector<SettingDoc>& table() {
          "what a trusted proxy says came over HTTPS)", [](const O& o) { return std::string(o.tls_redirect_http ? "true" : "false"); }},
         {"tls.ticket_rotate_s", "", "", "session-ticket keys (shared by the node's workers) are replaced this "
          "often; a ticket lives as long", [](const O& o) { return num(o.tls_ticket_rotate_s); }},
+        {"compression.enabled", "", "", "compress text responses on the fly (gzip, br, zstd by Accept-Encoding)",
+         [](const O& o) { return std::string(o.compression ? "true" : "false"); }},
+        {"compression.min_size", "", "", "bodies smaller than this many bytes go as they are",
+         [](const O& o) { return num(o.compression_min_size); }},
+        {"compression.types", "", "", "the media types compressed (HTML, CSS, JS, JSON, SVG, XML, plain text, ...)",
+         [](const O& o) {
+             std::string all;
+             for (const std::string& t : o.compression_types) all += (all.empty() ? "" : ", ") + t;
+             return all;
+         }},
+        {"compression.gzip_level", "", "", "1 (fast) to 9 (small)", [](const O& o) { return num(o.compression_gzip_level); }},
+        {"compression.brotli_level", "", "", "0 (fast) to 11 (small)", [](const O& o) { return num(o.compression_brotli_level); }},
+        {"compression.zstd_level", "", "", "1 (fast) to 19 (small)", [](const O& o) { return num(o.compression_zstd_level); }},
         {"http2.enabled", "", "", "HTTP/2: h2c (prior knowledge, by its preface) on plain listeners, h2 by ALPN "
          "on TLS ones", [](const O& o) { return std::string(o.http2 ? "true" : "false"); }},
         {"http2.max_concurrent_streams", "", "", "streams a client may have open on one HTTP/2 connection",

@@ -44,7 +44,9 @@ auto fields(const ServerOptions& o) {
                     o.database_url, o.database_pool, o.database_statement_timeout_ms, o.proxy_protocol,
                     o.tls_listener, o.tls_cert, o.tls_key, o.tls_certificates, o.tls_self_signed,
                     o.tls_ticket_rotate_s, o.tls_redirect_http, o.session_store, o.redis_url, o.redis_pool,
-                    o.redis_command_timeout_ms, o.redis_prefix, o.lame_duck_ms, o.http2, o.http2_max_streams);
+                    o.redis_command_timeout_ms, o.redis_prefix, o.lame_duck_ms, o.http2, o.http2_max_streams,
+                    o.compression, o.compression_min_size, o.compression_types, o.compression_gzip_level,
+                    o.compression_brotli_level, o.compression_zstd_level);
 }
 
 bool same(const ServerOptions& a, const ServerOptions& b) { return fields(a) == fields(b); }
@@ -56,7 +58,7 @@ bool no_nul(const ServerOptions& o) {
                                  &o.session_cookie, &o.secret, &o.database_url, &o.tls_cert, &o.tls_key,
                                  &o.session_store, &o.redis_url, &o.redis_prefix})
         if (!clean(*s)) return false;
-    for (const auto* list : {&o.also_listen, &o.trusted_proxies, &o.tls_certificates})
+    for (const auto* list : {&o.also_listen, &o.trusted_proxies, &o.tls_certificates, &o.compression_types})
         for (const std::string& s : *list)
             if (!clean(s)) return false;
     for (const auto& [name, value] : o.app_settings)
@@ -164,7 +166,8 @@ void check_setting(std::string_view key, std::string_view text) {
     // The same value from a file. A comma splits a list in the environment but not in
     // a TOML string, TOML holds only UTF-8, and "007" is no TOML integer: those have
     // no file form that is the same value.
-    bool list = key == "listen" || key == "proxy.trusted" || key == "server.trusted_proxies" || key == "tls.certificates";
+    bool list = key == "listen" || key == "proxy.trusted" || key == "server.trusted_proxies" || key == "tls.certificates" ||
+                key == "compression.types";
     if ((list && text.find(',') != text.npos) || !valid_utf8(text)) return;
     if (integer_text(text) && !canonical_integer(text)) return;
     std::string name(key);

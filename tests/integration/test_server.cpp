@@ -249,6 +249,31 @@ int main(int argc, char** argv) {
             throw;
         }
     });
+    // Compression (test_compression.py): a page of n list items, a streamed one, the
+    // same page on a route that turns compression off, and one that says no-transform.
+    auto page = [](kiln::Request& req) {
+        std::string s;
+        long n = bounded_number(req, "n", 100000);
+        for (long i = 0; i < n; ++i) s += "<li>item " + std::to_string(i) + "</li>\n";
+        return s;
+    };
+    app.get("/compress/page", [page](kiln::Request& req, kiln::Response& res) { res.html(page(req)); });
+    app.get("/compress/off", [page](kiln::Request& req, kiln::Response& res) { res.html(page(req)); },
+            kiln::RouteOptions{.compress = false});
+    app.get("/compress/no-transform", [page](kiln::Request& req, kiln::Response& res) {
+        res.header("Cache-Control", "no-transform");
+        res.html(page(req));
+    });
+    // Streamed by a plain handler (HTTP/1.1 streams only those as they are written);
+    // its sleeps between writes block the loop, which the test allows.
+    app.get("/compress/stream", [](kiln::Request& req, kiln::Response& res) {
+        res.header("Content-Type", "text/plain; charset=utf-8");
+        long parts = bounded_number(req, "parts", 50), ms = bounded_number(req, "ms", 1000);
+        for (long i = 0; i < parts; ++i) {
+            res.write("part " + std::to_string(i) + " " + std::string(200, static_cast<char>('a' + i % 26)) + "\n");
+            if (ms) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        }
+    });
     app.get("/big", [](kiln::Request& req, kiln::Response& res) {
         res.text(std::string(static_cast<size_t>(bounded_number(req, "n", kMaxBigBytes)), 'x'));
     });

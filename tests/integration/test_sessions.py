@@ -347,19 +347,28 @@ class CsrfAndFlash(SessionCase):
         r = fetch(self.port, "/guarded/form")
         sid = session_cookie(r)
         token, flash = r.body.decode().split(" ")
-        self.assertRegex(token, r"^[0-9a-f]{64}$")
+        # Masked (BREACH): a one-time pad, then the session's token under it.
+        self.assertRegex(token, r"^[0-9a-f]{128}$")
         self.assertEqual(flash, "")
         cookie = "kiln_sid=" + sid
         self.assertEqual(self.post("/guarded/submit", b"title=x", cookie).status, 403)
         self.assertEqual(self.post("/guarded/submit", b"title=x&_csrf=" + b"0" * 64, cookie).status, 403)
+        self.assertEqual(self.post("/guarded/submit", b"title=x&_csrf=" + b"0" * 128, cookie).status, 403)
+        forged = token[:64] + "%064x" % (int(token[64:], 16) ^ 1)  # one bit of the token changed
+        self.assertEqual(self.post("/guarded/submit", b"title=x&_csrf=" + forged.encode(), cookie).status, 403)
         self.assertEqual(self.post("/guarded/submit", b"title=x&_csrf=" + token.encode(), "kiln_sid=" + "f" * 32).status, 403)
         ok = self.post("/guarded/submit", b"title=first&_csrf=" + token.encode(), cookie)
         self.assertEqual((ok.status, ok.header("location")), (303, "/guarded/form"))
         by_header = self.post("/guarded/submit", b"title=second", cookie, [("X-CSRF-Token", token)])
         self.assertEqual(by_header.status, 303)
-        # The flash shows once (the last one set), then is gone; the token stays.
-        self.assertEqual(fetch(self.port, "/guarded/form", cookie).body.decode(), token + " saved second")
-        self.assertEqual(fetch(self.port, "/guarded/form", cookie).body.decode(), token + " ")
+        # The flash shows once (the last one set), then is gone. The token stays the
+        # session's, under a new pad on every page: the first one still works.
+        again, shown = fetch(self.port, "/guarded/form", cookie).body.decode().split(" ", 1)
+        self.assertEqual(shown, "saved second")
+        self.assertNotEqual(again, token)
+        self.assertEqual(fetch(self.port, "/guarded/form", cookie).body.decode().split(" ", 1)[1], "")
+        self.assertEqual(self.post("/guarded/submit", b"title=third&_csrf=" + again.encode(), cookie).status, 303)
+        self.assertEqual(self.post("/guarded/submit", b"title=fourth&_csrf=" + token.encode(), cookie).status, 303)
 
     def test_logging_in_renews_the_token(self):
         # Security finding 7: the token survived regenerate(), so one seen before a
@@ -368,7 +377,7 @@ class CsrfAndFlash(SessionCase):
         sid, token = session_cookie(r), r.body.decode().split(" ")[0]
         new = fetch(self.port, "/session/login", "kiln_sid=" + sid).body.decode()
         fresh = fetch(self.port, "/guarded/form", "kiln_sid=" + new).body.decode().split(" ")[0]
-        self.assertRegex(fresh, r"^[0-9a-f]{64}$")
+        self.assertRegex(fresh, r"^[0-9a-f]{128}$")
         self.assertNotEqual(fresh, token)
         self.assertEqual(self.post("/guarded/submit", b"title=x&_csrf=" + token.encode(), "kiln_sid=" + new).status, 403)
         self.assertEqual(self.post("/guarded/submit", b"title=x&_csrf=" + fresh.encode(), "kiln_sid=" + new).status, 303)

@@ -42,6 +42,9 @@ endif()
 # --- static files: mime, HTTP-date parsing, range/conditional rules, root confinement, cache ---
 if(TARGET kiln)
   kiln_test(files_test unit/files_test.cpp)
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(CODECS REQUIRED IMPORTED_TARGET zlib libbrotlidec libzstd)  # the decoders, for compress_test
+  kiln_test(compress_test unit/compress_test.cpp DEPS kiln_internal PkgConfig::CODECS)
 endif()
 
 # --- kiln bench, the load client (tools/kiln/bench): parser, options, session parts ---

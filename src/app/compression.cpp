@@ -1,0 +1,93 @@
+#include "app/compression.hpp"
+
+#include <algorithm>
+
+#include "app/file_http.hpp"
+#include "http/parser.hpp"
+
+namespace kiln::app {
+namespace {
+
+std::string_view media_type(std::string_view content_type) {
+    std::string_view t = content_type.substr(0, content_type.find(';'));
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+    return t;
+}
+
+std::string_view content_type_of(const http::Response& res) {
+    if (!res.content_type().empty()) return res.content_type();
+    return res.header("content-type").value_or(std::string_view());
+}
+
+bool has_token(std::string_view list, std::string_view token) {
+    while (!list.empty()) {
+        size_t comma = list.find(',');
+        std::string_view item = list.substr(0, comma);
+        list = comma == list.npos ? std::string_view() : list.substr(comma + 1);
+        while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+        item = item.substr(0, item.find_first_of(" \t=;"));
+        if (http::iequals(item, token)) return true;
+    }
+    return false;
+}
+
+// A response this policy may code, before its size is known.
+bool codable(const CompressionPolicy& p, const http::Response& res) {
+    int s = res.status();
+    if (!p.enabled || s < 200 || s == 204 || s == 206 || s == 304) return false;
+    if (res.header("content-encoding") || res.header("etag")) return false;
+    if (auto cc = res.header("cache-control"); cc && has_token(*cc, "no-transform")) return false;
+    std::string_view type = media_type(content_type_of(res));
+    return std::any_of(p.types.begin(), p.types.end(), [&](const std::string& t) { return http::iequals(t, type); });
+}
+
+void add_vary(http::Response& res) {
+    auto vary = res.header("vary");
+    if (!vary) {
+        res.header("Vary", "Accept-Encoding");
+    } else if (!has_token(*vary, "accept-encoding") && !has_token(*vary, "*")) {
+        res.header("Vary", std::string(*vary) + ", Accept-Encoding");
+    }
+}
+
+}  // namespace
+
+std::vector<std::string> default_compressed_types() {
+    return {"text/html",        "text/css",         "text/plain",    "text/javascript", "application/javascript",
+            "application/json", "image/svg+xml",    "text/xml",      "application/xml", "application/xhtml+xml",
+            "application/manifest+json", "text/markdown", "text/csv"};
+}
+
+http::Coding preferred_coding(std::string_view accept_encoding) {
+    AcceptedCodings a = parse_accept_encoding(accept_encoding);
+    int best = std::max({a.br, a.zstd, a.gzip});
+    if (best <= 0) return http::Coding::Identity;
+    if (a.br == best) return http::Coding::Brotli;  // ties: the smallest output first
+    if (a.zstd == best) return http::Coding::Zstd;
+    return http::Coding::Gzip;
+}
+
+void compress_body(const CompressionPolicy& p, std::string_view accept_encoding, http::Response& res) {
+    if (res.has_file() || res.body().size() < p.min_size || !codable(p, res)) return;
+    add_vary(res);
+    http::Coding c = preferred_coding(accept_encoding);
+    if (c == http::Coding::Identity) return;
+    thread_local std::string coded;
+    coded.clear();
+    if (!http::compress(c, res.body(), p.levels, &coded) || coded.size() >= res.body().size()) return;
+    res.body().swap(coded);
+    res.header("Content-Encoding", http::coding_name(c));
+}
+
+void compress_stream(const CompressionPolicy& p, std::string_view accept_encoding, http::Response& res) {
+    if (!res.has_stream() || res.streaming() || !codable(p, res)) return;
+    add_vary(res);
+    http::Coding c = preferred_coding(accept_encoding);
+    if (c == http::Coding::Identity) return;
+    auto encoder = http::StreamEncoder::make(c, p.levels);
+    if (!encoder) return;
+    res.header("Content-Encoding", http::coding_name(c));
+    res.encode_stream(std::move(encoder));
+}
+
+}  // namespace kiln::app
