@@ -3,15 +3,16 @@
 //  - GET and HEAD only (HEAD: the same head, no body); other methods get 405 with Allow.
 //  - Content-Type from the extension (text types with "; charset=utf-8"), else
 //    application/octet-stream. ETag is strong, from size and mtime (nanoseconds):
-//    "\"<size hex>-<mtime ns hex>[-br|-gzip]\""; Last-Modified is the mtime.
+//    "\"<size hex>-<mtime ns hex>[-br|-zstd|-gzip]\""; Last-Modified is the mtime.
 //  - If-None-Match (list, "*", weak comparison) wins over If-Modified-Since; a hit is
 //    304 with ETag, Last-Modified, Cache-Control and Vary, no body.
 //  - One range ("bytes=a-b", "a-", "-n") is 206 with Content-Range; past the end is
 //    416 with "Content-Range: bytes */size"; several ranges, a malformed header or an
 //    If-Range that does not match (strong ETag or exact date) give the whole file (200).
 //    Ranges apply to the representation sent, the precompressed one included.
-//  - "x.css.br" / "x.css.gz" beside "x.css" are sent with Content-Encoding when the
-//    client's Accept-Encoding allows (highest q wins, br on a tie); every answer for a
+//  - "x.css.br" / "x.css.zst" / "x.css.gz" beside "x.css" are sent with Content-Encoding
+//    when the client's Accept-Encoding allows (highest q wins; br, then zstd, on a tie);
+//    files are never compressed on the fly (make the siblings at build time); every answer for a
 //    file that has such a sibling carries "Vary: Accept-Encoding".
 //  - A directory path ending in '/' serves `index`; without the '/', 301 to the form
 //    with it (query kept). Missing or not a regular file: 404. Permission denied: 403
@@ -33,7 +34,7 @@ namespace kiln {
 struct FileOptions {
     std::string cache_control = "public, max-age=3600";  // empty: no Cache-Control header
     std::string index = "index.html";                    // served for a directory; empty: 404
-    bool precompressed = true;                           // serve .br/.gz siblings when accepted
+    bool precompressed = true;                           // serve .br/.zst/.gz siblings when accepted
     bool dotfiles = false;                               // serve names starting with '.' (".env", ".git/")
     size_t memory_max_file = 64 * 1024;                  // files up to this size stay in memory (0: none)
     size_t memory_max_total = 32 * 1024 * 1024;          // per worker process

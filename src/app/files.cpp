@@ -8,6 +8,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <memory>
 #include <stdexcept>
@@ -214,8 +215,9 @@ void FileServer::choose_coding(const Request& req, Selected& s) {
         const char* suffix;
         std::string_view name;
         int q;
-    } order[2] = {{".br", "br", acc.br}, {".gz", "gzip", acc.gzip}};
-    if (acc.gzip > acc.br) std::swap(order[0], order[1]);
+    } order[3] = {{".br", "br", acc.br}, {".zst", "zstd", acc.zstd}, {".gz", "gzip", acc.gzip}};
+    // The client's qvalues first; among equals br, zstd, gzip (the smallest first).
+    std::stable_sort(std::begin(order), std::end(order), [](const Candidate& a, const Candidate& b) { return a.q > b.q; });
     for (const Candidate& c : order) {
         std::string sibling = s.rel + c.suffix;
         if (c.q > 0) {

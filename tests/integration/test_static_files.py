@@ -18,6 +18,7 @@ import harness
 from harness import build_request
 
 SECRET = b"TOP-SECRET-" + os.urandom(8).hex().encode()
+SVG = b"<svg xmlns=\"http://www.w3.org/2000/svg\">" + b"<rect width=\"1\" height=\"1\"/>" * 200 + b"</svg>\n"
 CSS = b"body { color: #c00; }\n" * 40
 BIG_SIZE = 5 * 1024 * 1024
 ETAG = re.compile(r'^"[0-9a-f]+-[0-9a-f]+(-br|-gzip)?"$')
@@ -60,6 +61,9 @@ class StaticFiles(harness.ServerTestCase):
         write(os.path.join(r, "style.css.br"), b"BR:" + CSS[:100])  # the server never decodes it
         write(os.path.join(r, "app.js"), b"console.log('identity');\n")
         write(os.path.join(r, "app.js.gz"), gzip.compress(b"console.log('identity');\n"))
+        write(os.path.join(r, "map.svg"), SVG)  # with zstd and gzip siblings (the server never decodes them)
+        write(os.path.join(r, "map.svg.zst"), b"ZSTD:" + SVG[:50])
+        write(os.path.join(r, "map.svg.gz"), gzip.compress(SVG))
         write(os.path.join(r, "docs", "index.html"), b"<p>docs</p>")
         write(os.path.join(r, "my dir", "index.html"), b"spaced")
         write(os.path.join(r, "a b.txt"), b"space in name")
@@ -279,6 +283,20 @@ class StaticFiles(harness.ServerTestCase):
         self.assertEqual((r.header("Content-Encoding"), r.header_tokens("Vary")), (None, ["accept-encoding"]))
         r = self.get("/raw/style.css", [("Accept-Encoding", "br, gzip")])  # precompressed = false
         self.assertEqual((r.body, r.header("Content-Encoding"), r.header("Vary")), (CSS, None, None))
+
+    def test_a_zstd_sibling(self):
+        cases = {"gzip, deflate, br, zstd": "zstd", "gzip, zstd;q=0.5": "gzip", "zstd": "zstd", "br": None,
+                 "*": "zstd"}
+        for accept, coding in cases.items():
+            r = self.get("/static/map.svg", [("Accept-Encoding", accept)])
+            self.assertEqual((r.status, r.header("Content-Encoding")), (200, coding), accept)
+            self.assertEqual(r.header_tokens("Vary"), ["accept-encoding"], accept)
+            want = {"zstd": b"ZSTD:" + SVG[:50], "gzip": gzip.compress(SVG), None: SVG}[coding]
+            if coding != "gzip":  # gzip's bytes carry a time stamp: compare decoded
+                self.assertEqual(r.body, want, accept)
+            else:
+                self.assertEqual(gzip.decompress(r.body), SVG, accept)
+        self.assertTrue(self.get("/static/map.svg", [("Accept-Encoding", "zstd")]).header("ETag").endswith('-zstd"'))
 
     def test_each_coding_has_its_own_etag_and_304(self):
         ident = self.get("/static/style.css").header("ETag")
