@@ -1,6 +1,6 @@
 // Which responses kiln compresses on the fly, and with what (the codings are
 // http/compress's). Text types of compression.min_size or more, by the client's
-// Accept-Encoding (its qvalues; br, then zstd, then gzip when they tie), with
+// Accept-Encoding (its qvalues; zstd, then br, then gzip when they tie), with
 // `Vary: Accept-Encoding` on every response whose coding could have differed. Never a
 // response that says `Cache-Control: no-transform`, has a Content-Encoding already,
 // carries a validator (an ETag: static files, whose precompressed siblings are the

@@ -48,8 +48,8 @@ class Compression(harness.ServerTestCase):
         self.assertEqual(zlib.decompress(r.body, 16 + zlib.MAX_WBITS), page(500))
 
     def test_br_and_zstd_by_preference_and_qvalues(self):
-        for accept, coding in (("gzip, deflate, br, zstd", "br"), ("gzip, zstd", "zstd"),
-                               ("br;q=0.2, gzip;q=0.8", "gzip"), ("*", "br")):
+        for accept, coding in (("gzip, deflate, br, zstd", "zstd"), ("gzip, deflate, br", "br"),
+                               ("br;q=0.2, gzip;q=0.8", "gzip"), ("*", "zstd"), ("zstd;q=0.5, br", "br")):
             headers, body, wire = curl(self.port, "/compress/page?n=500", accept)
             self.assertEqual(headers.get("content-encoding"), coding, accept)
             self.assertEqual(body, page(500), accept)

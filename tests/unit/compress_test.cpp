@@ -105,12 +105,13 @@ TEST(Negotiation, TheClientsQvaluesThenTheSmallestOutput) {
     using kiln::app::preferred_coding;
     EXPECT_EQ(preferred_coding(""), Coding::Identity);  // no header: nothing is guessed
     EXPECT_EQ(preferred_coding("gzip"), Coding::Gzip);
-    EXPECT_EQ(preferred_coding("gzip, deflate, br, zstd"), Coding::Brotli);
+    EXPECT_EQ(preferred_coding("gzip, deflate, br, zstd"), Coding::Zstd);  // ties: the cheapest good one
+    EXPECT_EQ(preferred_coding("gzip, deflate, br"), Coding::Brotli);
     EXPECT_EQ(preferred_coding("gzip, zstd"), Coding::Zstd);
     EXPECT_EQ(preferred_coding("br;q=0.5, gzip;q=0.9"), Coding::Gzip);
     EXPECT_EQ(preferred_coding("br;q=0, gzip;q=0"), Coding::Identity);
-    EXPECT_EQ(preferred_coding("*"), Coding::Brotli);
-    EXPECT_EQ(preferred_coding("*;q=0.1, br;q=0"), Coding::Zstd);
+    EXPECT_EQ(preferred_coding("*"), Coding::Zstd);
+    EXPECT_EQ(preferred_coding("*;q=0.1, zstd;q=0"), Coding::Brotli);
     EXPECT_EQ(preferred_coding("identity"), Coding::Identity);
 }
 
