@@ -17,7 +17,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -27,9 +26,11 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "cluster"))
+sys.path.insert(0, os.path.join(ROOT, "bench", "lib"))
 
 from test_blog import Client  # noqa: E402
 from test_cluster import HAProxy, Node, can_connect, wait_until  # noqa: E402
+from servers import free_port  # noqa: E402
 
 DURATION = int(os.environ.get("DURATION", "10"))
 WARMUP = int(os.environ.get("WARMUP", "3"))
@@ -38,14 +39,6 @@ CONNS = int(os.environ.get("CONNS", "32"))
 BUILD = os.path.realpath(os.environ.get("KILN_BUILD", os.path.join(ROOT, "build")))
 OUT = os.environ.get("OUT", os.path.join(ROOT, "bench", "results", "cluster.md"))
 HZ = os.sysconf("SC_CLK_TCK")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def tree_ticks(root_pid):

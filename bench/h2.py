@@ -8,8 +8,6 @@ root). Reports requests/s and each server's own CPU time per 1,000 requests
 import os
 import re
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -18,8 +16,10 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "bench", "lib"))
 
 from cluster import tree_ticks, HZ  # noqa: E402
+from servers import free_port, machine, nginx_conf, self_signed, start, start_nginx, stop_all  # noqa: E402
 
 DURATION = int(os.environ.get("DURATION", "10"))
 WARMUP = int(os.environ.get("WARMUP", "2"))
@@ -30,27 +30,6 @@ PUBLIC = os.path.join(ROOT, "examples", "generic", "public")
 # (label, path, kiln binary, connections, streams per connection)
 LOADS = [("small response (13 B)", "/plaintext", "hello", 8, 32),
          ("static file (100 KiB)", "/servers.jpg", "generic", 8, 8)]
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def wait_port(port, proc):
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit("h2.py: a server exited at start")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit("h2.py: a server did not start")
 
 
 def h2load(url, conns, streams, seconds):
@@ -67,69 +46,31 @@ def h2load(url, conns, streams, seconds):
     return ok, done - ok
 
 
-def start(cmd, port, procs, name, **kw):
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, **kw)
-    procs.append((name, p))
-    wait_port(port, p)
-    return p
-
-
 def main():
     tmp = tempfile.mkdtemp(prefix="kiln-bench-h2-")
-    cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                    "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=localhost"], check=True,
-                   capture_output=True)
+    cert, key = self_signed(tmp)
     procs = []
     env = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
     rows = []
     try:
         # One kiln process per (binary, transport); one nginx with four listeners.
+        ports = {"nginx h2": free_port(), "nginx h2c": free_port()}
         kiln = {}
         for binary in ("hello", "generic"):
             for tls in (True, False):
                 port = free_port()
                 extra = ["--tls-cert", cert, "--tls-key", key] if tls else []
                 p = start([os.path.join(BUILD, "bin", binary), "--port", str(port), "--workers", "0", "--threads",
-                           "1", *extra], port, procs, "kiln " + binary, env=env, cwd=ROOT)
+                           "1", *extra], port, procs, "kiln " + binary, "h2.py", env=env, cwd=ROOT)
                 kiln[(binary, tls)] = (port, p.pid)
-        ports = {"nginx h2": free_port(), "nginx h2c": free_port()}
-        os.makedirs(os.path.join(tmp, "nginx"))
-        conf = os.path.join(tmp, "nginx.conf")
-        with open(conf, "w") as f:
-            f.write("""worker_processes 1;
-daemon off;
-master_process on;
-pid %(tmp)s/nginx.pid;
-error_log %(tmp)s/error.log warn;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    server_tokens off;
-    sendfile on;
-    tcp_nopush on;
-    keepalive_requests 100000000;
-    http2_max_requests 100000000;
-    client_body_temp_path %(tmp)s/nginx;
-    proxy_temp_path %(tmp)s/nginx;
-    fastcgi_temp_path %(tmp)s/nginx;
-    uwsgi_temp_path %(tmp)s/nginx;
-    scgi_temp_path %(tmp)s/nginx;
-    types { image/jpeg jpg; text/css css; }
-    ssl_protocols TLSv1.2 TLSv1.3;
-    ssl_certificate %(cert)s;
-    ssl_certificate_key %(key)s;
+        conf = nginx_conf(tmp, cert, key, """    http2_max_requests 100000000;
     server {
         listen 127.0.0.1:%(h2)d ssl http2;
         listen 127.0.0.1:%(h2c)d http2;
         root %(root)s;
         location = /plaintext { default_type text/plain; return 200 "Hello, World!"; }
-    }
-}
-""" % {"tmp": tmp, "cert": cert, "key": key, "h2": ports["nginx h2"], "h2c": ports["nginx h2c"], "root": PUBLIC})
-        user = ["-g", "user root;"] if os.geteuid() == 0 else []
-        ng = start(["nginx", "-p", tmp, "-c", conf, "-e", os.path.join(tmp, "error.log"), *user], ports["nginx h2"],
-                   procs, "nginx")
+    }""" % {"h2": ports["nginx h2"], "h2c": ports["nginx h2c"], "root": PUBLIC})
+        ng = start_nginx(tmp, conf, ports["nginx h2"], procs, "h2.py")
 
         for label, path, binary, conns, streams in LOADS:
             for tls in (True, False):
@@ -156,21 +97,13 @@ http {
                     rows.append((label, "h2 (TLS)" if tls else "h2c", name, *med[name],
                                  med[name][0] / med["nginx"][0], med[name][1] / med["nginx"][1]))
     finally:
-        for _, p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-                try:
-                    p.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    os.killpg(p.pid, signal.SIGKILL)
+        stop_all(procs)
         shutil.rmtree(tmp, ignore_errors=True)
     write(rows)
 
 
 def write(rows):
-    cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    commit = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True,
-                            text=True).stdout.strip()
+    cpu_model, commit = machine()
     nginx = subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip()
     h2load = subprocess.run(["h2load", "--version"], capture_output=True, text=True).stdout.strip()
     out = ["# HTTP/2: kiln and nginx under h2load", "",

@@ -8,8 +8,6 @@ bench/tls.sh runs this."""
 import os
 import re
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -18,8 +16,10 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "bench", "lib"))
 
 from cluster import tree_ticks, HZ  # noqa: E402
+from servers import free_port, machine, nginx_conf, self_signed, start, start_nginx, stop_all  # noqa: E402
 
 DURATION = int(os.environ.get("DURATION", "10"))
 WARMUP = int(os.environ.get("WARMUP", "3"))
@@ -29,27 +29,6 @@ BUILD = os.path.realpath(os.environ.get("KILN_BUILD", os.path.join(ROOT, "build"
 OUT = os.environ.get("OUT", os.path.join(ROOT, "bench", "results", "tls.md"))
 PUBLIC = os.path.join(ROOT, "examples", "generic", "public")
 FILES = [("servers.jpg (100 KiB)", "/servers.jpg"), ("bootstrap.css (200 KiB)", "/bootstrap.css")]
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def wait_port(port, proc):
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit("tls.py: a server exited at start")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit("tls.py: a server did not start")
 
 
 def wrk(url, seconds):
@@ -64,55 +43,19 @@ def wrk(url, seconds):
 
 def main():
     tmp = tempfile.mkdtemp(prefix="kiln-bench-tls-")
-    cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                    "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=localhost"], check=True,
-                   capture_output=True)
+    cert, key = self_signed(tmp)
     procs = []
     ports = {n: free_port() for n in ("kiln http", "kiln https", "nginx http", "nginx https")}
     env = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
     try:
         generic = os.path.join(BUILD, "bin", "generic")
         for name, extra in (("kiln http", []), ("kiln https", ["--tls-cert", cert, "--tls-key", key])):
-            p = subprocess.Popen([generic, "--port", str(ports[name]), "--workers", "0", "--threads", "1", *extra],
-                                 env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                 start_new_session=True)
-            procs.append((name, p))
-            wait_port(ports[name], p)
-        os.makedirs(os.path.join(tmp, "nginx"))
-        conf = os.path.join(tmp, "nginx.conf")
-        with open(conf, "w") as f:
-            f.write("""worker_processes 1;
-daemon off;
-master_process on;
-pid %(tmp)s/nginx.pid;
-error_log %(tmp)s/error.log warn;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    server_tokens off;
-    sendfile on;
-    tcp_nopush on;
-    keepalive_requests 100000000;
-    client_body_temp_path %(tmp)s/nginx;
-    proxy_temp_path %(tmp)s/nginx;
-    fastcgi_temp_path %(tmp)s/nginx;
-    uwsgi_temp_path %(tmp)s/nginx;
-    scgi_temp_path %(tmp)s/nginx;
-    types { image/jpeg jpg; text/css css; }
-    ssl_protocols TLSv1.2 TLSv1.3;
-    ssl_certificate %(cert)s;
-    ssl_certificate_key %(key)s;
-    server { listen 127.0.0.1:%(http)d; root %(root)s; }
-    server { listen 127.0.0.1:%(https)d ssl; root %(root)s; }
-}
-""" % {"tmp": tmp, "cert": cert, "key": key, "http": ports["nginx http"], "https": ports["nginx https"],
-       "root": PUBLIC})
-        user = ["-g", "user root;"] if os.geteuid() == 0 else []
-        p = subprocess.Popen(["nginx", "-p", tmp, "-c", conf, "-e", os.path.join(tmp, "error.log"), *user],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        procs.append(("nginx", p))
-        wait_port(ports["nginx https"], p)
+            start([generic, "--port", str(ports[name]), "--workers", "0", "--threads", "1", *extra], ports[name],
+                  procs, name, "tls.py", env=env, cwd=ROOT)
+        conf = nginx_conf(tmp, cert, key, """    server { listen 127.0.0.1:%(http)d; root %(root)s; }
+    server { listen 127.0.0.1:%(https)d ssl; root %(root)s; }""" % {
+            "http": ports["nginx http"], "https": ports["nginx https"], "root": PUBLIC})
+        p = start_nginx(tmp, conf, ports["nginx https"], procs, "tls.py")
         pid_of = {"kiln http": procs[0][1].pid, "kiln https": procs[1][1].pid, "nginx http": p.pid, "nginx https": p.pid}
 
         rows = []
@@ -139,21 +82,13 @@ http {
                 bad = sum(r[2] for r in results[name])
                 rows.append((label, name, rps, rps * size / (1 << 20), cpu, bad))
     finally:
-        for _, p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-                try:
-                    p.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    os.killpg(p.pid, signal.SIGKILL)
+        stop_all(procs)
         shutil.rmtree(tmp, ignore_errors=True)
     write(rows)
 
 
 def write(rows):
-    cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    commit = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True,
-                            text=True).stdout.strip()
+    cpu_model, commit = machine()
     nginx = subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip()
     openssl = subprocess.run(["openssl", "version"], capture_output=True, text=True).stdout.strip()
     out = ["# HTTPS against HTTP: static files", "",

@@ -12,16 +12,11 @@
 #include "http/forwarded.hpp"
 #include "http/proxy_protocol.hpp"
 #include "http/server.hpp"
+#include "util/clock.hpp"
 #include "http/url.hpp"
 
 namespace kiln::http {
 namespace {
-uint64_t monotonic_us() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1'000'000 + static_cast<uint64_t>(ts.tv_nsec) / 1000;
-}
-
 constexpr size_t kReadChunk = 4096;
 constexpr size_t kOwnBodyThreshold = 64 * 1024;  // larger bodies are moved, not copied
 constexpr size_t kStreamFlushThreshold = 64 * 1024;
@@ -237,7 +232,7 @@ void Connection::process() {
                 return;
             }
             a_->head_len = r.consumed;
-            if (srv_.observer_) a_->started_us = monotonic_us();
+            if (srv_.observer_) a_->started_us = util::monotonic_us();
             find_client();
             if (srv_.cfg_.rate_table && srv_.cfg_.rate > 0) {  // limits.rate, before any work for it
                 RateTable::Decision d =
@@ -596,7 +591,7 @@ void Connection::write_response(Response& res) {
 
 void Connection::observe(const Request* req, int status, uint64_t body_bytes) {
     if (!srv_.observer_) return;
-    uint64_t elapsed = a_->started_us ? monotonic_us() - a_->started_us : 0;
+    uint64_t elapsed = a_->started_us ? util::monotonic_us() - a_->started_us : 0;
     srv_.observer_->on_response({req, status, body_bytes, elapsed, client_});
     a_->started_us = 0;
 }

@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <ctime>
 #include <memory>
 #include <string>
 #include <utility>
@@ -17,15 +16,10 @@
 #include "http/forwarded.hpp"
 #include "http/serializer.hpp"
 #include "http/server.hpp"
+#include "util/clock.hpp"
 
 namespace kiln::http {
 namespace {
-
-uint64_t monotonic_us() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1'000'000 + static_cast<uint64_t>(ts.tv_nsec) / 1000;
-}
 
 // The abuse budget: frames that cost the server work and ask it for nothing. A
 // browser spends a few; a flood of resets, pings or settings spends it in a second.
@@ -417,7 +411,7 @@ H2Stream* H2Session::new_stream(int32_t id) {
     first_ = st;
     ++open_streams_;
     ++receiving_;
-    if (srv_.observer_) st->started_us = monotonic_us();
+    if (srv_.observer_) st->started_us = util::monotonic_us();
     return st;
 }
 
@@ -668,7 +662,7 @@ void H2Session::respond(H2Stream& st) {
 
 void H2Session::observe(H2Stream& st, int status, uint64_t bytes) {
     if (!srv_.observer_) return;
-    uint64_t elapsed = st.started_us ? monotonic_us() - st.started_us : 0;
+    uint64_t elapsed = st.started_us ? util::monotonic_us() - st.started_us : 0;
     srv_.observer_->on_response({&st.ex->request, status, bytes, elapsed, st.ex->request.client()});
 }
 

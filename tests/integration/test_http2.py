@@ -93,6 +93,22 @@ def tls_context(alpn):
 # A client on the h2 state machine
 
 
+class Socketed:
+    """A client with a socket (self.sock): a context manager that closes it."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
 class Stream:
     """One request's answer as the client saw it."""
 
@@ -117,7 +133,7 @@ class Stream:
             self.id, self.status, self.ended, self.reset, self.headers, bytes(self.body[:80]))
 
 
-class H2Client:
+class H2Client(Socketed):
     """One HTTP/2 connection (h2c with prior knowledge, or h2 over TLS by ALPN)."""
 
     def __init__(self, port, tls=False, timeout=harness.READ_TIMEOUT):
@@ -140,17 +156,6 @@ class H2Client:
         self.flush()
         self.pump(lambda: self.settings_seen, what="the server's SETTINGS")
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
 
     def flush(self):
         data = self.conn.data_to_send()
@@ -302,7 +307,7 @@ def request_block(path):
     return b"\x82\x86" + literal(4, path) + literal(1, "127.0.0.1")  # :method GET, :scheme http, :path, :authority
 
 
-class RawH2:
+class RawH2(Socketed):
     """A connection that writes frames as given (hyperframe) and reads what comes back:
     headers (decoded with its own HPACK decoder), data, resets and GOAWAYs."""
 
@@ -324,17 +329,6 @@ class RawH2:
         self.sent = 0            # bytes sent (until the server closed)
         self.send(PREFACE + SettingsFrame(0, settings={SettingsFrame.ENABLE_PUSH: 0}).serialize())
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
 
     def send(self, data):
         """True if all of data was sent; False if the server had closed."""
