@@ -80,6 +80,7 @@ kiln_layer(kiln_app
   app/request.cpp
   app/response.cpp
   app/compression.cpp
+  app/event_stream.cpp
   app/router.cpp
   app/app.cpp
   app/session.cpp

@@ -6,6 +6,7 @@
 #include <kiln/csrf.hpp>
 #include <kiln/db.hpp>
 #include <kiln/escape.hpp>
+#include <kiln/event_stream.hpp>
 #include <kiln/files.hpp>
 #include <kiln/form.hpp>
 #include <kiln/form_reader.hpp>

@@ -90,6 +90,7 @@ public:
 
 private:
     friend class App;
+    friend class EventStream;
     friend class app::Dispatcher;
     friend struct app::Context;
     struct Unowned {};

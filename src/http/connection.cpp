@@ -488,6 +488,9 @@ void Connection::hold(Exchange* ex, size_t consumed) {
 void Connection::start_waiting(std::string_view body, size_t consumed) {
     Exchange* ex = new_exchange(body);
     ex->waiting = true;
+    // On this loop, with the connection to itself: a streamed response leaves as it
+    // is written (server-sent events), unbound again if the connection closes first.
+    ex->response.reset(this);
     hold(ex, consumed);
     ex->starting = true;
     srv_.service_.start(*ex->context, ex->request, ex->response, {&Connection::on_waited, ex});
@@ -530,6 +533,15 @@ void Connection::finish_exchange(Exchange* ex) {
     a_->ex = nullptr;
     a_->in = std::move(ex->buffer);
     Response& res = ex->response;
+    if (res.streaming() && res.has_stream()) {  // a coroutine's stream: its head and chunks are out
+        srv_.count_request();
+        if (res.aborted()) a_->keep_alive = false;  // cut short: the client sees no clean end
+        else res.end();
+        observe(&ex->request, res.status(), a_->streamed);
+        delete ex;
+        finish_request(a_->pending_consumed);
+        return;
+    }
     if (res.aborted()) {  // nothing was sent yet: a proper 500 is still possible
         res.clear();
         res.status(500);
@@ -612,6 +624,7 @@ void Connection::begin(Response& res) {
     // HEAD gets the head a GET would get (RFC 9110 §9.3.2), and no body.
     a_->stream_framing = a_->head_only ? Framing::NoBody : announced;
     write_head(res, announced, 0);
+    schedule_flush();  // the head leaves now, even before a byte of the body
 }
 
 void Connection::chunk(std::string_view data) {
@@ -630,6 +643,7 @@ void Connection::chunk(std::string_view data) {
         a_->out.append(data, pool);
     }
     if (a_->out.size() >= kStreamFlushThreshold) flush();
+    else schedule_flush();  // a handler that waits between writes: each leaves this iteration
 }
 
 void Connection::finish() {
@@ -773,6 +787,7 @@ void Connection::close_now() {
     if (a_) {
         if (a_->ex) {  // the handler still runs: its exchange outlives us and frees itself
             if (a_->ex->waiting) srv_.service_.cancel(*a_->ex->context);  // its waits end now
+            a_->ex->response.unbind();  // its later writes go nowhere
             a_->ex->connection = nullptr;
             a_->ex = nullptr;
         }
@@ -884,7 +899,8 @@ void Connection::deferred_flush(void* connection) {
         delete c;  // closed since: nothing else names it
         return;
     }
-    c->h2_flush();
+    if (c->h2_) c->h2_flush();
+    else if (c->a_) c->flush();  // (an idle connection gave its buffers back: nothing waits)
 }
 
 }  // namespace kiln::http

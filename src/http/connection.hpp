@@ -85,6 +85,7 @@ public:
     void begin(Response& res) override;
     void chunk(std::string_view data) override;
     void finish() override;
+    size_t buffered() const override { return a_ ? a_->out.size() : 0; }
 
 private:
     friend class Server;
@@ -138,7 +139,7 @@ private:
     void h2_read();
     bool h2_receive();  // what `in` holds, to h2_; false if the connection is ending
     void h2_flush();    // frames out until the socket or nghttp2 has no more room
-    void schedule_flush();  // an h2_flush at the end of this loop iteration
+    void schedule_flush();  // a flush (h2_flush) at the end of this loop iteration
     static void deferred_flush(void* connection);
 
     // Kept while idle: what outlives one request.

@@ -93,6 +93,7 @@ struct H2Stream final : ResponseStream {
     void begin(Response& res) override;
     void chunk(std::string_view data) override;
     void finish() override;
+    size_t buffered() const override { return pending.size() - pending_off; }
 };
 
 // nghttp2's callbacks, as members of nobody: each finds its session in user_data.

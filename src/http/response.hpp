@@ -26,6 +26,8 @@ public:
     virtual void begin(Response& res) = 0;         // send the head
     virtual void chunk(std::string_view data) = 0;  // send part of the body
     virtual void finish() = 0;                      // end of body
+    // Bytes written but not yet taken by the socket (a slow reader's backlog).
+    virtual size_t buffered() const { return 0; }
 protected:
     ~ResponseStream() = default;
 };
@@ -61,6 +63,8 @@ public:
     bool streaming() const { return streaming_; }
     // Bound to a connection's stream (a streamed write leaves as it is made).
     bool has_stream() const { return stream_ != nullptr; }
+    // What the stream holds that the client has not read yet.
+    size_t buffered() const { return stream_ ? stream_->buffered() : 0; }
     // A streamed body coded on its way (the caller sets Content-Encoding): each
     // write() is coded and flushed, end() adds the coding's trailer. Before the first write.
     void encode_stream(std::unique_ptr<StreamEncoder> encoder);

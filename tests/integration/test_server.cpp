@@ -274,6 +274,47 @@ int main(int argc, char** argv) {
             if (ms) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
         }
     });
+    // Server-sent events (test_sse.py): n events ms apart, resuming after Last-Event-ID;
+    // a flood of kb-KiB events for a client that does not read; counts of each end.
+    static std::atomic<long> events_done{0}, events_cut{0};
+    app.get("/events", [](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
+        kiln::EventStream events = kiln::event_stream(res);
+        long n = bounded_number(req, "n", 1000), ms = bounded_number(req, "ms", kMaxSleepMs), first = 0;
+        if (auto seen = kiln::last_event_id(req)) {
+            long id = 0;
+            auto [p, ec] = std::from_chars(seen->data(), seen->data() + seen->size(), id);
+            if (ec == std::errc() && p == seen->data() + seen->size()) first = id + 1;
+        }
+        events.retry(std::chrono::milliseconds(1500));
+        try {
+            for (long i = first; i < first + n; ++i) {
+                events.send("line one\nline two " + std::to_string(i), "tick", std::to_string(i));
+                events.comment("heartbeat");
+                co_await kiln::sleep(std::chrono::milliseconds(ms));
+            }
+        } catch (const kiln::Cancelled&) {
+            ++events_cut;
+            throw;
+        }
+        ++events_done;
+    });
+    app.get("/events/flood", [](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
+        kiln::EventStream events = kiln::event_stream(res);
+        std::string blob(static_cast<size_t>(bounded_number(req, "kb", 1024)) * 1024, 'e');
+        try {
+            for (int i = 0; i < 100000; ++i) {  // bounded: 100,000 events, or the cut
+                events.send(blob);
+                co_await kiln::sleep(std::chrono::milliseconds(1));
+            }
+        } catch (const kiln::Cancelled&) {
+            ++events_cut;
+            throw;
+        }
+        ++events_done;
+    });
+    app.get("/events/stats", [](kiln::Request&, kiln::Response& res) {
+        res.text("done=" + std::to_string(events_done.load()) + " cut=" + std::to_string(events_cut.load()));
+    });
     app.get("/big", [](kiln::Request& req, kiln::Response& res) {
         res.text(std::string(static_cast<size_t>(bounded_number(req, "n", kMaxBigBytes)), 'x'));
     });

@@ -23,7 +23,8 @@ if(TARGET kiln)
   endif()
 
   foreach(_name keepalive pipelining bodies bad_requests byte_by_byte routing timeouts hello supervisor static_files
-                config access_log metrics hybrid listen sessions uploads bench coroutines proxies tls http2 compression)
+                config access_log metrics hybrid listen sessions uploads bench coroutines proxies tls http2 compression
+                sse)
     add_test(NAME integration_${_name}
              COMMAND ${_kiln_py} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_${_name}.py ${_kiln_it_args})
     # Each script bounds its own waits; this is the backstop.
