@@ -17,6 +17,7 @@ endif()
 kiln_test(multipart_test unit/multipart_test.cpp DEPS kiln_proto_internal)
 kiln_test(form_test unit/form_test.cpp DEPS kiln_proto_internal)
 kiln_test(cookie_test unit/cookie_test.cpp DEPS kiln_proto_internal)
+kiln_test(ws_frame_test unit/ws_frame_test.cpp DEPS kiln_proto_internal)
 # --- end of protocol-layer tests; other tests are appended below ---
 
 # --- engine and app (need the whole library) ---
