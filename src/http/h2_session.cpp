@@ -86,7 +86,6 @@ struct H2Stream final : ResponseStream {
     uint64_t file_off = 0, file_left = 0;
     std::string pending;  // streamed bytes not yet framed
     size_t pending_off = 0;
-    uint64_t sent = 0;     // body bytes framed
     uint64_t written = 0;  // body bytes a streamed response was given
     char status[3];
 
@@ -225,7 +224,6 @@ struct H2Callbacks {
             out.note_appended(9 + length);
             st->file_off += length;
             st->file_left -= length;
-            st->sent += length;
             return 0;
         }
         out.append(view(framehd, 9), pool);
@@ -245,7 +243,6 @@ struct H2Callbacks {
             case H2Stream::Source::File:  // above
             case H2Stream::Source::None: break;
         }
-        st->sent += length;
         return 0;
     }
 
