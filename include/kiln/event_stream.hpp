@@ -3,7 +3,7 @@
 // browser's EventSource reconnects by itself and says where it was (Last-Event-ID).
 //
 //   app.get("/events", [](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
-//       kiln::EventStream events = kiln::event_stream(res);
+//       kiln::EventStream events = res.event_stream();
 //       events.retry(std::chrono::seconds(3));
 //       if (auto seen = kiln::last_event_id(req)) { /* resume after *seen */ }
 //       for (long n = 0;; ++n) {
@@ -44,15 +44,11 @@ public:
     size_t max_backlog = kDefaultMaxBacklog;
 
 private:
-    friend EventStream event_stream(Response& res);
+    friend class Response;
     explicit EventStream(Response& res) : res_(&res) {}
     void put(std::string_view text);
     Response* res_;
 };
-
-// Starts the stream: 200, Content-Type text/event-stream, Cache-Control no-cache,
-// X-Accel-Buffering no (nginx passes it on at once), and the head is sent now.
-EventStream event_stream(Response& res);
 
 // The id of the last event the browser saw before it reconnected (Last-Event-ID).
 std::optional<std::string_view> last_event_id(const Request& req);

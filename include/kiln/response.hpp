@@ -28,6 +28,8 @@ class Dispatcher;
 struct Context;
 struct CompressionPolicy;
 }
+class Request;
+class EventStream;
 
 class Response {
 public:
@@ -74,6 +76,10 @@ public:
     void file(int fd, uint64_t offset, uint64_t length, std::string_view content_type);
     bool has_file() const;
 
+    // Server-sent events (<kiln/event_stream.hpp>): 200, Content-Type
+    // text/event-stream, Cache-Control no-cache, X-Accel-Buffering no (nginx passes it
+    // on at once), and the head is sent now.
+    EventStream event_stream();
     // Streaming: sends the head (status and headers as set so far) on first call.
     void write(std::string_view chunk);
     void end();
@@ -102,7 +108,7 @@ private:
     const std::string* secret_ = nullptr;    // set by App::handle, for signed cookies
     // Set by the dispatcher for a request whose streamed answer may be compressed.
     const app::CompressionPolicy* compression_ = nullptr;
-    std::string_view accept_encoding_;
+    const Request* compression_request_ = nullptr;  // its Accept-Encoding, read only if coding
 };
 
 }  // namespace kiln

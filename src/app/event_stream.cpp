@@ -14,13 +14,13 @@ bool has_line_break(std::string_view s) { return s.find_first_of("\r\n") != std:
 
 }  // namespace
 
-EventStream event_stream(Response& res) {
-    res.status(200);
-    res.header("Content-Type", "text/event-stream");
-    res.header("Cache-Control", "no-cache");
-    res.header("X-Accel-Buffering", "no");
-    res.write("");  // the head, now: the browser's EventSource opens on it
-    return EventStream(res);
+EventStream Response::event_stream() {
+    status(200);
+    header("Content-Type", "text/event-stream");
+    header("Cache-Control", "no-cache");
+    header("X-Accel-Buffering", "no");
+    write("");  // the head, now: the browser's EventSource opens on it
+    return EventStream(*this);
 }
 
 std::optional<std::string_view> last_event_id(const Request& req) { return req.header("last-event-id"); }

@@ -278,7 +278,7 @@ int main(int argc, char** argv) {
     // a flood of kb-KiB events for a client that does not read; counts of each end.
     static std::atomic<long> events_done{0}, events_cut{0};
     app.get("/events", [](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
-        kiln::EventStream events = kiln::event_stream(res);
+        kiln::EventStream events = res.event_stream();
         long n = bounded_number(req, "n", 1000), ms = bounded_number(req, "ms", kMaxSleepMs), first = 0;
         if (auto seen = kiln::last_event_id(req)) {
             long id = 0;
@@ -299,7 +299,7 @@ int main(int argc, char** argv) {
         ++events_done;
     });
     app.get("/events/flood", [](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
-        kiln::EventStream events = kiln::event_stream(res);
+        kiln::EventStream events = res.event_stream();
         std::string blob(static_cast<size_t>(bounded_number(req, "kb", 1024)) * 1024, 'e');
         try {
             for (int i = 0; i < 100000; ++i) {  // bounded: 100,000 events, or the cut
