@@ -3,15 +3,14 @@
 #include <algorithm>
 
 #include "app/file_http.hpp"
+#include "http/chars.hpp"
 #include "http/parser.hpp"
 
 namespace kiln::app {
 namespace {
 
 std::string_view media_type(std::string_view content_type) {
-    std::string_view t = content_type.substr(0, content_type.find(';'));
-    while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
-    return t;
+    return http::chars::trim_ows(content_type.substr(0, content_type.find(';')));
 }
 
 std::string_view content_type_of(const http::Response& res) {
@@ -24,14 +23,15 @@ bool has_token(std::string_view list, std::string_view token) {
         size_t comma = list.find(',');
         std::string_view item = list.substr(0, comma);
         list = comma == list.npos ? std::string_view() : list.substr(comma + 1);
-        while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+        item = http::chars::trim_ows(item);
         item = item.substr(0, item.find_first_of(" \t=;"));
         if (http::iequals(item, token)) return true;
     }
     return false;
 }
 
-// A response this policy may code, before its size is known.
+}  // namespace
+
 bool codable(const CompressionPolicy& p, const http::Response& res) {
     int s = res.status();
     if (!p.enabled || s < 200 || s == 204 || s == 206 || s == 304) return false;
@@ -40,6 +40,8 @@ bool codable(const CompressionPolicy& p, const http::Response& res) {
     std::string_view type = media_type(content_type_of(res));
     return std::any_of(p.types.begin(), p.types.end(), [&](const std::string& t) { return http::iequals(t, type); });
 }
+
+namespace {
 
 void add_vary(http::Response& res) {
     auto vary = res.header("vary");
@@ -51,12 +53,6 @@ void add_vary(http::Response& res) {
 }
 
 }  // namespace
-
-std::vector<std::string> default_compressed_types() {
-    return {"text/html",        "text/css",         "text/plain",    "text/javascript", "application/javascript",
-            "application/json", "image/svg+xml",    "text/xml",      "application/xml", "application/xhtml+xml",
-            "application/manifest+json", "text/markdown", "text/csv"};
-}
 
 http::Coding preferred_coding(std::string_view accept_encoding) {
     AcceptedCodings a = parse_accept_encoding(accept_encoding);

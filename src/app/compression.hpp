@@ -20,12 +20,12 @@ namespace kiln::app {
 struct CompressionPolicy {
     bool enabled = true;
     size_t min_size = 1024;
-    std::vector<std::string> types;  // media types, lower case, without parameters
+    std::vector<std::string> types;  // media types, lower case, without parameters (ServerOptions' defaults)
     http::CodingLevels levels;
 };
 
-// The default types: HTML, CSS, JavaScript, JSON, SVG, XML and plain text.
-std::vector<std::string> default_compressed_types();
+// A response this policy may code, by its status and headers (not yet its size).
+bool codable(const CompressionPolicy& p, const http::Response& res);
 
 // The coding the client prefers among those kiln makes; Identity if none.
 http::Coding preferred_coding(std::string_view accept_encoding);

@@ -39,15 +39,17 @@ void Dispatcher::handle(http::RequestContext& ctx, const http::Request&, http::R
 void Dispatcher::begin_compression(Context& c) const {
     if (!compression_.enabled || !app_.compresses(c.request)) return;
     c.response.compression_ = &compression_;
-    c.response.accept_encoding_ = c.request.header("accept-encoding").value_or(std::string_view());
+    c.response.compression_request_ = &c.request;
 }
 
 void Dispatcher::end_compression(Context& c) const {
     if (!c.response.compression_) return;
     http::Response& res = *c.response.msg_;
-    if (!res.streaming() || !res.has_stream()) compress_body(compression_, c.response.accept_encoding_, res);
+    bool whole = !res.streaming() || !res.has_stream();  // (a stream was coded as it went)
+    if (whole && !res.has_file() && res.body().size() >= compression_.min_size && codable(compression_, res))
+        compress_body(compression_, c.request.header("accept-encoding").value_or(""), res);
     c.response.compression_ = nullptr;
-    c.response.accept_encoding_ = {};
+    c.response.compression_request_ = nullptr;
 }
 
 namespace {

@@ -2,6 +2,8 @@
 // (text, html, json, redirect) on top of it.
 #include <kiln/response.hpp>
 
+#include <kiln/request.hpp>
+
 #include "app/compression.hpp"
 #include "http/response.hpp"
 
@@ -48,7 +50,8 @@ void Response::file(int fd, uint64_t offset, uint64_t length, std::string_view c
 bool Response::has_file() const { return msg_->has_file(); }
 
 void Response::write(std::string_view chunk) {
-    if (compression_ && !msg_->streaming()) app::compress_stream(*compression_, accept_encoding_, *msg_);
+    if (compression_ && !msg_->streaming() && msg_->has_stream() && app::codable(*compression_, *msg_))
+        app::compress_stream(*compression_, compression_request_->header("accept-encoding").value_or(""), *msg_);
     msg_->write(chunk);
 }
 void Response::end() { msg_->end(); }

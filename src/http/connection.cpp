@@ -653,12 +653,7 @@ void Connection::finish() {
 void Connection::respond_error(int status, std::string_view why, uint32_t retry_after_s) {
     Response& res = srv_.response_;
     res.reset(nullptr);
-    res.status(status);
-    if (retry_after_s > 0) res.header("Retry-After", std::to_string(retry_after_s));
-    std::string body;
-    body.reserve(64);
-    body.append(reason_phrase(status)).append(": ").append(why).append("\n");
-    res.send(body, "text/plain; charset=utf-8");
+    res.engine_error(status, why, retry_after_s);
     a_->keep_alive = false;
     a_->head_only = false;
     a_->http10 = false;

@@ -40,6 +40,7 @@ struct Exchange {
     // HTTP/2: the stream, and the bytes the head's views and the body point into.
     int32_t stream_id = 0;
     std::string fields;
+    std::vector<uint32_t> field_offsets;  // per field: name offset, length, value offset, length
     std::string body_bytes;
 };
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "http/chars.hpp"
 #include "http/connection.hpp"
 #include "http/forwarded.hpp"
 #include "http/serializer.hpp"
@@ -45,10 +46,10 @@ bool connection_specific(std::string_view lower) {
            lower == "transfer-encoding" || lower == "upgrade";
 }
 
-// A request target's bytes, as the HTTP/1.1 parser accepts them: visible ASCII.
+// A request target's bytes, as the HTTP/1.1 parser accepts them.
 bool valid_target(std::string_view t) {
     for (char c : t)
-        if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f) return false;
+        if (!chars::kTarget[static_cast<uint8_t>(c)]) return false;
     return true;
 }
 
@@ -72,8 +73,6 @@ struct H2Stream final : ResponseStream {
     int refused = 0;            // 431 once the header list went past a limit
     std::string_view refused_why;
     size_t list_bytes = 0;
-    // Where the fields are in ex->fields: name offset, name length, value offset, value length.
-    std::vector<uint32_t> offs;
     uint32_t pseudo[4][2] = {};  // :method :scheme :authority :path (offset, length + 1; 0: absent)
     std::unique_ptr<BodySink> sink;
     size_t body_limit = 0;
@@ -445,6 +444,7 @@ void H2Session::header(H2Stream& st, std::string_view name, std::string_view val
         return;
     }
     std::string& f = st.ex->fields;
+    std::vector<uint32_t>& offs = st.ex->field_offsets;
     auto off = static_cast<uint32_t>(f.size());
     f.append(name).append(value);
     if (is_pseudo(name)) {
@@ -455,12 +455,12 @@ void H2Session::header(H2Stream& st, std::string_view name, std::string_view val
         }
         return;
     }
-    if (st.offs.size() / 4 >= limits.max_header_count) {
+    if (offs.size() / 4 >= limits.max_header_count) {
         st.refused = 431;
         st.refused_why = "too many request header fields";
         return;
     }
-    st.offs.insert(st.offs.end(), {off, static_cast<uint32_t>(name.size()), off + static_cast<uint32_t>(name.size()),
+    offs.insert(offs.end(), {off, static_cast<uint32_t>(name.size()), off + static_cast<uint32_t>(name.size()),
                                    static_cast<uint32_t>(value.size())});
 }
 
@@ -471,35 +471,36 @@ void H2Session::headers_done(H2Stream& st, bool end_stream) {
     // Cookies may come as several fields (RFC 9113 §8.2.3): one, joined by "; ", for
     // everything above, which reads a request as HTTP/1.1 would have sent it.
     std::string& f = ex.fields;
+    std::vector<uint32_t>& offs = ex.field_offsets;
     size_t cookies = 0;
-    for (size_t i = 0; i < st.offs.size(); i += 4) cookies += std::string_view(f).substr(st.offs[i], st.offs[i + 1]) == "cookie";
+    for (size_t i = 0; i < offs.size(); i += 4) cookies += std::string_view(f).substr(offs[i], offs[i + 1]) == "cookie";
     if (cookies > 1) {
         auto off = static_cast<uint32_t>(f.size());
         f.append("cookie");
         auto value_off = static_cast<uint32_t>(f.size());
         size_t kept = 0;
-        for (size_t i = 0; i < st.offs.size(); i += 4) {
-            if (std::string_view(f).substr(st.offs[i], st.offs[i + 1]) == "cookie") {
+        for (size_t i = 0; i < offs.size(); i += 4) {
+            if (std::string_view(f).substr(offs[i], offs[i + 1]) == "cookie") {
                 if (f.size() > value_off) f.append("; ");
-                f.append(std::string_view(f).substr(st.offs[i + 2], st.offs[i + 3]));
+                f.append(std::string_view(f).substr(offs[i + 2], offs[i + 3]));
                 continue;
             }
-            std::copy_n(st.offs.begin() + static_cast<std::ptrdiff_t>(i), 4, st.offs.begin() + static_cast<std::ptrdiff_t>(kept));
+            std::copy_n(offs.begin() + static_cast<std::ptrdiff_t>(i), 4, offs.begin() + static_cast<std::ptrdiff_t>(kept));
             kept += 4;
         }
-        st.offs.resize(kept);
-        st.offs.insert(st.offs.end(), {off, 6, value_off, static_cast<uint32_t>(f.size() - value_off)});
+        offs.resize(kept);
+        offs.insert(offs.end(), {off, 6, value_off, static_cast<uint32_t>(f.size() - value_off)});
     }
     // The views, now that the bytes stay where they are.
     std::string_view all(f);
     auto pseudo = [&](int k) { return st.pseudo[k][1] ? all.substr(st.pseudo[k][0], st.pseudo[k][1] - 1) : std::string_view(); };
-    h.header_count = st.offs.size() / 4;
+    h.header_count = offs.size() / 4;
     h.host = {};
     h.content_length = -1;
     for (size_t i = 0; i < h.header_count; ++i) {
         Header& field = h.headers[i];
-        field.name = all.substr(st.offs[4 * i], st.offs[4 * i + 1]);
-        field.value = all.substr(st.offs[4 * i + 2], st.offs[4 * i + 3]);
+        field.name = all.substr(offs[4 * i], offs[4 * i + 1]);
+        field.value = all.substr(offs[4 * i + 2], offs[4 * i + 3]);
         if (field.name == "host") h.host = field.value;
         else if (field.name == "content-length") std::from_chars(field.value.data(), field.value.data() + field.value.size(), h.content_length);
     }
@@ -670,11 +671,7 @@ void H2Session::respond_error(H2Stream& st, int status, std::string_view why, ui
     st.sink.reset();
     Response& res = st.ex->response;
     res.reset(nullptr);
-    res.status(status);
-    if (retry_after_s > 0) res.header("Retry-After", std::to_string(retry_after_s));
-    std::string body;
-    body.append(reason_phrase(status)).append(": ").append(why).append("\n");
-    res.send(body, "text/plain; charset=utf-8");
+    res.engine_error(status, why, retry_after_s);
     srv_.count_request();
     st.source = H2Stream::Source::Body;
     submit_head(st, true, true, res.body().size());
@@ -707,10 +704,7 @@ void H2Session::submit_head(H2Stream& st, bool with_body, bool has_length, uint6
     size_t at = 0;
     for (const auto& [name, value] : res.headers()) {
         char* lower = names_.data() + at;
-        for (size_t i = 0; i < name.size(); ++i) {
-            char c = name[i];
-            lower[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;
-        }
+        for (size_t i = 0; i < name.size(); ++i) lower[i] = chars::lower(name[i]);
         std::string_view n(lower, name.size());
         at += name.size();
         if (connection_specific(n)) continue;

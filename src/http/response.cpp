@@ -90,6 +90,15 @@ void Response::send(std::string_view body, std::string_view content_type) {
     body_.assign(body);
 }
 
+void Response::engine_error(int status_code, std::string_view why, uint32_t retry_after_s) {
+    status(status_code);
+    if (retry_after_s > 0) header("Retry-After", std::to_string(retry_after_s));
+    std::string text;
+    text.reserve(reason_phrase(status_code).size() + why.size() + 3);
+    text.append(reason_phrase(status_code)).append(": ").append(why).append("\n");
+    send(text, "text/plain; charset=utf-8");
+}
+
 void Response::file(int fd, uint64_t offset, uint64_t length, std::string_view content_type) {
     if (fd < 0) throw std::invalid_argument("Response::file: invalid file descriptor");
     if (streaming_) {

@@ -75,6 +75,7 @@ void Server::give_back_exchange(Exchange* ex) {
     ex->response.reset(nullptr);
     ex->head.header_count = 0;
     ex->fields.clear();
+    ex->field_offsets.clear();
     ex->body_bytes.clear();
     if (ex->fields.capacity() > kMaxKeptBytes) std::string().swap(ex->fields);
     if (ex->body_bytes.capacity() > kMaxKeptBytes) std::string().swap(ex->body_bytes);

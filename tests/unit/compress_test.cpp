@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include <kiln/server.hpp>
+
 #include "app/compression.hpp"
 #include "http/compress.hpp"
 #include "http/response.hpp"
@@ -116,7 +118,7 @@ TEST(Negotiation, TheClientsQvaluesThenTheSmallestOutput) {
 }
 
 kiln::app::CompressionPolicy policy() {
-    return {.enabled = true, .min_size = 1024, .types = kiln::app::default_compressed_types(), .levels = {}};
+    return {.enabled = true, .min_size = 1024, .types = kiln::ServerOptions().compression_types, .levels = {}};
 }
 
 TEST(Policy, ATextBodyIsCodedAndSaysSo) {
