@@ -19,6 +19,7 @@ build=(
   libnghttp2-dev                                 # HTTP/2 framing and HPACK (src/http/h2_session)
   zlib1g-dev libbrotli-dev libzstd-dev           # response compression (src/http/compress)
   python3-h2 golang-go                           # HTTP/2 tests: the h2 client library; Go builds h2spec
+  python3-websockets python3-venv                # WebSocket tests: an independent client; a venv for kosoku (Autobahn)
   haproxy                                        # the load balancer of tests/cluster
   clang libclang-rt-14-dev                       # libFuzzer + sanitizers for the fuzz targets
   curl python3                                   # integration tests (curl for 100-continue)

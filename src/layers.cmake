@@ -49,6 +49,7 @@ kiln_layer(kiln_net
   net/pending.cpp
   net/reconnect.cpp
   net/tls.cpp
+  net/process_bus.cpp
 )
 target_link_libraries(kiln_net PUBLIC kiln_util PRIVATE OpenSSL::SSL)
 
@@ -61,6 +62,8 @@ kiln_layer(kiln_http
   http/serializer.cpp
   http/connection.cpp
   http/h2_session.cpp
+  http/ws_session.cpp
+  http/ws_deflate.cpp
   http/compress.cpp
   http/server.cpp
   http/exchange.cpp
@@ -81,6 +84,8 @@ kiln_layer(kiln_app
   app/response.cpp
   app/compression.cpp
   app/event_stream.cpp
+  app/websocket.cpp
+  app/ws_topics.cpp
   app/router.cpp
   app/app.cpp
   app/session.cpp

@@ -23,6 +23,7 @@
 #include <kiln/response.hpp>
 #include <kiln/session.hpp>
 #include <kiln/task.hpp>
+#include <kiln/websocket.hpp>
 
 namespace kiln {
 
@@ -159,6 +160,17 @@ public:
     template <class C> App& patch(std::string_view p, RouteOptions o = {}) { return route(Method::Patch, p, &C::handle, o); }
     template <class C> App& del(std::string_view p, RouteOptions o = {}) { return route(Method::Delete, p, &C::handle, o); }
 
+    // A WebSocket endpoint (see <kiln/websocket.hpp>): a GET route that answers the
+    // upgrade after the middleware ran (426 to a request that is not one), then
+    // the callbacks, or the coroutine, for each WebSocket.
+    App& ws(std::string_view pattern, WsHandlers handlers, WsOptions opts = {});
+    App& ws(std::string_view pattern, WsCoroutine coroutine, WsOptions opts = {});
+    template <class F>
+        requires(std::is_invocable_r_v<Task<>, F&, WebSocket&> && !std::is_same_v<std::decay_t<F>, WsCoroutine>)
+    App& ws(std::string_view pattern, F coroutine, WsOptions opts = {}) {
+        return ws(pattern, WsCoroutine(std::move(coroutine)), std::move(opts));
+    }
+
     // How controller C is made for each request, for one that needs the app's
     // state: app.controller<PostsController>([&] { return PostsController(db); }).
     // Register it before C's routes.
@@ -243,6 +255,7 @@ private:
     // coroutine middleware. Runs until done; never throws.
     bool waits(const Request& req) const;
     App& add_route(Method method, std::string_view pattern, Route route);
+    App& add_ws(std::string_view pattern, std::shared_ptr<const detail::WsRoute> route);
     uint32_t deadline_ms(const Request& req) const;  // the route's; 0: the server's
     Task<> handle_async(Request& req, Response& res) const;
     Task<> run_chain(Next& next) const;

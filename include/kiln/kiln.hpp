@@ -21,3 +21,4 @@
 #include <kiln/sleep.hpp>
 #include <kiln/task.hpp>
 #include <kiln/view.hpp>
+#include <kiln/websocket.hpp>

@@ -32,6 +32,12 @@ class Dispatcher;
 class App;
 class Next;
 
+namespace detail {
+template <class T>
+inline const char kLocalKey = 0;  // one address per type: the key of its local (Request, WebSocket)
+struct WsHandshake;
+}  // namespace detail
+
 class Request {
 public:
     Request();
@@ -119,6 +125,7 @@ private:
     friend class App;
     friend class Next;
     friend class app::Dispatcher;
+    friend struct detail::WsHandshake;  // moves the locals to the WebSocket
     // A new request on `msg` (the engine's message): everything of the last one goes.
     void bind(const http::Request& msg);
     // The request is answered: what it holds goes now (an upload's temporary files),
@@ -128,8 +135,6 @@ private:
     [[noreturn]] static void bad_param(std::string_view name, int status);  // HttpError(status)
     template <class T>
     static bool convert(std::string_view text, T& out);
-    template <class T>
-    static inline const char kLocalKey = 0;  // one address per type: the key of its local
 
 
     const http::Request* msg_;  // the engine's request (an empty one until bound)
@@ -195,17 +200,17 @@ T Request::query_or(std::string_view name, T fallback) const {
 template <class T>
 void Request::set_local(T value) {
     for (auto& [key, v] : locals_)
-        if (key == &kLocalKey<T>) {
+        if (key == &detail::kLocalKey<T>) {
             v = std::move(value);
             return;
         }
-    locals_.emplace_back(&kLocalKey<T>, std::move(value));
+    locals_.emplace_back(&detail::kLocalKey<T>, std::move(value));
 }
 
 template <class T>
 T* Request::local() {
     for (auto& [key, v] : locals_)
-        if (key == &kLocalKey<T>) return std::any_cast<T>(&v);
+        if (key == &detail::kLocalKey<T>) return std::any_cast<T>(&v);
     return nullptr;
 }
 

@@ -30,6 +30,9 @@ struct CompressionPolicy;
 }
 class Request;
 class EventStream;
+namespace detail {
+struct WsHandshake;
+}
 
 class Response {
 public:
@@ -97,6 +100,7 @@ public:
 private:
     friend class App;
     friend class EventStream;
+    friend struct detail::WsHandshake;  // attaches the upgrade to the message
     friend class app::Dispatcher;
     friend struct app::Context;
     struct Unowned {};

@@ -69,7 +69,10 @@ void Connection::activate() {
 void Connection::settle() {
     // Only here and at the end of complete(), never inside process(): its callers
     // still use the buffers after it returns.
-    if (fd_ < 0 || !a_ || state_ != State::Idle || write_blocked_ || !a_->in.empty() || !a_->out.empty()) return;
+    // An idle WebSocket gives its buffers back too (one waiting for a frame's rest keeps them).
+    if (fd_ < 0 || !a_ || (state_ != State::Idle && state_ != State::WebSocket) || write_blocked_ || !a_->in.empty() ||
+        !a_->out.empty())
+        return;
     a_->in.release(srv_.loop_.buffers());
     srv_.give_back(a_);
     a_ = nullptr;
@@ -118,6 +121,10 @@ void Connection::resume() {
         h2_read();
         return;
     }
+    if (state_ == State::WebSocket) {
+        ws_read();
+        return;
+    }
     process();
     if (fd_ >= 0) on_readable();
 }
@@ -144,9 +151,14 @@ void Connection::on_readable() {
             h2_read();
             return;
         }
+        if (state_ == State::WebSocket) {
+            ws_read();
+            return;
+        }
         read_and_process();
         if (fd_ < 0) return;
-        if (state_ == State::H2) continue;  // it began in what was read: read on as HTTP/2
+        // HTTP/2 began in what was read, or a request upgraded: read on in the new protocol.
+        if (state_ == State::H2 || state_ == State::WebSocket) continue;
         if (a_->in.empty()) a_->in.release(srv_.loop_.buffers());
         bool was_paused = read_paused_;
         if (!flush()) return;
@@ -157,7 +169,8 @@ void Connection::on_readable() {
 }
 
 void Connection::read_and_process() {
-    while (fd_ >= 0 && !read_paused_ && state_ != State::Closing && state_ != State::Handling && state_ != State::H2) {
+    while (fd_ >= 0 && !read_paused_ && state_ != State::Closing && state_ != State::Handling && state_ != State::H2 &&
+           state_ != State::WebSocket) {
         a_->in.ensure_writable(read_size(), srv_.loop_.buffers());
         size_t room = a_->in.writable();
         ssize_t n = tls_ ? tls_->read(fd_, a_->in.write_ptr(), room) : ::read(fd_, a_->in.write_ptr(), room);
@@ -430,6 +443,7 @@ void Connection::dispatch(std::string_view body, size_t consumed) {
     }
     srv_.count_request();
     if (fd_ < 0) return;  // a streamed write failed and closed us
+    if (res.upgrading() && upgrade(res, &req, consumed)) return;
     if (res.streaming()) {
         if (res.aborted()) a_->keep_alive = false;
         else res.end();
@@ -518,8 +532,8 @@ void Connection::complete(Exchange* ex) {
         return;
     }
     finish_exchange(ex);
-    if (state_ == State::Idle) {
-        process();  // requests pipelined behind this one
+    if (state_ == State::Idle || state_ == State::WebSocket) {
+        process();  // requests pipelined behind this one (a WebSocket: nothing)
         if (fd_ < 0) return;
         on_readable();  // edge-triggered: bytes may have arrived while we did not read
     } else {
@@ -548,6 +562,10 @@ void Connection::finish_exchange(Exchange* ex) {
         res.send("Internal Server Error\n", "text/plain; charset=utf-8");
     }
     srv_.count_request();
+    if (res.upgrading() && upgrade(res, &ex->request, a_->pending_consumed)) {
+        delete ex;
+        return;
+    }
     uint64_t sent = a_->head_only || status_has_no_body(res.status()) ? 0 : body_size(res);
     write_response(res);
     observe(&ex->request, res.status(), sent);
@@ -574,8 +592,9 @@ void Connection::finish_request(size_t consumed) {
     if (a_->out.size() > srv_.cfg_.max_pending_output) read_paused_ = true;
 }
 
-void Connection::write_head(const Response& res, Framing framing, size_t content_length) {
+void Connection::write_head(const Response& res, Framing framing, size_t content_length, bool upgrade) {
     HeadParams hp;
+    hp.upgrade = upgrade;
     hp.date = srv_.date_.get(srv_.loop_.wall_seconds());
     hp.server = srv_.cfg_.server_name;
     hp.keep_alive = a_->keep_alive;
@@ -683,6 +702,7 @@ bool Connection::flush() {
     bool was_blocked = write_blocked_;
     write_blocked_ = false;
     read_paused_ = false;
+    if (ws_ && !close_after_flush_) ws_->on_flushed();
     if (close_after_flush_) {
         if (plain_close_) {
             close_now();
@@ -703,6 +723,7 @@ void Connection::arm_state_timer() {
         case State::Closing: arm(srv_.write_timers_); break;
         case State::Lingering: arm(srv_.linger_timers_); break;
         case State::Handling: break;
+        case State::WebSocket: ws_arm(); break;
         case State::H2:
             // A stream still receiving its request: the body timeout. None open: the
             // keep-alive one. Otherwise handlers run (or stream) as long as they take.
@@ -753,6 +774,10 @@ void Connection::on_timeout() {
         if (fd_ >= 0 && !close_after_flush_) close_now();
         return;
     }
+    if (state_ == State::WebSocket && !write_blocked_) {
+        ws_->on_timer();
+        return;
+    }
     if (!write_blocked_ && (state_ == State::Head || state_ == State::Body)) {
         respond_error(408, state_ == State::Head ? "timed out reading the request head" : "timed out reading the body");
         flush();
@@ -768,6 +793,10 @@ void Connection::drain() {
     if (state_ == State::H2) {
         h2_->drain();
         h2_flush();
+        return;
+    }
+    if (state_ == State::WebSocket) {
+        ws_->going_away();
         return;
     }
     if (state_ == State::Idle && (!a_ || a_->out.empty()) && !write_blocked_) arm(srv_.drain_grace_timers_);
@@ -795,6 +824,7 @@ void Connection::close_now() {
         a_ = nullptr;
     }
     if (h2_) h2_->abandon();  // its handlers still running lose their streams
+    if (ws_) ws_->abandon();  // the layer above hears of it (1006 unless closed properly)
     srv_.unlink(this);
     if (srv_.observer_) srv_.observer_->on_close();
     if (flush_scheduled_) destroy_pending_ = true;  // deferred_flush still names us
@@ -894,8 +924,84 @@ void Connection::deferred_flush(void* connection) {
         delete c;  // closed since: nothing else names it
         return;
     }
-    if (c->h2_) c->h2_flush();
-    else if (c->a_) c->flush();  // (an idle connection gave its buffers back: nothing waits)
+    if (c->h2_) {
+        c->h2_flush();
+    } else if (c->a_) {  // (an idle connection gave its buffers back: nothing waits)
+        if (c->flush()) c->settle();  // a WebSocket written to from outside its events
+    }
+}
+
+bool Connection::upgrade(Response& res, const Request* req, size_t consumed) {
+    // Only a 101 on HTTP/1.1 turns into a WebSocket; anything else keeps its response.
+    if (res.status() != 101 || a_->head_only || h2_) {
+        res.take_upgrade();
+        return false;
+    }
+    if (srv_.stop_requested()) {  // too late to begin a conversation
+        res.take_upgrade();
+        res.clear();
+        res.engine_error(503, "the server is stopping", 1);
+        return false;
+    }
+    std::unique_ptr<WsUpgrade> up = res.take_upgrade();
+    write_head(res, Framing::NoBody, 0, true);
+    observe(req, 101, 0);
+    start_ws(std::move(up), consumed);
+    return true;
+}
+
+void Connection::start_ws(std::unique_ptr<WsUpgrade> up, size_t consumed) {
+    head_current_ = false;
+    a_->sink.reset();
+    a_->in.consume(consumed);  // what follows the request is already the client's frames
+    state_ = State::WebSocket;
+    protocol_known_ = true;
+    uint32_t ping = up->settings.ping_interval_ms;
+    ws_timers_ = ping ? &srv_.loop_.timers(ping) : nullptr;
+    ws_ = std::make_unique<WsSession>(*this, std::move(up->endpoint), up->settings);
+    ws_arm();
+    ws_->open();
+    if (fd_ >= 0 && state_ == State::WebSocket && !a_->in.empty()) ws_->receive();
+}
+
+void Connection::ws_read() {
+    constexpr size_t kWsReadChunk = 16 * 1024;
+    net::BufferPool& pool = srv_.loop_.buffers();
+    while (fd_ >= 0 && state_ == State::WebSocket && !read_paused_) {
+        a_->in.ensure_writable(kWsReadChunk, pool);
+        size_t room = a_->in.writable();
+        ssize_t n = tls_ ? tls_->read(fd_, a_->in.write_ptr(), room) : ::read(fd_, a_->in.write_ptr(), room);
+        if (n > 0) {
+            a_->in.commit(static_cast<size_t>(n));
+            if (!ws_->receive()) break;
+            if (!write_blocked_) ws_arm();  // heard from the peer: the ping interval starts again
+            // A client that sends (pings, requests) without reading our answers: stop
+            // reading it until the output drains.
+            if (a_->out.size() > srv_.cfg_.max_pending_output) read_paused_ = true;
+            if (!tls_ && static_cast<size_t>(n) < room && !peer_fin_seen_) break;  // as in read_and_process
+            continue;
+        }
+        if (n == 0) {
+            peer_eof_ = true;
+            close_now();
+            return;
+        }
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            close_now();
+            return;
+        }
+        break;
+    }
+    if (fd_ < 0) return;
+    if (a_->in.empty()) a_->in.release(pool);
+    flush();
+}
+
+void Connection::ws_arm() {
+    if (ws_->closing()) arm(srv_.linger_timers_);
+    else if (ws_timers_) arm(*ws_timers_);
+    else timer_.disarm();
 }
 
 }  // namespace kiln::http

@@ -24,6 +24,7 @@
 #include "http/exchange.hpp"
 #include "http/h2_session.hpp"
 #include "http/url.hpp"
+#include "http/ws_session.hpp"
 #include "http/serializer.hpp"
 #include "http/service.hpp"
 #include "net/buffer.hpp"
@@ -92,8 +93,10 @@ private:
     friend class H2Session;
     friend struct H2Callbacks;
     friend struct H2Stream;
-    // H2: the connection speaks HTTP/2; h2_ has its streams.
-    enum class State : uint8_t { Idle, Head, Body, Handling, Closing, Lingering, H2 };
+    friend class WsSession;
+    // H2: the connection speaks HTTP/2; h2_ has its streams. WebSocket: upgraded; ws_
+    // reads its frames.
+    enum class State : uint8_t { Idle, Head, Body, Handling, Closing, Lingering, H2, WebSocket };
 
     void handle_io(uint32_t events);
     bool peer_gone(uint32_t events) const;  // EOF and no unread bytes from the peer
@@ -114,7 +117,7 @@ private:
     static void on_waited(void* exchange);  // its Completion
     void finish_exchange(Exchange* ex);  // its response written, the request done
     void finish_request(size_t consumed);
-    void write_head(const Response& res, Framing framing, size_t content_length);
+    void write_head(const Response& res, Framing framing, size_t content_length, bool upgrade = false);
     void write_response(Response& res);
     // retry_after_s > 0: with a Retry-After header (429, 503).
     void respond_error(int status, std::string_view why, uint32_t retry_after_s = 0);
@@ -139,6 +142,11 @@ private:
     void h2_read();
     bool h2_receive();  // what `in` holds, to h2_; false if the connection is ending
     void h2_flush();    // frames out until the socket or nghttp2 has no more room
+    // WebSocket (see ws_session.hpp): after a 101 the connection's bytes go to ws_.
+    bool upgrade(Response& res, const Request* req, size_t consumed);  // res carries a WsUpgrade: true if taken
+    void start_ws(std::unique_ptr<WsUpgrade> up, size_t consumed);
+    void ws_read();
+    void ws_arm();  // the ping interval, or the closing handshake's linger timeout
     void schedule_flush();  // a flush (h2_flush) at the end of this loop iteration
     static void deferred_flush(void* connection);
 
@@ -159,6 +167,8 @@ private:
     net::PeerAddress client_;     // this request's client (see http::Request::client)
     std::unique_ptr<net::TlsStream> tls_;  // null: plain TCP, read and written directly
     std::unique_ptr<H2Session> h2_;        // set once the connection speaks HTTP/2
+    std::unique_ptr<WsSession> ws_;        // set once it speaks WebSocket
+    net::TimerList* ws_timers_ = nullptr;  // its ping interval's list (null: no pings)
     bool protocol_known_ = false; // HTTP/1.1 or HTTP/2 decided (by the first bytes, or ALPN)
     bool flush_scheduled_ = false;   // deferred_flush is due: the connection outlives it
     bool destroy_pending_ = false;   // closed while it was due: deferred_flush destroys it

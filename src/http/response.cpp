@@ -8,6 +8,7 @@
 #include "http/chars.hpp"
 #include "http/compress.hpp"
 #include "http/parser.hpp"
+#include "http/ws_session.hpp"
 
 namespace kiln::http {
 namespace {
@@ -75,6 +76,7 @@ std::optional<std::string_view> Response::header(std::string_view name) const {
     return std::nullopt;
 }
 
+Response::Response() = default;
 Response::~Response() { drop_file(); }
 
 void Response::drop_file() {
@@ -165,7 +167,12 @@ void Response::clear_keeping(size_t headers) {
     body_.clear();
     if (headers < headers_.size()) headers_.resize(headers);
     drop_file();
+    upgrade_.reset();
 }
+
+void Response::upgrade(std::unique_ptr<WsUpgrade> up) { upgrade_ = std::move(up); }
+
+std::unique_ptr<WsUpgrade> Response::take_upgrade() { return std::move(upgrade_); }
 
 void Response::reset(ResponseStream* stream) {
     clear();

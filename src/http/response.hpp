@@ -19,6 +19,7 @@
 namespace kiln::http {
 
 class Response;
+struct WsUpgrade;
 
 // Implemented by the connection; receives a streamed response.
 class ResponseStream {
@@ -34,7 +35,7 @@ protected:
 
 class Response {
 public:
-    Response() = default;
+    Response();
     Response(const Response&) = delete;
     Response& operator=(const Response&) = delete;
     ~Response();
@@ -78,6 +79,12 @@ public:
     void close_connection() { close_ = true; }
     bool closes_connection() const { return close_; }
 
+    // A 101 that turns the connection into a WebSocket once written (HTTP/1.1 only;
+    // see ws_session.hpp). Cleared with the rest of the response.
+    void upgrade(std::unique_ptr<WsUpgrade> up);
+    bool upgrading() const { return upgrade_ != nullptr; }
+    std::unique_ptr<WsUpgrade> take_upgrade();
+
     // Status, headers and body back to nothing (not a started stream), capacity kept.
     void clear();
     // clear(), but the first `headers` headers and close_connection() stay.
@@ -103,6 +110,7 @@ private:
     std::vector<std::pair<std::string, std::string>> headers_;
     ResponseStream* stream_ = nullptr;
     std::unique_ptr<StreamEncoder> encoder_;
+    std::unique_ptr<WsUpgrade> upgrade_;
     std::string coded_;  // one write, coded
     int file_fd_ = -1;
     uint64_t file_offset_ = 0;

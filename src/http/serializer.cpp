@@ -65,7 +65,8 @@ void serialize_head(const Response& res, const HeadParams& hp, net::OutputQueue&
         case Framing::UntilClose:
         case Framing::NoBody: break;
     }
-    if (!hp.keep_alive) w.put("Connection: close\r\n");
+    if (hp.upgrade) w.put("Connection: Upgrade\r\n");
+    else if (!hp.keep_alive) w.put("Connection: close\r\n");
     else if (hp.http10) w.put("Connection: keep-alive\r\n");
     for (const auto& [name, value] : res.headers()) {
         w.put(name);

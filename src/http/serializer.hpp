@@ -17,6 +17,7 @@ struct HeadParams {
     std::string_view server;
     bool keep_alive = true;
     bool http10 = false;       // answer a 1.0 client: "Connection: keep-alive" when kept
+    bool upgrade = false;      // a 101 switching protocols: "Connection: Upgrade"
     Framing framing = Framing::Length;
     size_t content_length = 0;  // for Framing::Length (also for HEAD responses)
 };

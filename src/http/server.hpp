@@ -118,6 +118,7 @@ private:
     friend class Connection;
     friend class H2Session;
     friend struct H2Callbacks;
+    friend class WsSession;
     void link(Connection* c);
     void unlink(Connection* c);
     void count_request();

@@ -17,7 +17,9 @@
 #include <kiln/server.hpp>
 
 #include "app/app_impl.hpp"
+#include "app/ws_bus.hpp"
 #include "server/config.hpp"
+#include "server/stats.hpp"
 #include "server/listeners.hpp"
 #include "server/privileges.hpp"
 #include "server/process_logs.hpp"
@@ -162,8 +164,19 @@ int App::run(const ServerOptions& options) {
             util::log(util::LogLevel::Error, "%s", e.c_str());
             return 2;
         }
-        return server::serve(*this, impl_->store, worker_options, fds, ready_fd, true, rates.table(),
-                             shared_tickets ? &tickets : nullptr);
+        if (impl_->websockets) {  // publish() reaches the node's other workers (slots: statistics cells)
+            int cell = -1;
+            unsigned cells = 0;
+            if (server::SharedStats::peek_env(&cell, &cells) && cell >= 0) {
+                if (std::string e = app::open_ws_bus(static_cast<uint64_t>(getppid()), static_cast<unsigned>(cell), cells);
+                    !e.empty())
+                    util::log(util::LogLevel::Error, "%s: publish() will not reach the other worker processes", e.c_str());
+            }
+        }
+        int status = server::serve(*this, impl_->store, worker_options, fds, ready_fd, true, rates.table(),
+                                   shared_tickets ? &tickets : nullptr);
+        app::close_ws_bus();
+        return status;
     }
 
     Plan p;

@@ -60,6 +60,9 @@ public:
     // The oldest heartbeat among a cell's loops (monotonic ms); 0 until every loop beat.
     uint64_t oldest_heartbeat(unsigned cell) const;
     int own_cell() const { return own_cell_; }
+    // Worker, before attach_from_env (which takes the environment): its cell and
+    // how many the segment has; false when there is no segment.
+    static bool peek_env(int* cell, unsigned* cells);
 
     // Prometheus text exposition of the sums over every process.
     std::string prometheus() const;

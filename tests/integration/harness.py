@@ -41,6 +41,32 @@ MAX_HEAD_BYTES = 1 << 20  # a response head larger than this is a server bug
 BINARIES = {"server": None, "hello": None}
 
 
+def require_modules(modules, package, test_name):
+    """Imports `modules` (a list of names) or fails clearly. Debian's python3-* packages
+    (scripts/deps.sh) are seen by /usr/bin/python3; a python3 found first on PATH
+    (pyenv, a venv) may not see them: then the test runs itself again under
+    /usr/bin/python3, once."""
+    import importlib
+    try:
+        for m in modules:
+            importlib.import_module(m)
+        return
+    except ImportError as e:
+        error = e
+    system = "/usr/bin/python3"
+    if (not os.environ.get("KILNTEST_REEXEC") and os.access(system, os.X_OK)
+            and os.path.realpath(sys.executable) != os.path.realpath(system)):
+        probe = subprocess.run([system, "-c", "import " + ", ".join(modules)], capture_output=True, timeout=30)
+        if probe.returncode == 0:
+            sys.stderr.write("%s: %s lacks %s; running under %s\n" % (test_name, sys.executable, modules[0], system))
+            sys.stderr.flush()
+            os.environ["KILNTEST_REEXEC"] = "1"
+            os.execv(system, [system] + sys.argv)
+    sys.stderr.write("%s: FAILED: cannot import %s (%s). Install Debian's %s (scripts/deps.sh) for %s.\n"
+                     % (test_name, modules[0], error, package, sys.executable))
+    sys.exit(1)
+
+
 def free_port():
     """A port that was free a moment ago (bind port 0, read it, close)."""
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

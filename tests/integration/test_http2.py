@@ -31,33 +31,9 @@ import time
 import unittest
 
 
-def _import_h2():
-    """The h2 library, or a clear failure. Debian's python3-h2 (scripts/deps.sh) is seen
-    by /usr/bin/python3; a python3 found first on PATH (pyenv, a venv) may not see it:
-    then this script runs itself again under /usr/bin/python3, once."""
-    try:
-        import h2.connection  # noqa: F401
-        import hpack  # noqa: F401
-        import hyperframe.frame  # noqa: F401
-        return
-    except ImportError as e:
-        error = e
-    system = "/usr/bin/python3"
-    if (not os.environ.get("KILNTEST_H2_REEXEC") and os.access(system, os.X_OK)
-            and os.path.realpath(sys.executable) != os.path.realpath(system)):
-        probe = subprocess.run([system, "-c", "import h2.connection, hpack, hyperframe.frame"],
-                               capture_output=True, timeout=30)
-        if probe.returncode == 0:
-            sys.stderr.write("test_http2: %s has no h2 module; running under %s\n" % (sys.executable, system))
-            sys.stderr.flush()
-            os.environ["KILNTEST_H2_REEXEC"] = "1"
-            os.execv(system, [system] + sys.argv)
-    sys.stderr.write("test_http2: FAILED: cannot import the h2 library (%s). Install Debian's python3-h2 "
-                     "(scripts/deps.sh) or `pip install h2` for %s.\n" % (error, sys.executable))
-    sys.exit(1)
+import harness  # noqa: E402
 
-
-_import_h2()
+harness.require_modules(["h2.connection", "hpack", "hyperframe.frame"], "python3-h2", "test_http2")
 
 import h2.config  # noqa: E402
 import h2.connection  # noqa: E402
@@ -67,7 +43,6 @@ import hpack  # noqa: E402
 from hyperframe.frame import (ContinuationFrame, DataFrame, Frame, GoAwayFrame, HeadersFrame, PingFrame,  # noqa: E402
                               RstStreamFrame, SettingsFrame, WindowUpdateFrame)
 
-import harness  # noqa: E402
 from harness import build_request  # noqa: E402
 
 HOST = "127.0.0.1"

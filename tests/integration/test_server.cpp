@@ -450,5 +450,54 @@ int main(int argc, char** argv) {
         res.text(std::string(req.signed_cookie("signed").value_or("(invalid)")) + " " +
                  std::string(req.cookie("plain").value_or("(none)")));
     });
+    // WebSocket endpoints (test_websocket.py, Autobahn via kosoku).
+    kiln::WsOptions big;
+    big.max_message = 20 << 20;  // Autobahn's 9.x sends 16 MiB messages
+    big.max_backlog = 64 << 20;
+    app.ws("/ws/echo", kiln::WsHandlers{.message = [](kiln::WebSocket& ws, std::string_view data, bool binary) {
+        binary ? ws.send_binary(data) : ws.send(data);
+    }}, big);
+    app.ws("/ws/echo-co", [](kiln::WebSocket& ws) -> kiln::Task<> {
+        while (auto msg = co_await ws.receive()) {
+            if (msg->data == "sleep") co_await kiln::sleep(std::chrono::milliseconds(50));
+            msg->binary ? ws.send_binary(msg->data) : ws.send(msg->data);
+        }
+    }, big);
+    kiln::WsOptions plain;
+    plain.compression = false;
+    app.ws("/ws/plain", kiln::WsHandlers{.message = [](kiln::WebSocket& ws, std::string_view data, bool) {
+        ws.send(data);
+    }}, plain);
+    // Rooms: every message to a room reaches all of it, on every loop and worker.
+    app.ws("/ws/room/:room", kiln::WsHandlers{
+        .open = [](kiln::WebSocket& ws, kiln::Request& req) {
+            ws.subscribe(ws.param("room"));
+            ws.send("joined " + std::string(ws.param("room")) + " pid " + std::to_string(getpid()) +
+                    (req.query("name") ? " as " + std::string(*req.query("name")) : ""));
+        },
+        .message = [](kiln::WebSocket& ws, std::string_view data, bool) {
+            kiln::publish(ws.param("room"), data);
+        }});
+    kiln::WsOptions small;
+    small.max_message = 1024;
+    small.max_backlog = 256 * 1024;
+    small.ping_interval = std::chrono::milliseconds(400);
+    small.protocols = {"chat.v2", "chat.v1"};
+    small.allowed_origins = {"https://trusted.example"};
+    app.ws("/ws/small", kiln::WsHandlers{
+        .message = [](kiln::WebSocket& ws, std::string_view data, bool) {
+            if (data.starts_with("flood ")) {  // many large messages: a reader that stops is cut
+                int n = std::atoi(std::string(data.substr(6)).c_str());
+                std::string chunk(16 * 1024, 'f');
+                for (int i = 0; i < n; ++i)
+                    if (ws.send(chunk) == kiln::WebSocket::Sent::Dropped) break;
+            } else if (data == "close") {
+                ws.close(4000, "asked to");
+            } else if (data == "protocol") {
+                ws.send(std::string(ws.protocol()));
+            } else {
+                ws.send(data);
+            }
+        }}, small);
     return app.run(argc, argv);
 }

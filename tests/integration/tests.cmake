@@ -24,7 +24,7 @@ if(TARGET kiln)
 
   foreach(_name keepalive pipelining bodies bad_requests byte_by_byte routing timeouts hello supervisor static_files
                 config access_log metrics hybrid listen sessions uploads bench coroutines proxies tls http2 compression
-                sse)
+                sse websocket)
     add_test(NAME integration_${_name}
              COMMAND ${_kiln_py} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_${_name}.py ${_kiln_it_args})
     # Each script bounds its own waits; this is the backstop.
@@ -42,6 +42,12 @@ if(TARGET kiln_test_server)
   add_test(NAME integration_h2spec
            COMMAND ${_kiln_py} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_h2spec.py ${_kiln_it_args})
   set_tests_properties(integration_h2spec PROPERTIES TIMEOUT 900 LABELS integration ENVIRONMENT PYTHONDONTWRITEBYTECODE=1)
+endif()
+# Autobahn|Testsuite (WebSocket conformance, 517 cases) via kosoku (scripts/kosoku.sh).
+if(TARGET kiln_test_server)
+  add_test(NAME integration_autobahn
+           COMMAND ${_kiln_py} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_autobahn.py ${_kiln_it_args})
+  set_tests_properties(integration_autobahn PROPERTIES TIMEOUT 1200 LABELS integration ENVIRONMENT PYTHONDONTWRITEBYTECODE=1)
 endif()
 # The blog example over HTTP (its own binary argument, --blog).
 if(TARGET blog)

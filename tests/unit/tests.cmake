@@ -46,6 +46,7 @@ if(TARGET kiln)
   find_package(PkgConfig REQUIRED)
   pkg_check_modules(CODECS REQUIRED IMPORTED_TARGET zlib libbrotlidec libzstd)  # the decoders, for compress_test
   kiln_test(compress_test unit/compress_test.cpp DEPS kiln_internal PkgConfig::CODECS)
+  kiln_test(ws_deflate_test unit/ws_deflate_test.cpp DEPS kiln_internal PkgConfig::CODECS)
 endif()
 
 # --- kiln bench, the load client (tools/kiln/bench): parser, options, session parts ---

@@ -1,0 +1,192 @@
+// publish(): a topic's subscribers are kept per loop thread (WebSockets belong to
+// their loop), so delivering on a loop takes no lock. A message reaches this loop's
+// subscribers at once, the process's other loops through their mailboxes, and the
+// node's other worker processes through the process bus (see ws_bus.hpp).
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+#include <vector>
+
+#include "app/ws_bus.hpp"
+#include "app/ws_internal.hpp"
+#include "net/loop.hpp"
+#include "net/mailbox.hpp"
+#include "net/process_bus.hpp"
+#include "util/log.hpp"
+
+namespace kiln {
+namespace detail {
+namespace {
+
+struct LoopTopics {
+    net::Loop* loop;
+    std::unordered_map<std::string, std::vector<WebSocket*>> subscribers;
+    int delivering = 0;              // inside deliver(): leaving only blanks an entry
+    std::vector<std::string> blanked;  // topics with blanked entries, compacted after
+};
+thread_local LoopTopics* t_topics = nullptr;
+
+struct Published {
+    std::string topic;
+    std::string data;
+    bool binary;
+};
+
+// The loops of this process that have (had) subscribers, and the node's bus.
+struct Registry {
+    std::mutex mu;
+    std::vector<std::pair<net::Loop*, std::shared_ptr<net::Mailbox>>> loops;
+    std::unique_ptr<net::ProcessBus> bus;
+};
+Registry& registry() {
+    static auto* r = new Registry();  // never destroyed: loops may outlive static destruction
+    return *r;
+}
+
+void forget_loop(void* p) {
+    auto* t = static_cast<LoopTopics*>(p);
+    {
+        Registry& r = registry();
+        std::lock_guard<std::mutex> lock(r.mu);
+        std::erase_if(r.loops, [t](const auto& e) { return e.first == t->loop; });
+    }
+    if (t_topics == t) t_topics = nullptr;
+    delete t;
+}
+
+LoopTopics& loop_topics() {
+    if (t_topics) return *t_topics;
+    net::Loop* loop = net::Loop::current();
+    if (!loop) throw std::logic_error("WebSocket::subscribe outside an event loop thread");
+    t_topics = new LoopTopics{loop, {}, 0, {}};
+    {
+        Registry& r = registry();
+        std::lock_guard<std::mutex> lock(r.mu);
+        r.loops.emplace_back(loop, loop->mailbox());
+    }
+    loop->at_exit(&forget_loop, t_topics);
+    return *t_topics;
+}
+
+// To every loop of this process but `except` (posted: run on each loop's thread).
+void post_to_loops(const std::shared_ptr<const Published>& msg, net::Loop* except) {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (auto& [loop, mailbox] : r.loops) {
+        if (loop == except) continue;
+        mailbox->post([msg] { WsTopics::deliver(msg->topic, msg->data, msg->binary); });
+    }
+}
+
+// A datagram: [binary flag][topic length, 2 bytes][topic][data].
+std::string encode(std::string_view topic, std::string_view data, bool binary) {
+    std::string d;
+    d.reserve(3 + topic.size() + data.size());
+    d.push_back(binary ? 1 : 0);
+    d.push_back(static_cast<char>(topic.size() >> 8));
+    d.push_back(static_cast<char>(topic.size() & 0xFF));
+    d.append(topic).append(data);
+    return d;
+}
+
+void from_bus(std::string_view d) {
+    if (d.size() < 3) return;
+    size_t tlen = static_cast<size_t>(static_cast<uint8_t>(d[1])) << 8 | static_cast<uint8_t>(d[2]);
+    if (d.size() < 3 + tlen) return;
+    auto msg = std::make_shared<const Published>(
+        Published{std::string(d.substr(3, tlen)), std::string(d.substr(3 + tlen)), d[0] != 0});
+    post_to_loops(msg, nullptr);
+}
+
+}  // namespace
+
+void WsTopics::join(WebSocket& ws, std::string_view topic) {
+    if (std::find(ws.topics_.begin(), ws.topics_.end(), topic) != ws.topics_.end()) return;
+    LoopTopics& t = loop_topics();
+    t.subscribers[std::string(topic)].push_back(&ws);
+    ws.topics_.emplace_back(topic);
+}
+
+void WsTopics::leave(WebSocket& ws, std::string_view topic) {
+    auto mine = std::find(ws.topics_.begin(), ws.topics_.end(), topic);
+    if (mine == ws.topics_.end()) return;
+    ws.topics_.erase(mine);
+    LoopTopics* t = t_topics;
+    if (!t) return;  // the loop is going: its table went first
+    auto it = t->subscribers.find(std::string(topic));
+    if (it == t->subscribers.end()) return;
+    std::vector<WebSocket*>& v = it->second;
+    auto at = std::find(v.begin(), v.end(), &ws);
+    if (at == v.end()) return;
+    if (t->delivering) {  // a delivery walks this list: blank the entry, compact later
+        *at = nullptr;
+        t->blanked.emplace_back(topic);
+        return;
+    }
+    *at = v.back();
+    v.pop_back();
+    if (v.empty()) t->subscribers.erase(it);
+}
+
+void WsTopics::leave_all(WebSocket& ws) {
+    std::vector<std::string> topics = std::move(ws.topics_);
+    ws.topics_.clear();
+    for (const std::string& topic : topics) {
+        ws.topics_.push_back(topic);  // leave() looks for it there
+        leave(ws, topic);
+    }
+}
+
+void WsTopics::deliver(std::string_view topic, std::string_view data, bool binary) {
+    LoopTopics* t = t_topics;
+    if (!t) return;
+    auto it = t->subscribers.find(std::string(topic));
+    if (it == t->subscribers.end()) return;
+    ++t->delivering;
+    std::vector<WebSocket*>& v = it->second;
+    for (size_t i = 0, n = v.size(); i < n; ++i)  // subscribers joining meanwhile wait for the next
+        if (WebSocket* ws = v[i]) ws->send_message(binary, data);
+    if (--t->delivering == 0 && !t->blanked.empty()) {
+        for (const std::string& name : t->blanked) {
+            auto b = t->subscribers.find(name);
+            if (b == t->subscribers.end()) continue;
+            std::erase(b->second, nullptr);
+            if (b->second.empty()) t->subscribers.erase(b);
+        }
+        t->blanked.clear();
+    }
+}
+
+}  // namespace detail
+
+void WebSocket::subscribe(std::string_view topic) { detail::WsTopics::join(*this, topic); }
+void WebSocket::unsubscribe(std::string_view topic) { detail::WsTopics::leave(*this, topic); }
+
+void publish(std::string_view topic, std::string_view message, bool binary) {
+    net::Loop* here = net::Loop::current();
+    auto msg = std::make_shared<const detail::Published>(detail::Published{std::string(topic), std::string(message), binary});
+    detail::post_to_loops(msg, here);
+    if (here) detail::WsTopics::deliver(topic, message, binary);
+    detail::Registry& r = detail::registry();
+    if (r.bus && !r.bus->send_others(detail::encode(topic, message, binary)))
+        util::log(util::LogLevel::Warn, "publish: a %zu-byte message is too large for the other worker processes",
+                  message.size());
+}
+
+namespace app {
+
+std::string open_ws_bus(uint64_t node, unsigned index, unsigned slots) {
+    detail::Registry& r = detail::registry();
+    if (r.bus) return {};
+    std::string err;
+    r.bus = net::ProcessBus::open(node, index, slots, &err);
+    if (r.bus) r.bus->start(&detail::from_bus);
+    return err;
+}
+
+void close_ws_bus() { detail::registry().bus.reset(); }
+
+}  // namespace app
+}  // namespace kiln

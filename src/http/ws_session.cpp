@@ -1,0 +1,280 @@
+#include "http/ws_session.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "http/connection.hpp"
+#include "http/server.hpp"
+
+namespace kiln::http {
+namespace {
+constexpr size_t kKeptMessageBytes = 4096;  // a larger reassembly buffer is freed after use
+thread_local std::string coded;             // the loop's scratch for one coded message
+}  // namespace
+
+WsSession::WsSession(Connection& conn, std::unique_ptr<WsEndpoint> endpoint, const WsSettings& settings)
+    : conn_(conn), endpoint_(std::move(endpoint)), settings_(settings), reassembler_(settings.max_message) {}
+
+WsSession::~WsSession() = default;
+
+size_t WsSession::buffered() const { return conn_.a_ ? conn_.a_->out.size() : 0; }
+
+void WsSession::write_frame(ws::Opcode op, std::string_view payload, bool rsv1) {
+    conn_.activate();
+    char head[14];
+    size_t n = 0;
+    head[n++] = static_cast<char>(0x80 | (rsv1 ? 0x40 : 0) | static_cast<uint8_t>(op));
+    uint64_t len = payload.size();
+    if (len < 126) {
+        head[n++] = static_cast<char>(len);
+    } else if (len <= 0xFFFF) {
+        head[n++] = 126;
+        head[n++] = static_cast<char>(len >> 8);
+        head[n++] = static_cast<char>(len & 0xFF);
+    } else {
+        head[n++] = 127;
+        for (int shift = 56; shift >= 0; shift -= 8) head[n++] = static_cast<char>((len >> shift) & 0xFF);
+    }
+    net::BufferPool& pool = conn_.srv_.loop_.buffers();
+    conn_.a_->out.append(std::string_view(head, n), pool);
+    if (!payload.empty()) conn_.a_->out.append(payload, pool);
+    conn_.schedule_flush();
+}
+
+WsSession::Send WsSession::send(ws::Opcode op, std::string_view payload) {
+    if (state_ != State::Open || conn_.fd_ < 0) return Send::Dropped;
+    if (buffered() + payload.size() > settings_.max_backlog) {
+        // A reader this slow would hold the server's memory: let it go. Its socket is
+        // full, so a close frame would not reach it either.
+        state_ = State::Closed;
+        notify_close(1008, "the client reads too slowly");
+        conn_.close_now();
+        return Send::Dropped;
+    }
+    bool rsv1 = false;
+    if (settings_.deflate.enabled) {
+        // Every message, even one that does not shrink: RFC 7692 allows sending some
+        // uncompressed, but clients in the field (and one Autobahn runner) mishandle it.
+        deflate_message(payload, settings_.deflate.server_window_bits, coded);
+        payload = coded;
+        rsv1 = true;
+    }
+    write_frame(op, payload, rsv1);
+    if (buffered() > settings_.drain_mark) {
+        above_mark_ = true;
+        return Send::Backlogged;
+    }
+    return Send::Sent;
+}
+
+void WsSession::ping(std::string_view payload) {
+    if (state_ != State::Open || conn_.fd_ < 0) return;
+    write_frame(ws::Opcode::Ping, payload.substr(0, 125));
+}
+
+void WsSession::close(uint16_t code, std::string_view reason) {
+    if (state_ != State::Open || conn_.fd_ < 0) return;
+    if (!ws::valid_close_code(code)) code = ws::kCloseNormal;
+    std::string payload;
+    payload.push_back(static_cast<char>(code >> 8));
+    payload.push_back(static_cast<char>(code & 0xFF));
+    payload.append(reason.substr(0, 123));
+    write_frame(ws::Opcode::Close, payload);
+    state_ = State::CloseSent;
+    close_code_ = code;
+    conn_.ws_arm();  // the peer's close is due within the linger timeout
+}
+
+void WsSession::fail(uint16_t code, const char* why) {
+    // RFC 6455 §7.1.7: fail the connection: our close frame, then the TCP close
+    // (lingering, so the frame is not lost to a reset), without waiting for theirs.
+    if (state_ == State::Open) {
+        std::string payload;
+        payload.push_back(static_cast<char>(code >> 8));
+        payload.push_back(static_cast<char>(code & 0xFF));
+        payload.append(std::string_view(why).substr(0, 123));
+        write_frame(ws::Opcode::Close, payload);
+    }
+    state_ = State::Closed;
+    notify_close(code, why);
+    conn_.close_after_flush_ = true;
+    conn_.flush();
+}
+
+void WsSession::notify_close(uint16_t code, std::string_view reason) {
+    if (notified_) return;
+    notified_ = true;
+    endpoint_->on_close(code, reason);
+}
+
+bool WsSession::receive() {
+    awaiting_pong_ = false;  // whatever came, the peer is alive
+    while (conn_.fd_ >= 0 && state_ != State::Closed && frame()) {
+    }
+    return conn_.fd_ >= 0 && state_ != State::Closed;
+}
+
+bool WsSession::frame() {
+    net::Buffer& in = conn_.a_->in;
+    if (!have_head_) {
+        ws::FrameRules rules{.client_frames = true, .rsv1_allowed = settings_.deflate.enabled,
+                             .max_payload = settings_.max_message};
+        ws::FrameParse p = ws::parse_frame_head(in.readable(), rules);
+        if (p.status == ws::FrameStatus::Incomplete) return false;
+        if (p.status == ws::FrameStatus::Error) {
+            fail(p.close_code, p.why);
+            return false;
+        }
+        head_ = p.head;
+        in.consume(head_.head_size);
+        have_head_ = true;
+        payload_done_ = 0;
+        if (!ws::is_control(head_.opcode) && state_ == State::Open) {
+            ws::Reassembler::Step st = reassembler_.begin(head_);
+            if (!st.ok) {
+                fail(st.close_code, st.why);
+                return false;
+            }
+            if (head_.opcode != ws::Opcode::Continuation) compressed_ = head_.rsv1;
+        }
+    }
+    if (ws::is_control(head_.opcode)) {
+        if (in.size() < head_.length) return false;  // at most 125 bytes: taken whole
+        char payload[125];  // taken out first: answering may end the connection and its buffer
+        size_t n = static_cast<size_t>(head_.length);
+        std::memcpy(payload, in.readable_data(), n);
+        in.consume(n);
+        ws::unmask(payload, n, head_.mask);
+        have_head_ = false;
+        return control(head_.opcode, std::string_view(payload, n));
+    }
+    uint64_t left = head_.length - payload_done_;
+    size_t n = static_cast<size_t>(std::min<uint64_t>(in.size(), left));
+    if (n == 0 && left > 0) return false;
+    char* p = in.readable_data();
+    ws::unmask(p, n, head_.mask, payload_done_);
+    std::string_view piece(p, n);
+    bool whole = head_.fin && head_.opcode != ws::Opcode::Continuation && payload_done_ == 0 && n == left;
+    payload_done_ += n;
+    if (state_ != State::Open) {  // after our close: read to stay in frame, nothing delivered
+        in.consume(n);
+        if (payload_done_ == head_.length) have_head_ = false;
+        return true;
+    }
+    ws::Reassembler::Step st = reassembler_.payload(piece);
+    if (!st.ok) {
+        fail(st.close_code, st.why);
+        return false;
+    }
+    if (!whole) message_.append(piece);
+    if (payload_done_ < head_.length) {
+        in.consume(n);
+        return false;  // the rest of the frame is still on its way
+    }
+    have_head_ = false;
+    st = reassembler_.end();
+    if (!st.ok) {
+        fail(st.close_code, st.why);
+        return false;
+    }
+    if (!reassembler_.message_done()) {
+        in.consume(n);
+        return true;
+    }
+    bool go = deliver(reassembler_.message_opcode(), whole ? piece : std::string_view(message_));
+    if (!go) return false;  // closing: the connection may have dropped its buffer already
+    in.consume(n);
+    if (message_.capacity() > kKeptMessageBytes) std::string().swap(message_);
+    else message_.clear();
+    return go;
+}
+
+bool WsSession::deliver(ws::Opcode op, std::string_view data) {
+    if (compressed_) {
+        bool too_big = false;
+        thread_local std::string inflated;
+        if (!inflate_message(data, settings_.max_message, inflated, &too_big)) {
+            fail(too_big ? ws::kCloseTooBig : ws::kCloseInvalidData,
+                 too_big ? "message larger than the limit once inflated" : "compressed message that does not inflate");
+            return false;
+        }
+        if (op == ws::Opcode::Text) {
+            ws::Utf8Stream utf8;
+            if (!utf8.feed(inflated) || !utf8.complete()) {
+                fail(ws::kCloseInvalidData, "text message that is not UTF-8");
+                return false;
+            }
+        }
+        endpoint_->on_message(op, inflated);
+        if (inflated.capacity() > (1u << 20)) std::string().swap(inflated);
+    } else {
+        endpoint_->on_message(op, data);
+    }
+    return conn_.fd_ >= 0 && state_ != State::Closed;
+}
+
+bool WsSession::control(ws::Opcode op, std::string_view payload) {
+    switch (op) {
+        case ws::Opcode::Ping:
+            if (state_ == State::Open) write_frame(ws::Opcode::Pong, payload);
+            return true;
+        case ws::Opcode::Pong:
+            return true;
+        case ws::Opcode::Close: {
+            if (!ws::valid_close_payload(payload)) {
+                fail(ws::kCloseProtocol, "invalid close frame");
+                return false;
+            }
+            uint16_t code = 1005;  // none given
+            std::string_view reason;
+            if (payload.size() >= 2) {
+                code = static_cast<uint16_t>(static_cast<uint8_t>(payload[0]) << 8 | static_cast<uint8_t>(payload[1]));
+                reason = payload.substr(2);
+            }
+            if (state_ == State::Open) {
+                // Echo the code (RFC 6455 §5.5.1), then close: the server closes TCP first.
+                write_frame(ws::Opcode::Close, payload.substr(0, std::min<size_t>(payload.size(), 2)));
+                state_ = State::Closed;
+                notify_close(code, reason);
+            } else {
+                state_ = State::Closed;
+                notify_close(close_code_, {});
+            }
+            conn_.close_after_flush_ = true;
+            conn_.flush();
+            return false;
+        }
+        default: return true;
+    }
+}
+
+void WsSession::on_timer() {
+    if (state_ != State::Open || awaiting_pong_) {
+        // Our close was not answered in time, or a ping was not: the peer is gone.
+        notify_close(state_ == State::Open ? 1006 : close_code_, state_ == State::Open ? "no answer to a ping" : "");
+        state_ = State::Closed;
+        conn_.close_now();
+        return;
+    }
+    awaiting_pong_ = true;
+    write_frame(ws::Opcode::Ping, {});
+    conn_.ws_arm();
+}
+
+void WsSession::on_flushed() {
+    if (above_mark_ && buffered() <= settings_.drain_mark && state_ == State::Open) {
+        above_mark_ = false;
+        endpoint_->on_drain();
+    }
+}
+
+void WsSession::going_away() { close(1001, "server stopping"); }
+
+void WsSession::abandon() {
+    notify_close(state_ == State::CloseSent ? close_code_ : 1006, {});
+    state_ = State::Closed;
+}
+
+void WsSession::open() { endpoint_->on_open(*this); }
+
+}  // namespace kiln::http

@@ -1,0 +1,115 @@
+// A connection that speaks WebSocket (RFC 6455) after its HTTP/1.1 upgrade. The
+// Connection keeps the socket, TLS, timer and output queue; the WsSession reads its
+// frames (in place, from the connection's read buffer), answers pings, keeps the
+// closing handshake, and hands whole messages to the layer above's WsEndpoint.
+//
+// The layer above decides the upgrade: its handler answers 101 and attaches a
+// WsUpgrade (endpoint and settings) to the response; the connection writes the head
+// and turns into a WebSocket on its loop thread (see Connection::start_ws).
+//
+// Memory: an idle WebSocket holds its Connection, this session and the endpoint;
+// its read and write buffers go back to the server's spares while nothing waits in
+// them, and a fragmented message's bytes are kept only until it is complete.
+// Compression (permessage-deflate) is negotiated without context takeover in either
+// direction, so the zlib streams are the loop thread's, shared by its WebSockets, and
+// a WebSocket holds none.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "http/ws_deflate.hpp"
+#include "http/ws_frame.hpp"
+
+namespace kiln::http {
+
+class Connection;
+class WsSession;
+
+struct WsSettings {
+    uint64_t max_message = 1 << 20;    // larger (as declared, or once inflated): closed with 1009
+    uint32_t ping_interval_ms = 30000; // quiet this long: a ping; quiet as long again: closed (0: never)
+    size_t max_backlog = 1 << 20;      // output waiting for a slow reader: past it, closed (1008)
+    size_t drain_mark = 64 * 1024;     // on_drain once a backlog above this falls below it
+    WsDeflate deflate;                 // permessage-deflate as negotiated (off by default)
+};
+
+// The layer above's side of one WebSocket; owned by its session, which deletes it
+// after on_close. Called on the connection's loop thread.
+class WsEndpoint {
+public:
+    virtual ~WsEndpoint() = default;
+    virtual void on_open(WsSession& session) = 0;
+    // A whole message (text is valid UTF-8); `data` is valid during the call.
+    virtual void on_message(ws::Opcode op, std::string_view data) = 0;
+    // A backlog above WsSettings::drain_mark has fallen below it.
+    virtual void on_drain() {}
+    // The WebSocket is gone: the peer's close code (1005 if it gave none), 1006 if
+    // the connection ended without a closing handshake, or the code it was closed
+    // with here. Last call; the session must not be used after it.
+    virtual void on_close(uint16_t code, std::string_view reason) = 0;
+};
+
+// What a 101 response carries to the connection.
+struct WsUpgrade {
+    std::unique_ptr<WsEndpoint> endpoint;
+    WsSettings settings;
+};
+
+class WsSession {
+public:
+    enum class Send : uint8_t { Sent, Backlogged, Dropped };
+
+    WsSession(Connection& conn, std::unique_ptr<WsEndpoint> endpoint, const WsSettings& settings);
+    ~WsSession();
+    WsSession(const WsSession&) = delete;
+    WsSession& operator=(const WsSession&) = delete;
+
+    // A whole text or binary message. Backlogged: queued, the reader is slow (past
+    // drain_mark); Dropped: the WebSocket is closing or closed, or this message
+    // would pass max_backlog (the WebSocket is then closed with 1008).
+    Send send(ws::Opcode op, std::string_view payload);
+    // Starts the closing handshake (code 1000..4999, a reason of at most 123 bytes).
+    void close(uint16_t code, std::string_view reason);
+    void ping(std::string_view payload = {});
+    size_t buffered() const;
+    bool open() const { return state_ == State::Open; }
+
+    // The connection's side (loop thread).
+    void open();                         // the 101 is written: on_open
+    bool receive();                      // frames from the read buffer; false: the connection is ending
+    void on_timer();                     // the ping interval passed quietly
+    void on_flushed();                   // the socket took the output
+    void going_away();                   // the server stops: close with 1001
+    void abandon();                      // the connection closed: on_close(1006) unless told already
+    bool closing() const { return state_ != State::Open; }
+
+private:
+    enum class State : uint8_t { Open, CloseSent, Closed };
+    bool frame();  // one frame from the buffer; false: incomplete, or the connection ends
+    bool deliver(ws::Opcode op, std::string_view data);
+    bool control(ws::Opcode op, std::string_view payload);
+    void fail(uint16_t code, const char* why);  // close with code at once, not waiting for the peer
+    void notify_close(uint16_t code, std::string_view reason);
+    void write_frame(ws::Opcode op, std::string_view payload, bool rsv1 = false);
+
+    Connection& conn_;
+    std::unique_ptr<WsEndpoint> endpoint_;
+    WsSettings settings_;
+    ws::Reassembler reassembler_;
+    ws::FrameHead head_;             // the frame being read, when have_head_
+    uint64_t payload_done_ = 0;      // of head_'s payload, bytes taken
+    uint16_t close_code_ = 0;        // what our close frame said
+    std::string message_;            // a fragmented (or compressed) message so far
+    State state_ = State::Open;
+    bool have_head_ = false;
+    bool compressed_ = false;        // the message being read had RSV1
+    bool awaiting_pong_ = false;
+    bool above_mark_ = false;        // the backlog passed drain_mark
+    bool notified_ = false;          // on_close was called
+    bool in_callback_ = false;
+};
+
+}  // namespace kiln::http
