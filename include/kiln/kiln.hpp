@@ -20,5 +20,6 @@
 #include <kiln/session.hpp>
 #include <kiln/sleep.hpp>
 #include <kiln/task.hpp>
+#include <kiln/topics.hpp>
 #include <kiln/view.hpp>
 #include <kiln/websocket.hpp>

@@ -35,6 +35,7 @@
 
 #include <kiln/request.hpp>
 #include <kiln/task.hpp>
+#include <kiln/topics.hpp>
 
 namespace kiln {
 
@@ -148,6 +149,7 @@ private:
     friend struct detail::WsTopics;
     WebSocket() = default;
     Sent send_message(bool binary, std::string_view data);
+    static void on_published(void* self, std::string_view data, bool binary);
     void closed(uint16_t code);
 
     http::WsSession* session_ = nullptr;  // null once closed
@@ -156,6 +158,7 @@ private:
     detail::WsWait* drainer_ = nullptr;   // a drained() waiting
     std::vector<WsMessage> inbox_;        // coroutine form: messages not received yet
     size_t inbox_head_ = 0;
+    size_t inbox_bytes_ = 0;              // past max_backlog: the client is cut
     std::vector<std::pair<std::string, std::string>> params_;
     std::vector<std::string> topics_;
     std::vector<std::pair<const void*, std::any>> locals_;
@@ -176,9 +179,6 @@ struct WsHandlers {
 
 // A coroutine run for each WebSocket; when it returns the WebSocket is closed (1000).
 using WsCoroutine = std::function<Task<>(WebSocket&)>;
-
-// Sends to every WebSocket subscribed to `topic` on this node (any thread).
-void publish(std::string_view topic, std::string_view message, bool binary = false);
 
 template <class T>
 void WebSocket::set_local(T value) {

@@ -1,4 +1,5 @@
 #include <kiln/websocket.hpp>
+#include <kiln/topics.hpp>
 
 #include <kiln/app.hpp>
 
@@ -55,6 +56,11 @@ public:
         WebSocket& ws = *ws_;
         bool binary = op == http::ws::Opcode::Binary;
         if (ws.route_->coroutine) {
+            if (ws.inbox_bytes_ + data.size() > ws.route_->options.max_backlog) {
+                ws.close(1008, "messages arrive faster than they are read");
+                return;
+            }
+            ws.inbox_bytes_ += data.size();
             ws.inbox_.push_back(WsMessage{std::string(data), binary});
             if (WsWait* w = std::exchange(ws.receiver_, nullptr)) w->complete();
             return;
@@ -309,6 +315,7 @@ std::optional<WsMessage> WebSocket::Receive::await_resume() {
     if (cancelled && ws_->inbox_head_ == ws_->inbox_.size() && ws_->session_) throw Cancelled();
     if (ws_->inbox_head_ == ws_->inbox_.size()) return std::nullopt;
     WsMessage m = std::move(ws_->inbox_[ws_->inbox_head_++]);
+    ws_->inbox_bytes_ -= m.data.size();
     if (ws_->inbox_head_ == ws_->inbox_.size()) {
         ws_->inbox_.clear();
         ws_->inbox_head_ = 0;

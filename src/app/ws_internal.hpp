@@ -14,10 +14,12 @@ struct WsRoute {
     WsOptions options;
 };
 
-// Subscriptions: per loop thread, a topic's WebSockets (see ws_topics.cpp).
+// Subscriptions: per loop thread, a topic's subscribers (WebSockets, Subscriptions),
+// each an object and what delivers a message to it (see ws_topics.cpp).
 struct WsTopics {
-    static void join(WebSocket& ws, std::string_view topic);
-    static void leave(WebSocket& ws, std::string_view topic);
+    using Deliver = void (*)(void* subscriber, std::string_view data, bool binary);
+    static void join(void* subscriber, Deliver fn, std::string_view topic);
+    static void leave(void* subscriber, std::string_view topic);
     static void leave_all(WebSocket& ws);
     // This loop's subscribers of `topic` get the message (on their loop thread).
     static void deliver(std::string_view topic, std::string_view data, bool binary);

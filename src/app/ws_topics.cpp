@@ -11,6 +11,10 @@
 
 #include "app/ws_bus.hpp"
 #include "app/ws_internal.hpp"
+#include <kiln/task.hpp>
+
+#include "net/async.hpp"
+#include "net/deadline_heap.hpp"
 #include "net/loop.hpp"
 #include "net/mailbox.hpp"
 #include "net/process_bus.hpp"
@@ -22,7 +26,11 @@ namespace {
 
 struct LoopTopics {
     net::Loop* loop;
-    std::unordered_map<std::string, std::vector<WebSocket*>> subscribers;
+    struct Sink {
+        void* subscriber;
+        WsTopics::Deliver fn;
+    };
+    std::unordered_map<std::string, std::vector<Sink>> subscribers;
     int delivering = 0;              // inside deliver(): leaving only blanks an entry
     std::vector<std::string> blanked;  // topics with blanked entries, compacted after
 };
@@ -102,26 +110,20 @@ void from_bus(std::string_view d) {
 
 }  // namespace
 
-void WsTopics::join(WebSocket& ws, std::string_view topic) {
-    if (std::find(ws.topics_.begin(), ws.topics_.end(), topic) != ws.topics_.end()) return;
-    LoopTopics& t = loop_topics();
-    t.subscribers[std::string(topic)].push_back(&ws);
-    ws.topics_.emplace_back(topic);
+void WsTopics::join(void* subscriber, Deliver fn, std::string_view topic) {
+    loop_topics().subscribers[std::string(topic)].push_back({subscriber, fn});
 }
 
-void WsTopics::leave(WebSocket& ws, std::string_view topic) {
-    auto mine = std::find(ws.topics_.begin(), ws.topics_.end(), topic);
-    if (mine == ws.topics_.end()) return;
-    ws.topics_.erase(mine);
+void WsTopics::leave(void* subscriber, std::string_view topic) {
     LoopTopics* t = t_topics;
     if (!t) return;  // the loop is going: its table went first
     auto it = t->subscribers.find(std::string(topic));
     if (it == t->subscribers.end()) return;
-    std::vector<WebSocket*>& v = it->second;
-    auto at = std::find(v.begin(), v.end(), &ws);
+    auto& v = it->second;
+    auto at = std::find_if(v.begin(), v.end(), [subscriber](const auto& s) { return s.subscriber == subscriber; });
     if (at == v.end()) return;
     if (t->delivering) {  // a delivery walks this list: blank the entry, compact later
-        *at = nullptr;
+        at->subscriber = nullptr;
         t->blanked.emplace_back(topic);
         return;
     }
@@ -131,12 +133,8 @@ void WsTopics::leave(WebSocket& ws, std::string_view topic) {
 }
 
 void WsTopics::leave_all(WebSocket& ws) {
-    std::vector<std::string> topics = std::move(ws.topics_);
+    for (const std::string& topic : ws.topics_) leave(&ws, topic);
     ws.topics_.clear();
-    for (const std::string& topic : topics) {
-        ws.topics_.push_back(topic);  // leave() looks for it there
-        leave(ws, topic);
-    }
 }
 
 void WsTopics::deliver(std::string_view topic, std::string_view data, bool binary) {
@@ -145,14 +143,14 @@ void WsTopics::deliver(std::string_view topic, std::string_view data, bool binar
     auto it = t->subscribers.find(std::string(topic));
     if (it == t->subscribers.end()) return;
     ++t->delivering;
-    std::vector<WebSocket*>& v = it->second;
+    auto& v = it->second;
     for (size_t i = 0, n = v.size(); i < n; ++i)  // subscribers joining meanwhile wait for the next
-        if (WebSocket* ws = v[i]) ws->send_message(binary, data);
+        if (LoopTopics::Sink s = v[i]; s.subscriber) s.fn(s.subscriber, data, binary);
     if (--t->delivering == 0 && !t->blanked.empty()) {
         for (const std::string& name : t->blanked) {
             auto b = t->subscribers.find(name);
             if (b == t->subscribers.end()) continue;
-            std::erase(b->second, nullptr);
+            std::erase_if(b->second, [](const auto& sink) { return sink.subscriber == nullptr; });
             if (b->second.empty()) t->subscribers.erase(b);
         }
         t->blanked.clear();
@@ -161,8 +159,96 @@ void WsTopics::deliver(std::string_view topic, std::string_view data, bool binar
 
 }  // namespace detail
 
-void WebSocket::subscribe(std::string_view topic) { detail::WsTopics::join(*this, topic); }
-void WebSocket::unsubscribe(std::string_view topic) { detail::WsTopics::leave(*this, topic); }
+void WebSocket::subscribe(std::string_view topic) {
+    if (std::find(topics_.begin(), topics_.end(), topic) != topics_.end()) return;
+    detail::WsTopics::join(this, &WebSocket::on_published, topic);
+    topics_.emplace_back(topic);
+}
+
+void WebSocket::unsubscribe(std::string_view topic) {
+    auto mine = std::find(topics_.begin(), topics_.end(), topic);
+    if (mine == topics_.end()) return;
+    topics_.erase(mine);
+    detail::WsTopics::leave(this, topic);
+}
+
+void WebSocket::on_published(void* self, std::string_view data, bool binary) {
+    static_cast<WebSocket*>(self)->send_message(binary, data);
+}
+
+// Subscription
+
+namespace detail {
+
+class TopicWait final : public net::Wait {
+public:
+    TopicWait(std::coroutine_handle<> h, std::chrono::milliseconds timeout) : net::Wait(h) {
+        if (cancelled() || timeout.count() <= 0) return;
+        deadline_.owner = this;
+        deadline_.fire = [](net::Deadline* d) {
+            auto* w = static_cast<TopicWait*>(d->owner);
+            w->timed_out = true;
+            w->complete();
+        };
+        loop().deadlines().arm(deadline_, loop().now_ms() + static_cast<uint64_t>(timeout.count()));
+    }
+    ~TopicWait() override { loop().deadlines().disarm(deadline_); }
+    using net::Wait::complete;
+    bool timed_out = false;
+
+private:
+    void on_cancel() override { loop().deadlines().disarm(deadline_); }
+    net::Deadline deadline_;
+};
+
+}  // namespace detail
+
+Subscription::Subscription(std::string topic) : topic_(std::move(topic)) {
+    detail::WsTopics::join(this, &Subscription::on_message, topic_);
+}
+
+Subscription::~Subscription() { detail::WsTopics::leave(this, topic_); }
+
+void Subscription::on_message(void* self, std::string_view data, bool) {
+    auto* sub = static_cast<Subscription*>(self);
+    if (sub->queue_.size() >= sub->max_queued) {
+        sub->queue_.pop_front();
+        ++sub->dropped_;
+    }
+    sub->queue_.emplace_back(data);
+    if (detail::TopicWait* w = std::exchange(sub->waiting_, nullptr)) w->complete();
+}
+
+Subscription::Next Subscription::next() { return Next(*this, std::chrono::milliseconds(0)); }
+Subscription::Next Subscription::next(std::chrono::milliseconds timeout) {
+    return Next(*this, std::max(timeout, std::chrono::milliseconds(1)));
+}
+
+Subscription::Next::Next(Subscription& sub, std::chrono::milliseconds timeout) : sub_(&sub), timeout_(timeout) {}
+Subscription::Next::Next(Next&&) noexcept = default;
+Subscription::Next::~Next() {
+    if (wait_ && sub_->waiting_ == wait_.get()) sub_->waiting_ = nullptr;
+}
+
+bool Subscription::Next::await_ready() const noexcept { return !sub_->queue_.empty(); }
+
+bool Subscription::Next::await_suspend(std::coroutine_handle<> h) {
+    wait_ = std::make_unique<detail::TopicWait>(h, timeout_);
+    if (wait_->cancelled()) return false;
+    sub_->waiting_ = wait_.get();
+    return true;
+}
+
+std::optional<std::string> Subscription::Next::await_resume() {
+    bool cancelled = wait_ && wait_->cancelled();
+    if (wait_ && sub_->waiting_ == wait_.get()) sub_->waiting_ = nullptr;
+    wait_.reset();
+    if (cancelled) throw Cancelled();
+    if (sub_->queue_.empty()) return std::nullopt;  // timed out
+    std::string m = std::move(sub_->queue_.front());
+    sub_->queue_.pop_front();
+    return m;
+}
 
 void publish(std::string_view topic, std::string_view message, bool binary) {
     net::Loop* here = net::Loop::current();

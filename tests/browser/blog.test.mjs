@@ -10,19 +10,17 @@
 //   node blog.test.mjs --blog BINARY --out DIR [--chromium /usr/bin/chromium]
 // Every wait is bounded; the whole run is cut off after OVERALL_MS.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
 import { chromium } from 'playwright-core';
 
+import { Server } from './server.mjs';
+
 const OVERALL_MS = 240_000;
 const STEP_MS = 15_000;   // one navigation, click or assertion wait
-const START_MS = 15_000;  // until the blog accepts connections
-const HOST = '127.0.0.1';
 
 const { values: args } = parseArgs({
   options: {
@@ -38,68 +36,6 @@ if (!args.blog || !args.out) {
 
 // ----------------------------------------------------------------- the server
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, HOST, () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function canConnect(port) {
-  return new Promise((resolve) => {
-    const c = net.connect({ host: HOST, port });
-    c.setTimeout(500);
-    c.once('connect', () => { c.destroy(); resolve(true); });
-    c.once('error', () => resolve(false));
-    c.once('timeout', () => { c.destroy(); resolve(false); });
-  });
-}
-
-class Blog {
-  constructor(binary, dbPath) {
-    this.binary = binary;
-    this.dbPath = dbPath;
-    this.output = '';
-    this.proc = null;
-  }
-
-  async start() {
-    for (let attempt = 0; attempt < 3; attempt++) {  // the port may be taken meanwhile
-      this.port = await freePort();
-      this.proc = spawn(this.binary, ['--port', String(this.port), '--workers', '0', '--threads', '2'], {
-        env: { ...process.env, BLOG_DB: this.dbPath },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      this.exited = new Promise((resolve) => this.proc.once('exit', (code, signal) => resolve({ code, signal })));
-      for (const stream of [this.proc.stdout, this.proc.stderr])
-        stream.on('data', (d) => { this.output = (this.output + d).slice(-20000); });
-      const deadline = Date.now() + START_MS;
-      while (Date.now() < deadline && this.proc.exitCode === null) {
-        if (await canConnect(this.port)) return `http://${HOST}:${this.port}`;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      await this.stop();
-    }
-    throw new Error(`blog did not start:\n${this.output}`);
-  }
-
-  // SIGTERM to the process we started, SIGKILL after 5 s; resolves to its exit.
-  async stop() {
-    if (!this.proc) return null;
-    if (this.proc.exitCode === null && this.proc.signalCode === null) {
-      this.proc.kill('SIGTERM');
-      const timer = setTimeout(() => this.proc.kill('SIGKILL'), 5000);
-      const result = await this.exited;
-      clearTimeout(timer);
-      return result;
-    }
-    return this.exited;
-  }
-}
 
 // ----------------------------------------------------------------- the steps
 
@@ -253,12 +189,12 @@ async function run(page, base, outDir) {
 
 async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kiln-browser-'));
-  const blog = new Blog(path.resolve(args.blog), path.join(tmp, 'blog.sqlite'));
+  const blog = new Server(path.resolve(args.blog), ['--workers', '0', '--threads', '2'], { BLOG_DB: path.join(tmp, 'blog.sqlite') });
   let browser = null;
   let failed = false;
   const cutoff = setTimeout(() => {
     console.error(`browser test: FAILED: still running after ${OVERALL_MS / 1000} s`);
-    if (blog.proc) blog.proc.kill('SIGKILL');
+    blog.kill();
     process.exit(1);
   }, OVERALL_MS);
   try {

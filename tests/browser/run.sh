@@ -1,25 +1,27 @@
 #!/usr/bin/env bash
-# Runs the browser tests: Debian's chromium driven by playwright-core from npm.
-#   tests/browser/run.sh BLOG_BINARY OUT_DIR
+# Runs a browser test: Debian's chromium driven by playwright-core from npm.
+#   tests/browser/run.sh NAME BINARY OUT_DIR     (NAME.test.mjs --NAME BINARY: blog, chat)
 # Installs the pinned node packages (package-lock.json) into tests/browser/node_modules
 # when they are missing or stale, under the machine-wide build lock. CHROMIUM=path
 # overrides /usr/bin/chromium. Exits non-zero, saying why, when something is missing.
 set -euo pipefail
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 BLOG_BINARY OUT_DIR" >&2
+if [[ $# -ne 3 ]]; then
+  echo "usage: $0 NAME BINARY OUT_DIR" >&2
   exit 2
 fi
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-blog=$1
-out=$2
+name=$1
+binary=$2
+out=$3
 chromium=${CHROMIUM:-/usr/bin/chromium}
 
 fail() { echo "browser test: $*" >&2; exit 1; }
 [[ -x "$chromium" ]] || fail "no chromium at $chromium: install Debian's package (apt-get install chromium; make deps does it)"
 command -v node >/dev/null || fail "node is missing: install Debian's nodejs and npm (make deps does it)"
 command -v npm >/dev/null || fail "npm is missing: install Debian's npm (make deps does it)"
-[[ -x "$blog" ]] || fail "no blog binary at $blog (build it: ninja -C build blog)"
+[[ -f "$here/$name.test.mjs" ]] || fail "no test $here/$name.test.mjs"
+[[ -x "$binary" ]] || fail "no $name binary at $binary (build it: ninja -C build $name)"
 
 # The version package-lock.json pins, and the one installed (empty if none).
 pinned() { node -e 'console.log(require(process.argv[1]).packages["node_modules/playwright-core"].version)' "$here/package-lock.json"; }
@@ -36,4 +38,4 @@ if [[ "$(installed)" != "$(pinned)" ]]; then
 fi
 
 mkdir -p "$out"
-exec node "$here/blog.test.mjs" --blog "$blog" --out "$out" --chromium "$chromium"
+exec node "$here/$name.test.mjs" "--$name" "$binary" --out "$out" --chromium "$chromium"

@@ -1,0 +1,5 @@
+module kiln.bench/clients/ws-echo-go
+
+go 1.22
+
+require github.com/gorilla/websocket v1.5.3

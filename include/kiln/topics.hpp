@@ -1,0 +1,81 @@
+// Topics: publish() sends a message to every subscriber of a topic on this node, on
+// every event loop of every worker process. Subscribers are WebSockets
+// (WebSocket::subscribe, see <kiln/websocket.hpp>) and coroutines holding a
+// Subscription, such as a server-sent events handler:
+//
+//   app.get("/events", [](kiln::Request&, kiln::Response& res) -> kiln::Task<> {
+//       kiln::Subscription news("news");
+//       kiln::EventStream events = res.event_stream();
+//       for (;;) {
+//           if (auto msg = co_await news.next(std::chrono::seconds(15))) events.send(*msg);
+//           else events.comment();  // quiet for 15 s: a heartbeat
+//       }
+//   });
+//
+// Delivery is best effort and in order per publisher: a worker whose queue from the
+// others is full drops what does not fit (a stuck worker never stalls the rest), and
+// a message larger than the bus's datagram (about 100 KiB) reaches only this process.
+// Across nodes, publish through Redis (redis::Client::publish) and bridge it here.
+#pragma once
+#include <chrono>
+#include <coroutine>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kiln {
+
+namespace detail {
+class TopicWait;
+struct WsTopics;
+}
+
+// Any thread.
+void publish(std::string_view topic, std::string_view message, bool binary = false);
+
+// A coroutine's subscription to one topic, from construction to destruction; made
+// and used on one event loop thread. Messages published meanwhile queue up (at most
+// max_queued: past it the oldest are dropped, and dropped() counts them).
+class Subscription {
+public:
+    explicit Subscription(std::string topic);
+    ~Subscription();
+    Subscription(const Subscription&) = delete;
+    Subscription& operator=(const Subscription&) = delete;
+
+    class Next;
+    // The next message; with a timeout, nullopt if none came in time. Throws
+    // kiln::Cancelled if the request it serves is cancelled meanwhile.
+    Next next();
+    Next next(std::chrono::milliseconds timeout);
+    size_t dropped() const { return dropped_; }
+    size_t max_queued = 4096;
+
+    class Next {
+    public:
+        bool await_ready() const noexcept;
+        bool await_suspend(std::coroutine_handle<> h);
+        std::optional<std::string> await_resume();
+        Next(Next&&) noexcept;
+        ~Next();
+    private:
+        friend class Subscription;
+        Next(Subscription& sub, std::chrono::milliseconds timeout);
+        Subscription* sub_;
+        std::chrono::milliseconds timeout_;
+        std::unique_ptr<detail::TopicWait> wait_;
+    };
+
+private:
+    friend struct detail::WsTopics;
+    static void on_message(void* self, std::string_view data, bool binary);
+    std::string topic_;
+    std::deque<std::string> queue_;
+    detail::TopicWait* waiting_ = nullptr;
+    size_t dropped_ = 0;
+};
+
+}  // namespace kiln

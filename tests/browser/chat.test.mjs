@@ -1,0 +1,136 @@
+// The chat example in a real browser: Debian's chromium, driven by playwright-core,
+// opens examples/chat's page several times against build/bin/chat on 2 worker
+// processes (--workers 2 --threads 1), until two pages are served by different
+// workers (each page shows its worker). Then each types a message, and it appears
+// on both pages, the sender's included; a third page on the server-sent events
+// fallback (?transport=sse, POST /send) talks with them both ways. A name with
+// markup shows as text. Saves OUT/chat.png.
+//
+//   node chat.test.mjs --chat BINARY --out DIR [--chromium /usr/bin/chromium]
+// Every wait is bounded; the whole run is cut off after OVERALL_MS.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+
+import { chromium } from 'playwright-core';
+
+import { Server } from './server.mjs';
+
+const OVERALL_MS = 180_000;
+const STEP_MS = 15_000;
+const MAX_PAGES = 12;  // connections land on workers as the kernel spreads them
+
+const { values: args } = parseArgs({
+  options: {
+    chat: { type: 'string' },
+    out: { type: 'string' },
+    chromium: { type: 'string', default: '/usr/bin/chromium' },
+  },
+});
+if (!args.chat || !args.out) {
+  console.error('usage: node chat.test.mjs --chat BINARY --out DIR [--chromium PATH]');
+  process.exit(2);
+}
+
+async function open(browser, url) {
+  const page = await browser.newPage({ viewport: { width: 800, height: 600 } });
+  page.setDefaultTimeout(STEP_MS);
+  await page.goto(url);
+  await page.waitForFunction(() => document.body.dataset.worker, null, { timeout: STEP_MS });
+  return { page, worker: await page.evaluate(() => document.body.dataset.worker) };
+}
+
+async function say(page, text) {
+  await page.fill('#text', text);
+  await page.click('button[type=submit]');
+}
+
+async function sees(page, name, text) {
+  const line = page.locator('#log li', { hasText: text });
+  await line.first().waitFor({ timeout: STEP_MS });
+  assert.equal((await line.first().locator('.name').textContent()), name);
+}
+
+async function run(browser, base, outDir) {
+  const step = (name) => console.log(`browser test: ${name}`);
+  step('pages until two are served by different worker processes');
+  const pages = [];
+  let a = null;
+  let b = null;
+  for (let i = 0; i < MAX_PAGES && !b; i++) {
+    const p = await open(browser, `${base}/?name=${i === 0 ? 'alice' : 'bob'}`);
+    pages.push(p);
+    if (!a) a = p;
+    else if (p.worker !== a.worker) b = p;
+  }
+  assert.ok(b, `every page was served by worker ${a.worker}`);
+  assert.equal(await a.page.evaluate(() => document.body.dataset.transport), 'websocket');
+
+  step(`alice (worker ${a.worker}) and bob (worker ${b.worker}) talk`);
+  await say(a.page, 'hello from alice');
+  await sees(a.page, 'alice', 'hello from alice');  // the sender too
+  await sees(b.page, 'alice', 'hello from alice');
+  await say(b.page, 'hi alice, bob here');
+  await sees(a.page, 'bob', 'hi alice, bob here');
+  await sees(b.page, 'bob', 'hi alice, bob here');
+
+  step('a page on the server-sent events fallback joins the conversation');
+  const c = await open(browser, `${base}/?transport=sse&name=carol`);
+  assert.equal(await c.page.evaluate(() => document.body.dataset.transport), 'sse');
+  await say(a.page, 'welcome carol');
+  await sees(c.page, 'alice', 'welcome carol');
+  await say(c.page, 'thanks, I read by events');
+  await sees(a.page, 'carol', 'thanks, I read by events');
+  await sees(b.page, 'carol', 'thanks, I read by events');
+
+  step('markup in a message is shown as text');
+  await say(b.page, '<img src=x onerror="window.pwned=1"><b>bold</b>');
+  await sees(a.page, 'bob', '<b>bold</b>');
+  assert.equal(await a.page.evaluate(() => window.pwned), undefined);
+  assert.equal(await a.page.locator('#log b').count(), 0);
+
+  await a.page.screenshot({ path: path.join(outDir, 'chat.png') });
+  for (const p of [...pages, c]) await p.page.close();
+}
+
+async function main() {
+  const chat = new Server(path.resolve(args.chat), ['--workers', '2', '--threads', '1']);
+  let browser = null;
+  let failed = false;
+  const cutoff = setTimeout(() => {
+    console.error(`browser test: FAILED: still running after ${OVERALL_MS / 1000} s`);
+    chat.kill();
+    process.exit(1);
+  }, OVERALL_MS);
+  try {
+    const base = await chat.start();
+    const root = typeof process.getuid === 'function' && process.getuid() === 0;
+    browser = await chromium.launch({
+      executablePath: args.chromium,
+      headless: true,
+      args: root ? ['--no-sandbox'] : [],  // chromium refuses to sandbox as root
+      timeout: 60_000,
+    });
+    await run(browser, base, path.resolve(args.out));
+  } catch (e) {
+    failed = true;
+    console.error(`browser test: FAILED: ${e.stack || e}`);
+    console.error(`--- chat output ---\n${chat.output}`);
+  } finally {
+    if (browser) await browser.close().catch(() => {});
+    const exit = await chat.stop();
+    if (exit && exit.code !== 0 && !failed) {
+      failed = true;
+      console.error(`browser test: FAILED: chat exited with ${JSON.stringify(exit)} after SIGTERM\n${chat.output}`);
+    }
+    if (/Sanitizer|runtime error:/.test(chat.output) && !failed) {
+      failed = true;
+      console.error(`browser test: FAILED: sanitizer report from chat\n${chat.output}`);
+    }
+    clearTimeout(cutoff);
+  }
+  if (!failed) console.log(`browser test: passed; screenshot in ${path.join(path.resolve(args.out), 'chat.png')}`);
+  process.exit(failed ? 1 : 0);
+}
+
+main();
