@@ -2,12 +2,13 @@
 """Idle keep-alive connection cost of an HTTP server on 127.0.0.1.
 
 Opens N connections; each sends one complete `GET /plaintext` and reads the whole
-response, then stays open and idle. The server's VmRSS (summed over the given PIDs
+response, then stays open and idle. With --websocket PATH each instead upgrades to a
+WebSocket at PATH (no extension offered) and stays open and idle. The server's VmRSS (summed over the given PIDs
 and all their descendants, e.g. nginx master + workers) is read before connecting
 and after, and the difference is reported per connection still open. Everything is
 bounded by --timeout; all sockets are closed at the end.
 
-Last line of output (parsed by plaintext.sh):
+The result line (parsed by plaintext.sh and websocket.sh), printed once measured:
   result kib_per_conn=<float> open=<n> rss_before_kib=<n> rss_after_kib=<n>
 """
 import argparse
@@ -74,6 +75,8 @@ async def open_one(port, request, streams, sem, io_timeout):
         await writer.drain()
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), io_timeout)
         status = head.split(b"\r\n", 1)[0]
+        if b" 101 " in status + b" ":
+            return  # a WebSocket: no body, the connection is the server's now
         if b" 200 " not in status + b" ":
             raise RuntimeError(f"unexpected status line {status!r}")
         length = 0
@@ -92,6 +95,10 @@ def still_open(streams):
 
 async def run(args):
     request = b"GET /plaintext HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    if args.websocket:
+        request = (b"GET " + args.websocket.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+                   b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                   b"Sec-WebSocket-Version: 13\r\n\r\n")
     streams = []
     sem = asyncio.Semaphore(args.parallel)
     before = rss_kib(args.pid)
@@ -111,14 +118,16 @@ async def run(args):
         opened = still_open(streams)
         after = rss_kib(args.pid)
         elapsed = time.monotonic() - t0
+        print(f"result kib_per_conn={(after - before) / opened if opened else float('nan'):.2f} open={opened} "
+              f"rss_before_kib={before} rss_after_kib={after}", flush=True)
+        if args.hold:  # another load runs meanwhile (bench/websocket.sh: plaintext latency)
+            await asyncio.sleep(args.hold)
     finally:
         for _, writer in streams:
             writer.close()
         await asyncio.gather(*(w.wait_closed() for _, w in streams), return_exceptions=True)
-    per_conn = (after - before) / opened if opened else float("nan")
     print(f"connections: {opened} open of {args.n} requested, {errors} failed, {elapsed:.1f}s")
     print(f"server VmRSS: {before} KiB before, {after} KiB after")
-    print(f"result kib_per_conn={per_conn:.2f} open={opened} rss_before_kib={before} rss_after_kib={after}")
     return 0 if opened == args.n else 1
 
 
@@ -131,13 +140,15 @@ def main():
     ap.add_argument("--parallel", type=int, default=256, help="connections being set up at once")
     ap.add_argument("--timeout", type=float, default=120, help="limit for opening all connections, s")
     ap.add_argument("--io-timeout", type=float, default=10, help="limit per connect/read, s")
+    ap.add_argument("--websocket", metavar="PATH", help="upgrade each connection to a WebSocket at PATH")
+    ap.add_argument("--hold", type=float, default=0, help="keep the connections open this long after measuring, s")
     ap.add_argument("--settle", type=float, default=1.0, help="wait before reading RSS, s")
     args = ap.parse_args()
     limit = raise_nofile(args.n + 64)
     if limit < args.n + 64:
         print(f"RLIMIT_NOFILE is {limit}; lowering N from {args.n} to {limit - 64}", file=sys.stderr)
         args.n = limit - 64
-    sys.exit(asyncio.run(asyncio.wait_for(run(args), args.timeout + args.settle + 60)))
+    sys.exit(asyncio.run(asyncio.wait_for(run(args), args.timeout + args.settle + args.hold + 60)))
 
 
 if __name__ == "__main__":

@@ -6,17 +6,21 @@
 set(KILN_SRC ${PROJECT_SOURCE_DIR}/src)
 
 # kiln_fuzz_target(NAME SOURCES...): NAME.cpp, fuzzing the kiln SOURCES built beside it.
+function(kiln_fuzz_executable name sources)
+  add_executable(${name} ${name}.cpp)
+  target_link_libraries(${name} PRIVATE ${sources})
+  target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined
+                         -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1)
+  target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz)
+endfunction()
+
 function(kiln_fuzz_target name)
   add_library(${name}_sources STATIC ${ARGN})
   target_include_directories(${name}_sources PUBLIC ${PROJECT_SOURCE_DIR}/include ${KILN_SRC})
   target_compile_options(${name}_sources PRIVATE ${KILN_FUZZ_FLAGS})
   target_link_libraries(${name}_sources PUBLIC kiln_proto)
-  add_executable(${name} ${name}.cpp)
-  target_link_libraries(${name} PRIVATE ${name}_sources)
-  target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined
-                         -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1)
-  target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
-  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz)
+  kiln_fuzz_executable(${name} ${name}_sources)
 endfunction()
 
 kiln_fuzz_target(fuzz_router ${KILN_SRC}/app/router.cpp)
@@ -52,15 +56,24 @@ target_link_libraries(fuzz_json_writer PRIVATE nlohmann_json::nlohmann_json)
 kiln_fuzz_target(fuzz_proxy_protocol ${KILN_SRC}/http/proxy_protocol.cpp ${KILN_SRC}/net/peer.cpp)
 kiln_fuzz_target(fuzz_forwarded ${KILN_SRC}/http/forwarded.cpp ${KILN_SRC}/net/peer.cpp)
 # HTTP/2 (http/h2_session.cpp and the connection's HTTP/2 mode) on a real loop, server
-# and socket pair: the engine's http/ and net/ sources, nghttp2 and OpenSSL (net/tls).
-kiln_fuzz_target(fuzz_h2 ${KILN_SRC}/http/connection.cpp ${KILN_SRC}/http/h2_session.cpp ${KILN_SRC}/http/server.cpp
-                 ${KILN_SRC}/http/exchange.cpp ${KILN_SRC}/http/request.cpp ${KILN_SRC}/http/response.cpp
-                 ${KILN_SRC}/http/serializer.cpp ${KILN_SRC}/http/status.cpp ${KILN_SRC}/http/address_counts.cpp
-                 ${KILN_SRC}/http/rate_table.cpp ${KILN_SRC}/http/proxy_protocol.cpp ${KILN_SRC}/http/forwarded.cpp
-                 ${KILN_SRC}/net/buffer.cpp ${KILN_SRC}/net/timer.cpp ${KILN_SRC}/net/deadline_heap.cpp
-                 ${KILN_SRC}/net/loop.cpp ${KILN_SRC}/net/output.cpp ${KILN_SRC}/net/peer.cpp ${KILN_SRC}/net/tls.cpp
-                 ${KILN_SRC}/net/mailbox.cpp ${KILN_SRC}/util/log.cpp)
+# and socket pair: the engine's http/ and net/ sources, nghttp2, zlib and OpenSSL (net/tls).
+set(KILN_ENGINE_SOURCES
+    ${KILN_SRC}/http/connection.cpp ${KILN_SRC}/http/h2_session.cpp ${KILN_SRC}/http/ws_session.cpp
+    ${KILN_SRC}/http/ws_deflate.cpp ${KILN_SRC}/http/server.cpp ${KILN_SRC}/http/exchange.cpp
+    ${KILN_SRC}/http/request.cpp ${KILN_SRC}/http/response.cpp ${KILN_SRC}/http/serializer.cpp
+    ${KILN_SRC}/http/status.cpp ${KILN_SRC}/http/address_counts.cpp ${KILN_SRC}/http/rate_table.cpp
+    ${KILN_SRC}/http/proxy_protocol.cpp ${KILN_SRC}/http/forwarded.cpp ${KILN_SRC}/net/buffer.cpp
+    ${KILN_SRC}/net/timer.cpp ${KILN_SRC}/net/deadline_heap.cpp ${KILN_SRC}/net/loop.cpp ${KILN_SRC}/net/output.cpp
+    ${KILN_SRC}/net/peer.cpp ${KILN_SRC}/net/tls.cpp ${KILN_SRC}/net/mailbox.cpp ${KILN_SRC}/util/log.cpp)
 pkg_check_modules(NGHTTP2 REQUIRED IMPORTED_TARGET libnghttp2)
+pkg_check_modules(ZLIB REQUIRED IMPORTED_TARGET zlib)
 find_package(OpenSSL REQUIRED)
 find_package(Threads REQUIRED)
-target_link_libraries(fuzz_h2_sources PUBLIC PkgConfig::NGHTTP2 OpenSSL::SSL Threads::Threads)
+kiln_fuzz_target(fuzz_h2 ${KILN_ENGINE_SOURCES})
+target_link_libraries(fuzz_h2_sources PUBLIC PkgConfig::NGHTTP2 PkgConfig::ZLIB OpenSSL::SSL Threads::Threads)
+# WebSocket (http/ws_session.cpp, permessage-deflate, the connection's WebSocket mode)
+# after an upgrade, on the same engine library.
+kiln_fuzz_executable(fuzz_ws fuzz_h2_sources)
+# permessage-deflate's offer parser and its inflation limits (http/ws_deflate.cpp, zlib).
+kiln_fuzz_target(fuzz_ws_deflate ${KILN_SRC}/http/ws_deflate.cpp)
+target_link_libraries(fuzz_ws_deflate_sources PUBLIC PkgConfig::ZLIB)

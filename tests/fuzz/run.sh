@@ -12,7 +12,7 @@ seconds=${2:?usage: run.sh BUILD_DIR SECONDS}
 here=$(cd "$(dirname "$0")" && pwd)
 targets=(fuzz_parser fuzz_chunked fuzz_url fuzz_multipart fuzz_form fuzz_cookie fuzz_template fuzz_escape
          fuzz_router fuzz_session_record fuzz_log_escape fuzz_static_path fuzz_config fuzz_form_values
-         fuzz_pg_values fuzz_json_writer fuzz_proxy_protocol fuzz_forwarded fuzz_h2 fuzz_ws_frame)
+         fuzz_pg_values fuzz_json_writer fuzz_proxy_protocol fuzz_forwarded fuzz_h2 fuzz_ws_frame fuzz_ws fuzz_ws_deflate)
 
 work=$(mktemp -d /tmp/kiln-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT

@@ -1,13 +1,13 @@
 //! WebSocket echo peer on actix-web 4 with actix-ws (no actors).
 //!
-//!     actix-ws-echo PORT
+//!     actix-ws-echo PORT [WORKERS]
 //!
 //! GET /ws upgrades (no permessage-deflate: actix-ws does not implement it) and echoes
 //! every text and binary message back as it came, fragmented messages reassembled; pings
 //! are answered with pongs, a close is answered with a close carrying the same code.
 //! Messages up to 1 MiB, kiln's default max_message; a larger one closes with 1009, a
 //! protocol error with 1002. GET /plaintext answers "Hello, World!". Binds 127.0.0.1:PORT
-//! with one worker per core (actix's default).
+//! with WORKERS workers (default: one per core, actix's default).
 use actix_web::{rt, web, App, HttpRequest, HttpResponse, HttpServer};
 use actix_ws::{AggregatedMessage, CloseCode, CloseReason, ProtocolError};
 
@@ -53,12 +53,18 @@ async fn main() -> std::io::Result<()> {
             std::process::exit(2);
         }
     };
-    HttpServer::new(|| {
+    let server = HttpServer::new(|| {
         App::new()
             .route("/ws", web::get().to(ws))
             .route("/plaintext", web::get().to(plaintext))
-    })
-    .bind(("127.0.0.1", port))?
-    .run()
-    .await
+    });
+    let server = match std::env::args().nth(2).map(|w| w.parse::<usize>()) {
+        Some(Ok(workers)) if workers > 0 => server.workers(workers),
+        Some(_) => {
+            eprintln!("usage: actix-ws-echo PORT [WORKERS]");
+            std::process::exit(2);
+        }
+        None => server,
+    };
+    server.bind(("127.0.0.1", port))?.run().await
 }
