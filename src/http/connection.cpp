@@ -968,7 +968,7 @@ void Connection::ws_read() {
     constexpr size_t kWsReadChunk = 16 * 1024;
     net::BufferPool& pool = srv_.loop_.buffers();
     while (fd_ >= 0 && state_ == State::WebSocket && !read_paused_) {
-        a_->in.ensure_writable(kWsReadChunk, pool);
+        a_->in.ensure_writable(std::max(kWsReadChunk, ws_->wanted()), pool);  // a whole frame, when taken whole
         size_t room = a_->in.writable();
         ssize_t n = tls_ ? tls_->read(fd_, a_->in.write_ptr(), room) : ::read(fd_, a_->in.write_ptr(), room);
         if (n > 0) {

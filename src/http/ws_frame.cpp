@@ -1,5 +1,7 @@
 #include "http/ws_frame.hpp"
 
+#include <cstring>
+
 namespace kiln::http::ws {
 
 FrameParse parse_frame_head(std::string_view buf, const FrameRules& rules) {
@@ -54,7 +56,20 @@ FrameParse parse_frame_head(std::string_view buf, const FrameRules& rules) {
 }
 
 void unmask(char* data, size_t n, const uint8_t mask[4], uint64_t offset) {
-    for (size_t i = 0; i < n; ++i) data[i] = static_cast<char>(static_cast<uint8_t>(data[i]) ^ mask[(offset + i) & 3]);
+    // Eight bytes at a time with the mask rotated to where this piece starts (a
+    // byte-wise loop was a fifth of the CPU of a 16 KiB echo); the tail byte by byte.
+    uint8_t rotated[8];
+    for (size_t k = 0; k < 8; ++k) rotated[k] = mask[(offset + k) & 3];
+    uint64_t m;
+    std::memcpy(&m, rotated, 8);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        std::memcpy(&w, data + i, 8);
+        w ^= m;
+        std::memcpy(data + i, &w, 8);
+    }
+    for (; i < n; ++i) data[i] = static_cast<char>(static_cast<uint8_t>(data[i]) ^ rotated[i & 7]);
 }
 
 void write_frame_head(std::string& out, Opcode op, bool fin, uint64_t length, bool rsv1) {
@@ -86,8 +101,19 @@ bool valid_close_payload(std::string_view payload) {
 }
 
 bool Utf8Stream::feed(std::string_view bytes) {
-    for (char ch : bytes) {
-        auto c = static_cast<uint8_t>(ch);
+    const char* p = bytes.data();
+    const char* end = p + bytes.size();
+    while (p < end) {
+        if (need_ == 0) {  // between characters: skip ASCII eight bytes at a time
+            while (end - p >= 8) {
+                uint64_t w;
+                std::memcpy(&w, p, 8);
+                if (w & 0x8080808080808080ULL) break;
+                p += 8;
+            }
+            if (p == end) break;
+        }
+        auto c = static_cast<uint8_t>(*p++);
         if (need_ > 0) {
             if (c < lo_ || c > hi_) return false;
             lo_ = 0x80;

@@ -9,6 +9,7 @@
 namespace kiln::http {
 namespace {
 constexpr size_t kKeptMessageBytes = 4096;  // a larger reassembly buffer is freed after use
+constexpr uint64_t kInPlaceMax = 256 * 1024;  // larger single frames stream through message_
 thread_local std::string coded;             // the loop's scratch for one coded message
 }  // namespace
 
@@ -148,13 +149,35 @@ bool WsSession::frame() {
         have_head_ = false;
         return control(head_.opcode, std::string_view(payload, n));
     }
+    if (in_place()) {
+        // A whole message in one frame of moderate size: wait until all of it is in the
+        // buffer, then unmask, check and deliver it there, with no copy.
+        if (in.size() < head_.length) return false;
+        size_t n = static_cast<size_t>(head_.length);
+        char* p = in.readable_data();
+        ws::unmask(p, n, head_.mask);
+        std::string_view payload(p, n);
+        have_head_ = false;
+        if (state_ != State::Open) {
+            in.consume(n);
+            return true;
+        }
+        ws::Reassembler::Step st = reassembler_.payload(payload);
+        if (st.ok) st = reassembler_.end();
+        if (!st.ok) {
+            fail(st.close_code, st.why);
+            return false;
+        }
+        if (!deliver(reassembler_.message_opcode(), payload)) return false;
+        in.consume(n);
+        return true;
+    }
     uint64_t left = head_.length - payload_done_;
     size_t n = static_cast<size_t>(std::min<uint64_t>(in.size(), left));
     if (n == 0 && left > 0) return false;
     char* p = in.readable_data();
     ws::unmask(p, n, head_.mask, payload_done_);
     std::string_view piece(p, n);
-    bool whole = head_.fin && head_.opcode != ws::Opcode::Continuation && payload_done_ == 0 && n == left;
     payload_done_ += n;
     if (state_ != State::Open) {  // after our close: read to stay in frame, nothing delivered
         in.consume(n);
@@ -166,7 +189,7 @@ bool WsSession::frame() {
         fail(st.close_code, st.why);
         return false;
     }
-    if (!whole) message_.append(piece);
+    message_.append(piece);
     if (payload_done_ < head_.length) {
         in.consume(n);
         return false;  // the rest of the frame is still on its way
@@ -181,7 +204,7 @@ bool WsSession::frame() {
         in.consume(n);
         return true;
     }
-    bool go = deliver(reassembler_.message_opcode(), whole ? piece : std::string_view(message_));
+    bool go = deliver(reassembler_.message_opcode(), message_);
     if (!go) return false;  // closing: the connection may have dropped its buffer already
     in.consume(n);
     if (message_.capacity() > kKeptMessageBytes) std::string().swap(message_);
@@ -276,5 +299,16 @@ void WsSession::abandon() {
 }
 
 void WsSession::open() { endpoint_->on_open(*this); }
+
+bool WsSession::in_place() const {
+    return have_head_ && !ws::is_control(head_.opcode) && head_.fin && head_.opcode != ws::Opcode::Continuation &&
+           head_.length <= kInPlaceMax;
+}
+
+size_t WsSession::wanted() const {
+    if (!in_place()) return 0;
+    size_t have = conn_.a_ ? conn_.a_->in.size() : 0;
+    return head_.length > have ? static_cast<size_t>(head_.length) - have : 0;
+}
 
 }  // namespace kiln::http

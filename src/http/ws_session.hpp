@@ -85,10 +85,12 @@ public:
     void going_away();                   // the server stops: close with 1001
     void abandon();                      // the connection closed: on_close(1006) unless told already
     bool closing() const { return state_ != State::Open; }
+    size_t wanted() const;  // bytes of the frame being read still due, when it is taken whole
 
 private:
     enum class State : uint8_t { Open, CloseSent, Closed };
     bool frame();  // one frame from the buffer; false: incomplete, or the connection ends
+    bool in_place() const;  // the frame read is a whole message taken in the buffer
     bool deliver(ws::Opcode op, std::string_view data);
     bool control(ws::Opcode op, std::string_view payload);
     void fail(uint16_t code, const char* why);  // close with code at once, not waiting for the peer
