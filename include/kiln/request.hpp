@@ -20,6 +20,7 @@
 
 #include <kiln/form.hpp>
 #include <kiln/http_types.hpp>
+#include <kiln/locals.hpp>
 #include <kiln/session.hpp>
 
 namespace kiln {
@@ -33,8 +34,6 @@ class App;
 class Next;
 
 namespace detail {
-template <class T>
-inline const char kLocalKey = 0;  // one address per type: the key of its local (Request, WebSocket)
 struct WsHandshake;
 }  // namespace detail
 
@@ -151,7 +150,7 @@ private:
     mutable std::shared_ptr<nlohmann::json> json_;
     mutable bool query_parsed_ = false;
     mutable std::vector<std::pair<std::string, std::string>> query_;
-    std::vector<std::pair<const void*, std::any>> locals_;
+    detail::Locals locals_;
 };
 
 template <class T>
@@ -199,19 +198,12 @@ T Request::query_or(std::string_view name, T fallback) const {
 
 template <class T>
 void Request::set_local(T value) {
-    for (auto& [key, v] : locals_)
-        if (key == &detail::kLocalKey<T>) {
-            v = std::move(value);
-            return;
-        }
-    locals_.emplace_back(&detail::kLocalKey<T>, std::move(value));
+    locals_.set(std::move(value));
 }
 
 template <class T>
 T* Request::local() {
-    for (auto& [key, v] : locals_)
-        if (key == &detail::kLocalKey<T>) return std::any_cast<T>(&v);
-    return nullptr;
+    return locals_.get<T>();
 }
 
 }  // namespace kiln

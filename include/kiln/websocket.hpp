@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include <kiln/locals.hpp>
 #include <kiln/request.hpp>
 #include <kiln/task.hpp>
 #include <kiln/topics.hpp>
@@ -161,7 +162,7 @@ private:
     size_t inbox_bytes_ = 0;              // past max_backlog: the client is cut
     std::vector<std::pair<std::string, std::string>> params_;
     std::vector<std::string> topics_;
-    std::vector<std::pair<const void*, std::any>> locals_;
+    detail::Locals locals_;
     std::string protocol_;
     std::unique_ptr<detail::WsRun> run_;  // coroutine form: its scope
     std::vector<std::pair<std::string, bool>> early_;  // sent before the connection turned
@@ -182,19 +183,12 @@ using WsCoroutine = std::function<Task<>(WebSocket&)>;
 
 template <class T>
 void WebSocket::set_local(T value) {
-    for (auto& [key, v] : locals_)
-        if (key == &detail::kLocalKey<T>) {
-            v = std::move(value);
-            return;
-        }
-    locals_.emplace_back(&detail::kLocalKey<T>, std::move(value));
+    locals_.set(std::move(value));
 }
 
 template <class T>
 T* WebSocket::local() {
-    for (auto& [key, v] : locals_)
-        if (key == &detail::kLocalKey<T>) return std::any_cast<T>(&v);
-    return nullptr;
+    return locals_.get<T>();
 }
 
 }  // namespace kiln

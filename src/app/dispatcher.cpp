@@ -3,6 +3,7 @@
 #include <coroutine>
 #include <exception>
 
+#include "app/detached.hpp"
 #include "app/upload_sink.hpp"
 #include "http/multipart.hpp"
 #include "http/request.hpp"
@@ -52,21 +53,6 @@ void Dispatcher::end_compression(Context& c) const {
     c.response.compression_request_ = nullptr;
 }
 
-namespace {
-
-// The coroutine that runs a waiting request's handler: started at once, owned by
-// nobody, gone when it ends (its frame is freed at the final suspend).
-struct Detached {
-    struct promise_type {
-        Detached get_return_object() noexcept { return {}; }
-        std::suspend_never initial_suspend() noexcept { return {}; }
-        std::suspend_never final_suspend() noexcept { return {}; }
-        void return_void() noexcept {}
-        void unhandled_exception() noexcept { std::terminate(); }  // handle_async maps every exception
-    };
-};
-
-}  // namespace
 
 bool Dispatcher::waits(http::RequestContext& ctx) { return app_.waits(static_cast<Context&>(ctx).request); }
 
@@ -90,6 +76,7 @@ void Dispatcher::start(http::RequestContext& ctx, const http::Request&, http::Re
         run.loop->deadlines().arm(run.deadline, run.loop->now_ms() + ms);
     }
     net::AsyncScope::Enter enter(&run.scope);
+    // handle_async maps every exception, so none escapes the detached coroutine.
     [](Dispatcher& self, Context& waiting) -> Detached {  // no captures: the frame holds the arguments
         co_await self.run_waiting(waiting);
         self.finish_async(waiting);

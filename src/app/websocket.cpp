@@ -10,6 +10,7 @@
 #include <exception>
 
 #include "app/app_impl.hpp"
+#include "app/detached.hpp"
 #include "app/ws_internal.hpp"
 #include "http/parser.hpp"
 #include "http/response.hpp"
@@ -93,21 +94,11 @@ public:
     }
 
 private:
-    // Detached: the frame owns what it runs on (no captures), and ends by itself.
-    struct Detached {
-        struct promise_type {
-            Detached get_return_object() noexcept { return {}; }
-            std::suspend_never initial_suspend() noexcept { return {}; }
-            std::suspend_never final_suspend() noexcept { return {}; }
-            void return_void() noexcept {}
-            void unhandled_exception() noexcept { std::terminate(); }
-        };
-    };
-
     void start_coroutine() {
         ws_->run_ = std::make_unique<WsRun>();
         net::AsyncScope::Enter enter(&ws_->run_->scope);
-        [](std::shared_ptr<WebSocket> ws) -> Detached {
+        // No captures: the frame owns what it runs on, and ends by itself.
+        [](std::shared_ptr<WebSocket> ws) -> app::Detached {
             bool failed = false;
             try {
                 co_await ws->route_->coroutine(*ws);

@@ -857,32 +857,43 @@ void Connection::start_h2() {
     if (h2_receive()) h2_flush();
 }
 
-void Connection::h2_read() {
-    constexpr size_t kH2ReadChunk = 16 * 1024;
-    while (fd_ >= 0) {
-        a_->in.ensure_writable(kH2ReadChunk, srv_.loop_.buffers());
-        size_t room = a_->in.writable();
+ssize_t Connection::read_more(size_t want, bool* drained) {
+    a_->in.ensure_writable(want, srv_.loop_.buffers());
+    size_t room = a_->in.writable();
+    for (;;) {
         ssize_t n = tls_ ? tls_->read(fd_, a_->in.write_ptr(), room) : ::read(fd_, a_->in.write_ptr(), room);
         if (n > 0) {
             a_->in.commit(static_cast<size_t>(n));
-            if (!h2_receive()) return;
-            // As in read_and_process: a short plain read drained the socket.
-            if (!tls_ && static_cast<size_t>(n) < room && !peer_fin_seen_) break;
-            continue;
+            // As in read_and_process: a short plain read drained the socket (over TLS a
+            // short read says nothing of it).
+            *drained = !tls_ && static_cast<size_t>(n) < room && !peer_fin_seen_;
+            return n;
         }
-        if (n == 0) {  // the client closed: streams still open lose their responses
+        if (n == 0) {  // the client closed
             peer_eof_ = true;
             close_now();
-            return;
+            return -1;
         }
         if (errno == EINTR) continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK) {
             close_now();
-            return;
+            return -1;
         }
-        break;
+        return 0;
     }
-    if (fd_ >= 0) a_->in.release(srv_.loop_.buffers());
+}
+
+void Connection::h2_read() {
+    constexpr size_t kH2ReadChunk = 16 * 1024;
+    for (;;) {
+        bool drained = false;
+        ssize_t n = read_more(kH2ReadChunk, &drained);
+        if (n < 0) return;  // closed: streams still open lose their responses
+        if (n == 0) break;
+        if (!h2_receive()) return;
+        if (drained) break;
+    }
+    a_->in.release(srv_.loop_.buffers());
     h2_flush();
 }
 
@@ -966,35 +977,21 @@ void Connection::start_ws(std::unique_ptr<WsUpgrade> up, size_t consumed) {
 
 void Connection::ws_read() {
     constexpr size_t kWsReadChunk = 16 * 1024;
-    net::BufferPool& pool = srv_.loop_.buffers();
-    while (fd_ >= 0 && state_ == State::WebSocket && !read_paused_) {
-        a_->in.ensure_writable(std::max(kWsReadChunk, ws_->wanted()), pool);  // a whole frame, when taken whole
-        size_t room = a_->in.writable();
-        ssize_t n = tls_ ? tls_->read(fd_, a_->in.write_ptr(), room) : ::read(fd_, a_->in.write_ptr(), room);
-        if (n > 0) {
-            a_->in.commit(static_cast<size_t>(n));
-            if (!ws_->receive()) break;
-            if (!write_blocked_) ws_arm();  // heard from the peer: the ping interval starts again
-            // A client that sends (pings, requests) without reading our answers: stop
-            // reading it until the output drains.
-            if (a_->out.size() > srv_.cfg_.max_pending_output) read_paused_ = true;
-            if (!tls_ && static_cast<size_t>(n) < room && !peer_fin_seen_) break;  // as in read_and_process
-            continue;
-        }
-        if (n == 0) {
-            peer_eof_ = true;
-            close_now();
-            return;
-        }
-        if (errno == EINTR) continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK) {
-            close_now();
-            return;
-        }
-        break;
+    while (state_ == State::WebSocket && !read_paused_) {
+        bool drained = false;
+        // A whole frame's room when the session takes it whole (see WsSession::wanted).
+        ssize_t n = read_more(std::max(kWsReadChunk, ws_->wanted()), &drained);
+        if (n < 0) return;
+        if (n == 0) break;
+        if (!ws_->receive()) break;
+        if (!write_blocked_) ws_arm();  // heard from the peer: the ping interval starts again
+        // A client that sends (pings, requests) without reading our answers: stop
+        // reading it until the output drains.
+        if (a_->out.size() > srv_.cfg_.max_pending_output) read_paused_ = true;
+        if (drained) break;
     }
     if (fd_ < 0) return;
-    if (a_->in.empty()) a_->in.release(pool);
+    if (a_->in.empty()) a_->in.release(srv_.loop_.buffers());
     flush();
 }
 

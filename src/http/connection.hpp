@@ -139,6 +139,9 @@ private:
     // HTTP/2 (see h2_session.hpp): the connection's bytes go to h2_ from here on.
     bool detect_h2(std::string_view data);  // true: h2 started, or its preface is still arriving
     void start_h2();
+    // One read for HTTP/2 or WebSocket: bytes read (*drained: the socket has no more
+    // now), 0 on EAGAIN, -1 if the connection closed (EOF or an error).
+    ssize_t read_more(size_t want, bool* drained);
     void h2_read();
     bool h2_receive();  // what `in` holds, to h2_; false if the connection is ending
     void h2_flush();    // frames out until the socket or nghttp2 has no more room

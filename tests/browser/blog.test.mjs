@@ -15,9 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { chromium } from 'playwright-core';
-
-import { Server } from './server.mjs';
+import { runBrowserTest, Server } from './server.mjs';
 
 const OVERALL_MS = 240_000;
 const STEP_MS = 15_000;   // one navigation, click or assertion wait
@@ -189,48 +187,21 @@ async function run(page, base, outDir) {
 
 async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kiln-browser-'));
-  const blog = new Server(path.resolve(args.blog), ['--workers', '0', '--threads', '2'], { BLOG_DB: path.join(tmp, 'blog.sqlite') });
-  let browser = null;
-  let failed = false;
-  const cutoff = setTimeout(() => {
-    console.error(`browser test: FAILED: still running after ${OVERALL_MS / 1000} s`);
-    blog.kill();
-    process.exit(1);
-  }, OVERALL_MS);
-  try {
-    const base = await blog.start();
-    const root = typeof process.getuid === 'function' && process.getuid() === 0;
-    browser = await chromium.launch({
-      executablePath: args.chromium,
-      headless: true,
-      args: root ? ['--no-sandbox'] : [],  // chromium refuses to sandbox as root
-      timeout: 60_000,
-    });
-    const context = await browser.newContext({ viewport: { width: 1000, height: 700 } });
-    const page = await context.newPage();
-    page.setDefaultTimeout(STEP_MS);
-    page.setDefaultNavigationTimeout(STEP_MS);
-    await run(page, base, path.resolve(args.out));
-  } catch (e) {
-    failed = true;
-    console.error(`browser test: FAILED: ${e.stack || e}`);
-    console.error(`--- blog output ---\n${blog.output}`);
-  } finally {
-    if (browser) await browser.close().catch(() => {});
-    const exit = await blog.stop();
-    if (exit && exit.code !== 0 && !failed) {
-      failed = true;
-      console.error(`browser test: FAILED: blog exited with ${JSON.stringify(exit)} after SIGTERM\n${blog.output}`);
-    }
-    if (/Sanitizer|runtime error:/.test(blog.output) && !failed) {  // ASan/UBSan builds
-      failed = true;
-      console.error(`browser test: FAILED: sanitizer report from the blog\n${blog.output}`);
-    }
-    fs.rmSync(tmp, { recursive: true, force: true });
-    clearTimeout(cutoff);
-  }
-  if (!failed) console.log(`browser test: passed; screenshot in ${path.join(path.resolve(args.out), 'blog.png')}`);
-  process.exit(failed ? 1 : 0);
+  const blog = new Server(path.resolve(args.blog), ['--workers', '0', '--threads', '2'],
+                          { BLOG_DB: path.join(tmp, 'blog.sqlite') });
+  const passed = await runBrowserTest({
+    name: 'blog', server: blog, executablePath: args.chromium, overallMs: OVERALL_MS,
+    run: async (browser, base) => {
+      const context = await browser.newContext({ viewport: { width: 1000, height: 700 } });
+      const page = await context.newPage();
+      page.setDefaultTimeout(STEP_MS);
+      page.setDefaultNavigationTimeout(STEP_MS);
+      await run(page, base, path.resolve(args.out));
+    },
+  });
+  fs.rmSync(tmp, { recursive: true, force: true });
+  if (passed) console.log(`browser test: passed; screenshot in ${path.join(path.resolve(args.out), 'blog.png')}`);
+  process.exit(passed ? 0 : 1);
 }
 
 main();

@@ -12,9 +12,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { chromium } from 'playwright-core';
-
-import { Server } from './server.mjs';
+import { runBrowserTest, Server } from './server.mjs';
 
 const OVERALL_MS = 180_000;
 const STEP_MS = 15_000;
@@ -95,42 +93,12 @@ async function run(browser, base, outDir) {
 
 async function main() {
   const chat = new Server(path.resolve(args.chat), ['--workers', '2', '--threads', '1']);
-  let browser = null;
-  let failed = false;
-  const cutoff = setTimeout(() => {
-    console.error(`browser test: FAILED: still running after ${OVERALL_MS / 1000} s`);
-    chat.kill();
-    process.exit(1);
-  }, OVERALL_MS);
-  try {
-    const base = await chat.start();
-    const root = typeof process.getuid === 'function' && process.getuid() === 0;
-    browser = await chromium.launch({
-      executablePath: args.chromium,
-      headless: true,
-      args: root ? ['--no-sandbox'] : [],  // chromium refuses to sandbox as root
-      timeout: 60_000,
-    });
-    await run(browser, base, path.resolve(args.out));
-  } catch (e) {
-    failed = true;
-    console.error(`browser test: FAILED: ${e.stack || e}`);
-    console.error(`--- chat output ---\n${chat.output}`);
-  } finally {
-    if (browser) await browser.close().catch(() => {});
-    const exit = await chat.stop();
-    if (exit && exit.code !== 0 && !failed) {
-      failed = true;
-      console.error(`browser test: FAILED: chat exited with ${JSON.stringify(exit)} after SIGTERM\n${chat.output}`);
-    }
-    if (/Sanitizer|runtime error:/.test(chat.output) && !failed) {
-      failed = true;
-      console.error(`browser test: FAILED: sanitizer report from chat\n${chat.output}`);
-    }
-    clearTimeout(cutoff);
-  }
-  if (!failed) console.log(`browser test: passed; screenshot in ${path.join(path.resolve(args.out), 'chat.png')}`);
-  process.exit(failed ? 1 : 0);
+  const passed = await runBrowserTest({
+    name: 'chat', server: chat, executablePath: args.chromium, overallMs: OVERALL_MS,
+    run: (browser, base) => run(browser, base, path.resolve(args.out)),
+  });
+  if (passed) console.log(`browser test: passed; screenshot in ${path.join(path.resolve(args.out), 'chat.png')}`);
+  process.exit(passed ? 0 : 1);
 }
 
 main();

@@ -1,8 +1,11 @@
-// A kiln binary under test for the browser tests: started on a free 127.0.0.1 port
-// (retried if the port is taken meanwhile), its output kept, stopped by its own PID
-// (SIGTERM, then SIGKILL after 5 s).
+// What the browser tests share: a kiln binary under test, started on a free 127.0.0.1
+// port (retried if the port is taken meanwhile), its output kept, stopped by its own
+// PID (SIGTERM, then SIGKILL after 5 s); and a run of one test against it in chromium,
+// cut off after a time limit, failed by a crash, an unclean stop or a sanitizer report.
 import { spawn } from 'node:child_process';
 import net from 'node:net';
+
+import { chromium } from 'playwright-core';
 
 export const HOST = '127.0.0.1';
 const START_MS = 15_000;  // until the server accepts connections
@@ -73,4 +76,42 @@ export class Server {
   kill() {
     if (this.proc) this.proc.kill('SIGKILL');
   }
+}
+
+// Starts `server`, launches chromium (executablePath), runs `run(browser, base)`, then
+// stops both. Returns true if everything passed; says why not on stderr.
+export async function runBrowserTest({ name, server, executablePath, overallMs, run }) {
+  let browser = null;
+  let failed = false;
+  const fail = (why) => {
+    failed = true;
+    console.error(`browser test: FAILED: ${why}`);
+  };
+  const cutoff = setTimeout(() => {
+    console.error(`browser test: FAILED: still running after ${overallMs / 1000} s`);
+    server.kill();
+    process.exit(1);
+  }, overallMs);
+  try {
+    const base = await server.start();
+    const root = typeof process.getuid === 'function' && process.getuid() === 0;
+    browser = await chromium.launch({
+      executablePath,
+      headless: true,
+      args: root ? ['--no-sandbox'] : [],  // chromium refuses to sandbox as root
+      timeout: 60_000,
+    });
+    await run(browser, base);
+  } catch (e) {
+    fail(`${e.stack || e}\n--- ${name} output ---\n${server.output}`);
+  } finally {
+    if (browser) await browser.close().catch(() => {});
+    const exit = await server.stop();
+    if (exit && exit.code !== 0 && !failed)
+      fail(`${name} exited with ${JSON.stringify(exit)} after SIGTERM\n${server.output}`);
+    if (/Sanitizer|runtime error:/.test(server.output) && !failed)  // ASan/UBSan builds
+      fail(`sanitizer report from ${name}\n${server.output}`);
+    clearTimeout(cutoff);
+  }
+  return !failed;
 }

@@ -6,20 +6,14 @@
 // slow-reader cut are reached. The first input byte picks compression on or off.
 // Checked: nothing crashes or leaks (ASan), and every connection the server opened is
 // closed once the client has gone (the observer counts opens and closes).
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 
-#include "fuzz_check.hpp"
-#include "http/server.hpp"
+#include "engine_world.hpp"
 #include "http/ws_session.hpp"
-#include "net/loop.hpp"
 
 using namespace kiln;
 
@@ -58,62 +52,20 @@ public:
     }
 };
 
-class Count final : public http::Observer {
-public:
-    void on_response(const Record&) override {}
-    void on_open() override { ++open; }
-    void on_close() override { ++closed; }
-    long open = 0, closed = 0;
-};
-
-struct World {
-    net::Loop loop;
-    Service service;
-    Count count;
-    http::EngineConfig config;
-    std::unique_ptr<http::Server> server;
-    World() {
-        config.max_pending_output = 16 * 1024;  // reach the read pause
-        server = std::make_unique<http::Server>(loop, service, config);
-        server->set_observer(&count);
-    }
-};
-
-World* world;
-
-void drain(int fd) {
-    char sink[65536];
-    while (::read(fd, sink, sizeof sink) > 0) {
-    }
-}
+fuzz::EngineWorld<Service>* world;
 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-    world = new World();
+    world = new fuzz::EngineWorld<Service>(16 * 1024);  // small: reach the read pause
     return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size == 0) return 0;
     g_deflate = data[0] & 1;
-    int sv[2];
-    FUZZ_CHECK(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) == 0);
-    world->server->accept(sv[0]);
     std::string in = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
     in.append(reinterpret_cast<const char*>(data) + 1, size - 1);
-    size_t at = 0;
-    for (int round = 0; round < 64 && (at < in.size() || round < 8); ++round) {
-        if (at < in.size()) {
-            ssize_t n = ::write(sv[1], in.data() + at, in.size() - at);
-            if (n > 0) at += static_cast<size_t>(n);
-            else if (n < 0 && errno != EAGAIN) break;  // the server closed
-        }
-        world->loop.run_once(0);
-        if (round % 4 != 3) drain(sv[1]);  // now and then a reader that lags
-    }
-    ::close(sv[1]);
-    for (int round = 0; round < 8 && world->count.closed < world->count.open; ++round) world->loop.run_once(0);
-    FUZZ_CHECK(world->count.closed == world->count.open);
+    world->play(in, 4);  // every fourth round the client does not read
     return 0;
 }
