@@ -3,7 +3,9 @@
 
 Opens N connections; each sends one complete `GET /plaintext` and reads the whole
 response, then stays open and idle. With --websocket PATH each instead upgrades to a
-WebSocket at PATH (no extension offered) and stays open and idle. The server's VmRSS (summed over the given PIDs
+WebSocket at PATH (no extension offered), with --h2 each speaks HTTP/2 with prior
+knowledge (the preface, SETTINGS, one GET on stream 1, its answer read), and stays
+open and idle. The server's VmRSS (summed over the given PIDs
 and all their descendants, e.g. nginx master + workers) is read before connecting
 and after, and the difference is reported per connection still open. Everything is
 bounded by --timeout; all sockets are closed at the end.
@@ -73,6 +75,9 @@ async def open_one(port, request, streams, sem, io_timeout):
         streams.append((reader, writer))  # registered first, so it is closed even on error
         writer.write(request)
         await writer.drain()
+        if request.startswith(H2_PREFACE):
+            await asyncio.wait_for(read_h2_answer(reader), io_timeout)
+            return
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), io_timeout)
         status = head.split(b"\r\n", 1)[0]
         if b" 101 " in status + b" ":
@@ -88,6 +93,34 @@ async def open_one(port, request, streams, sem, io_timeout):
             await asyncio.wait_for(reader.readexactly(length), io_timeout)
 
 
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+
+def h2_request():
+    """The preface, an empty SETTINGS, a SETTINGS ACK's room, and GET /plaintext on
+    stream 1 (HPACK: static-table indexes and literal :authority, never indexed)."""
+    def frame(ftype, flags, stream, payload):
+        return len(payload).to_bytes(3, "big") + bytes([ftype, flags]) + stream.to_bytes(4, "big") + payload
+    path = b"/plaintext"
+    block = (bytes([0x82, 0x86]) + bytes([0x04, len(path)]) + path  # :method GET, :scheme http, :path
+             + bytes([0x01, 9]) + b"127.0.0.1")                      # :authority
+    return H2_PREFACE + frame(4, 0, 0, b"") + frame(1, 0x05, 1, block)  # HEADERS: END_STREAM|END_HEADERS
+
+
+async def read_h2_answer(reader):
+    """Frames until stream 1 ends (a DATA or HEADERS frame with END_STREAM); ACKs nothing
+    (the server does not need it to answer)."""
+    while True:
+        head = await reader.readexactly(9)
+        length = int.from_bytes(head[:3], "big")
+        ftype, flags, stream = head[3], head[4], int.from_bytes(head[5:9], "big") & 0x7FFFFFFF
+        await reader.readexactly(length)
+        if stream == 1 and ftype in (0, 1) and flags & 0x1:
+            return
+        if ftype == 7:
+            raise RuntimeError("GOAWAY from the server")
+
+
 def still_open(streams):
     """Connections the server has not closed (no EOF pending on our side)."""
     return sum(1 for reader, writer in streams if not reader.at_eof() and not writer.is_closing())
@@ -95,6 +128,8 @@ def still_open(streams):
 
 async def run(args):
     request = b"GET /plaintext HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    if args.h2:
+        request = h2_request()
     if args.websocket:
         request = (b"GET " + args.websocket.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
                    b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
@@ -141,6 +176,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=120, help="limit for opening all connections, s")
     ap.add_argument("--io-timeout", type=float, default=10, help="limit per connect/read, s")
     ap.add_argument("--websocket", metavar="PATH", help="upgrade each connection to a WebSocket at PATH")
+    ap.add_argument("--h2", action="store_true", help="HTTP/2 with prior knowledge: one GET, then idle")
     ap.add_argument("--hold", type=float, default=0, help="keep the connections open this long after measuring, s")
     ap.add_argument("--settle", type=float, default=1.0, help="wait before reading RSS, s")
     args = ap.parse_args()

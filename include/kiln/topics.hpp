@@ -14,8 +14,8 @@
 //
 // Delivery is best effort and in order per publisher: a worker whose queue from the
 // others is full drops what does not fit (a stuck worker never stalls the rest), and
-// a message larger than the bus's datagram (about 100 KiB) reaches only this process.
-// Across nodes, publish through Redis (redis::Client::publish) and bridge it here.
+// a message larger than the bus's datagram (about 200 KiB) reaches only this process.
+// Topics do not span nodes (yet): a message reaches this node's subscribers only.
 #pragma once
 #include <chrono>
 #include <coroutine>
