@@ -188,6 +188,7 @@ kiln_layer(kiln_server
   server/sd_notify.cpp
   server/tls_setup.cpp
   server/ticket_segment.cpp
+  server/topics_redis.cpp
 )
 target_link_libraries(kiln_server PUBLIC kiln_app kiln_pg kiln_redis PRIVATE PkgConfig::TOMLPP OpenSSL::Crypto)
 

@@ -5,6 +5,7 @@
 // and worker processes.
 //
 //   build/bin/chat --port 8080 --workers 2
+//   build/bin/chat --topics-store redis --redis-url redis://127.0.0.1:6379   (one room across nodes)
 #include <unistd.h>
 
 #include <chrono>

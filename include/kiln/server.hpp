@@ -117,6 +117,9 @@ struct ServerOptions {
     uint32_t database_statement_timeout_ms = 0;  // 0: the server's own
     // Redis (kiln::redis::options_from; the session store "redis"). Empty url: none.
     std::string redis_url;                // redis://[:password@]host[:port][/db]
+    // kiln::publish's reach. "node": every worker process of this node (a local bus);
+    // "redis": every node, through Redis pub/sub at redis_url.
+    std::string topics_store = "node";
     uint32_t redis_pool = 1;              // connections per event loop thread
     uint32_t redis_command_timeout_ms = 5000;  // no reply in this long closes the connection
     std::string redis_prefix = "kiln:";   // the session store's keys: <prefix>session:<id>

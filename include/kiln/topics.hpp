@@ -15,7 +15,8 @@
 // Delivery is best effort and in order per publisher: a worker whose queue from the
 // others is full drops what does not fit (a stuck worker never stalls the rest), and
 // a message larger than the bus's datagram (about 200 KiB) reaches only this process.
-// Topics do not span nodes (yet): a message reaches this node's subscribers only.
+// With topics.store = "redis" (and redis.url), messages go through Redis pub/sub and
+// reach every node's subscribers.
 #pragma once
 #include <chrono>
 #include <coroutine>

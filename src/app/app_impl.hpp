@@ -44,7 +44,6 @@ struct App::Impl {
     std::unordered_map<std::type_index, std::shared_ptr<void>> factories;  // App::controller
     App::ErrorPage error_page;  // empty: the message as text
     bool csrf = false;
-    bool websockets = false;  // App::ws was called: publish() needs the node's channel
     std::vector<App::StartHook> node_start, worker_start;
     std::vector<std::pair<std::string, App::HealthCheck>> health_checks;
     std::map<std::string, std::string, std::less<>> settings;  // ServerOptions::app_settings, set by run()   // csrf_protect() is installed (use()): uploads are checked before spooling

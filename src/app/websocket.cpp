@@ -356,7 +356,6 @@ App& App::ws(std::string_view pattern, WsCoroutine coroutine, WsOptions opts) {
 }
 
 App& App::add_ws(std::string_view pattern, std::shared_ptr<const detail::WsRoute> route) {
-    impl_->websockets = true;
     // A coroutine route, so the handshake runs on the connection's loop thread in every
     // MPM (the WebSocket's callbacks and subscriptions are that loop's); it never waits.
     RouteOptions ro;

@@ -46,11 +46,30 @@ struct Published {
 struct Registry {
     std::mutex mu;
     std::vector<std::pair<net::Loop*, std::shared_ptr<net::Mailbox>>> loops;
-    std::unique_ptr<net::ProcessBus> bus;
+    std::unique_ptr<net::ProcessBus> bus;  // opened at the first subscriber or publish
+    bool bus_placed = false;               // where it binds is known (a worker of a supervisor)
+    bool bus_tried = false;
+    uint64_t bus_node = 0;
+    unsigned bus_index = 0, bus_slots = 0;
+    app::TopicBridge bridge;  // set before serving, read-only after
 };
+void from_bus(std::string_view d);
+
 Registry& registry() {
     static auto* r = new Registry();  // never destroyed: loops may outlive static destruction
     return *r;
+}
+
+// The bus, opened on first need (a process that never publishes nor subscribes has
+// no socket and no thread for it). REQUIRES: r.mu held.
+net::ProcessBus* bus_locked(Registry& r) {
+    if (r.bus || !r.bus_placed || r.bus_tried) return r.bus.get();
+    r.bus_tried = true;
+    std::string err;
+    r.bus = net::ProcessBus::open(r.bus_node, r.bus_index, r.bus_slots, &err);
+    if (r.bus) r.bus->start(&from_bus);
+    else util::log(util::LogLevel::Error, "%s: publish() will not reach the other worker processes", err.c_str());
+    return r.bus.get();
 }
 
 void forget_loop(void* p) {
@@ -73,8 +92,10 @@ LoopTopics& loop_topics() {
         Registry& r = registry();
         std::lock_guard<std::mutex> lock(r.mu);
         r.loops.emplace_back(loop, loop->mailbox());
+        if (!r.bridge.send) bus_locked(r);  // to hear the other workers' messages
     }
     loop->at_exit(&forget_loop, t_topics);
+    if (registry().bridge.loop_joined) registry().bridge.loop_joined(*loop);
     return *t_topics;
 }
 
@@ -99,13 +120,22 @@ std::string encode(std::string_view topic, std::string_view data, bool binary) {
     return d;
 }
 
-void from_bus(std::string_view d) {
-    if (d.size() < 3) return;
+// An encoded message's parts; false if it is not one.
+bool decode(std::string_view d, std::string_view* topic, std::string_view* data, bool* binary) {
+    if (d.size() < 3) return false;
     size_t tlen = static_cast<size_t>(static_cast<uint8_t>(d[1])) << 8 | static_cast<uint8_t>(d[2]);
-    if (d.size() < 3 + tlen) return;
-    auto msg = std::make_shared<const Published>(
-        Published{std::string(d.substr(3, tlen)), std::string(d.substr(3 + tlen)), d[0] != 0});
-    post_to_loops(msg, nullptr);
+    if (d.size() < 3 + tlen) return false;
+    *topic = d.substr(3, tlen);
+    *data = d.substr(3 + tlen);
+    *binary = d[0] != 0;
+    return true;
+}
+
+void from_bus(std::string_view d) {
+    std::string_view topic, data;
+    bool binary;
+    if (!decode(d, &topic, &data, &binary)) return;
+    post_to_loops(std::make_shared<const Published>(Published{std::string(topic), std::string(data), binary}), nullptr);
 }
 
 }  // namespace
@@ -251,28 +281,61 @@ std::optional<std::string> Subscription::Next::await_resume() {
 }
 
 void publish(std::string_view topic, std::string_view message, bool binary) {
+    if (topic.size() > 0xFFFF) throw std::invalid_argument("publish: a topic of more than 65,535 bytes");
+    detail::Registry& reg = detail::registry();
+    if (reg.bridge.send) {  // every node's subscribers, this one's included, hear it from the bridge
+        reg.bridge.send(detail::encode(topic, message, binary));
+        return;
+    }
     net::Loop* here = net::Loop::current();
     auto msg = std::make_shared<const detail::Published>(detail::Published{std::string(topic), std::string(message), binary});
     detail::post_to_loops(msg, here);
     if (here) detail::WsTopics::deliver(topic, message, binary);
-    detail::Registry& r = detail::registry();
-    if (r.bus && !r.bus->send_others(detail::encode(topic, message, binary)))
+    net::ProcessBus* bus;
+    {
+        std::lock_guard<std::mutex> lock(reg.mu);
+        bus = detail::bus_locked(reg);
+    }
+    if (bus && !bus->send_others(detail::encode(topic, message, binary)))
         util::log(util::LogLevel::Warn, "publish: a %zu-byte message is too large for the other worker processes",
                   message.size());
 }
 
 namespace app {
 
-std::string open_ws_bus(uint64_t node, unsigned index, unsigned slots) {
+void place_ws_bus(uint64_t node, unsigned index, unsigned slots) {
     detail::Registry& r = detail::registry();
-    if (r.bus) return {};
-    std::string err;
-    r.bus = net::ProcessBus::open(node, index, slots, &err);
-    if (r.bus) r.bus->start(&detail::from_bus);
-    return err;
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.bus_placed = true;
+    r.bus_node = node;
+    r.bus_index = index;
+    r.bus_slots = slots;
 }
 
-void close_ws_bus() { detail::registry().bus.reset(); }
+void close_ws_bus() {
+    detail::Registry& r = detail::registry();
+    std::unique_ptr<net::ProcessBus> bus;
+    {
+        std::lock_guard<std::mutex> lock(r.mu);
+        bus = std::move(r.bus);
+    }
+}  // its thread joined here, outside the lock (it posts under it)
+
+void set_topic_bridge(TopicBridge bridge) { detail::registry().bridge = std::move(bridge); }
+
+void deliver_encoded(std::string_view encoded) {
+    std::string_view topic, data;
+    bool binary;
+    if (detail::decode(encoded, &topic, &data, &binary)) detail::WsTopics::deliver(topic, data, binary);
+}
+
+bool post_to_a_loop(std::function<void()> fn) {
+    detail::Registry& r = detail::registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    if (r.loops.empty()) return false;
+    r.loops.front().second->post(std::move(fn));
+    return true;
+}
 
 }  // namespace app
 }  // namespace kiln

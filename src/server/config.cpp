@@ -344,6 +344,14 @@ const std::vector<Key>& keys() {
              o.session_store = store;
              return std::string();
          }},
+        {"topics.store",
+         [](const Value& v, ServerOptions& o) {
+             std::string store;
+             if (std::string e = get_string(v, &store); !e.empty()) return e;
+             if (store != "node" && store != "redis") return "expected \"node\" or \"redis\", got '" + store + "'";
+             o.topics_store = store;
+             return std::string();
+         }},
         {"redis.url",
          [](const Value& v, ServerOptions& o) {
              std::string url;
@@ -519,6 +527,8 @@ bool cookie_needs_secure(std::string_view name) {
 std::string check_options(const ServerOptions& o) {
     if (o.session_store == "redis" && o.redis_url.empty())
         return "session.store = \"redis\" needs redis.url (--redis-url, KILN_REDIS_URL)";
+    if (o.topics_store == "redis" && o.redis_url.empty())
+        return "topics.store = \"redis\" needs redis.url (--redis-url, KILN_REDIS_URL)";
     if (cookie_needs_secure(o.session_cookie) && o.session_secure == SessionOptions::Secure::Never)
         return "session.cookie '" + o.session_cookie + "' needs session.secure = \"always\" (or \"auto\", which " +
                "this name turns into \"always\"): browsers accept a __Host- or __Secure- cookie only with Secure";

@@ -20,6 +20,7 @@
 #include "app/ws_bus.hpp"
 #include "server/config.hpp"
 #include "server/stats.hpp"
+#include "server/topics_redis.hpp"
 #include "server/listeners.hpp"
 #include "server/privileges.hpp"
 #include "server/process_logs.hpp"
@@ -164,14 +165,13 @@ int App::run(const ServerOptions& options) {
             util::log(util::LogLevel::Error, "%s", e.c_str());
             return 2;
         }
-        if (impl_->websockets) {  // publish() reaches the node's other workers (slots: statistics cells)
+        if (options.topics_store == "redis") {
+            server::share_topics_through_redis(options);  // publish() reaches every node's workers
+        } else {  // the node's other workers, through the bus (slots: statistics cells)
             int cell = -1;
             unsigned cells = 0;
-            if (server::SharedStats::peek_env(&cell, &cells) && cell >= 0) {
-                if (std::string e = app::open_ws_bus(static_cast<uint64_t>(getppid()), static_cast<unsigned>(cell), cells);
-                    !e.empty())
-                    util::log(util::LogLevel::Error, "%s: publish() will not reach the other worker processes", e.c_str());
-            }
+            if (server::SharedStats::peek_env(&cell, &cells) && cell >= 0)
+                app::place_ws_bus(static_cast<uint64_t>(getppid()), static_cast<unsigned>(cell), cells);
         }
         int status = server::serve(*this, impl_->store, worker_options, fds, ready_fd, true, rates.table(),
                                    shared_tickets ? &tickets : nullptr);
@@ -241,6 +241,7 @@ int App::run(const ServerOptions& options) {
 
     int status;
     if (p.processes == 0) {
+        if (opts.topics_store == "redis") server::share_topics_through_redis(opts);
         status = server::serve(*this, impl_->store, opts, bound.fds, -1, false, rates.table(),
                                tickets.fd() >= 0 ? &tickets : nullptr);
         server::close_fd_groups(bound.fds);

@@ -128,6 +128,8 @@ const std::vector<SettingDoc>& table() {
          "on TLS ones", [](const O& o) { return std::string(o.http2 ? "true" : "false"); }},
         {"http2.max_concurrent_streams", "", "", "streams a client may have open on one HTTP/2 connection",
          [](const O& o) { return num(o.http2_max_streams); }},
+        {"topics.store", "--topics-store", "STORE", "kiln::publish's reach: \"node\" (this node's worker processes) "
+         "or \"redis\" (every node, through Redis pub/sub at redis.url)", [](const O& o) { return quoted(o.topics_store); }},
         {"redis.url", "--redis-url", "URL", "Redis for kiln::redis and the session store \"redis\": "
          "\"redis://[:password@]127.0.0.1:6379[/db]\" (empty: none)", [](const O& o) { return quoted(o.redis_url); }},
         {"redis.pool", "--redis-pool", "N", "Redis connections per event loop thread", [](const O& o) { return num(o.redis_pool); }},

@@ -43,7 +43,7 @@ auto fields(const ServerOptions& o) {
                     o.handler_timeout_ms, o.max_connections_per_address, o.rate, o.rate_burst, o.rate_table_slots,
                     o.database_url, o.database_pool, o.database_statement_timeout_ms, o.proxy_protocol,
                     o.tls_listener, o.tls_cert, o.tls_key, o.tls_certificates, o.tls_self_signed,
-                    o.tls_ticket_rotate_s, o.tls_redirect_http, o.session_store, o.redis_url, o.redis_pool,
+                    o.tls_ticket_rotate_s, o.tls_redirect_http, o.session_store, o.topics_store, o.redis_url, o.redis_pool,
                     o.redis_command_timeout_ms, o.redis_prefix, o.lame_duck_ms, o.http2, o.http2_max_streams,
                     o.compression, o.compression_min_size, o.compression_types, o.compression_gzip_level,
                     o.compression_brotli_level, o.compression_zstd_level);

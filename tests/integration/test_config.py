@@ -100,6 +100,12 @@ class StoresAndDatabases(unittest.TestCase):
         code, _, err = check_config([], env={"KILN_REDIS_URL": "redis://host:port"})
         self.assertEqual(code, 2)
         self.assertIn("KILN_REDIS_URL: bad Redis URL", err)
+        p = run(["--topics-store", "redis"])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn('topics.store = "redis" needs redis.url (--redis-url, KILN_REDIS_URL)', p.stderr)
+        p = run(["--topics-store", "cluster"])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("flag --topics-store: expected \"node\" or \"redis\", got 'cluster'", p.stderr)
 
 
 class Precedence(unittest.TestCase):

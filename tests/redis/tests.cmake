@@ -31,6 +31,10 @@ if(TARGET kiln_test_server)
                    ${_kiln_redis_py} ${PROJECT_SOURCE_DIR}/tests/integration/test_sessions.py --server $<TARGET_FILE:kiln_test_server>
                    SharedAcrossWorkers SurvivesCrashAndReload Lifecycle LoggedOutStaysLoggedOut SecureCookie
                    SecureCookieBehindTrustedProxy SecureCookieAlways SignedCookies CsrfAndFlash)
-  set_tests_properties(redis_sessions redis_sessions_suite PROPERTIES TIMEOUT 300 LABELS redis
+  # Topics across nodes (topics.store = "redis"): two nodes' WebSocket rooms, a Redis restart.
+  add_test(NAME redis_topics
+           COMMAND ${_kiln_redis_py} ${CMAKE_CURRENT_LIST_DIR}/redis_server.py run --
+                   ${_kiln_redis_py} ${CMAKE_CURRENT_LIST_DIR}/test_topics_redis.py --server $<TARGET_FILE:kiln_test_server>)
+  set_tests_properties(redis_sessions redis_sessions_suite redis_topics PROPERTIES TIMEOUT 300 LABELS redis
                        ENVIRONMENT PYTHONDONTWRITEBYTECODE=1)
 endif()

@@ -1,0 +1,118 @@
+"""Topics across nodes (topics.store = "redis"), end to end: two nodes (separate
+servers of two worker processes each, nothing shared but Redis) with WebSocket rooms.
+
+Run through redis_server.py (KILN_TEST_REDIS_URL, KILN_TEST_REDIS_CTL). Checked: a
+message published on one node reaches every member of the room on both nodes, the
+sender included, and nobody twice; a topic's message goes to its own room only; while
+Redis is down the servers keep serving (a publish is lost, nothing else); once Redis
+is back, the rooms carry messages again without a restart; node-wide topics (the
+default) stay on their node."""
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+
+import harness  # noqa: E402
+
+harness.require_modules(["websockets"], "python3-websockets", "test_topics_redis")
+
+import websockets  # noqa: E402
+
+URL = os.environ.get("KILN_TEST_REDIS_URL", "")
+CTL = os.environ.get("KILN_TEST_REDIS_CTL", "")
+
+
+async def join(port, room, name):
+    ws = await websockets.connect("ws://127.0.0.1:%d/ws/room/%s?name=%s" % (port, room, name))
+    hello = await asyncio.wait_for(ws.recv(), 5)
+    assert hello.startswith("joined " + room), hello
+    return ws
+
+
+async def quiet(ws, seconds=0.3):
+    """True if nothing arrives on ws for `seconds`."""
+    try:
+        await asyncio.wait_for(ws.recv(), seconds)
+        return False
+    except asyncio.TimeoutError:
+        return True
+
+
+class TopicsThroughRedis(unittest.TestCase):
+    def start_nodes(self, store):
+        if not URL or not CTL:
+            self.fail("KILN_TEST_REDIS_URL / KILN_TEST_REDIS_CTL not set: run through tests/redis/redis_server.py")
+        env = {"KILN_TOPICS_STORE": store, "KILN_REDIS_URL": URL, "KILN_REDIS_PREFIX": "t%d:" % os.getpid()}
+        nodes = []
+        for _ in range(2):
+            node = harness.ServerProcess(harness.BINARIES["server"], ["--workers", "2"], threads=1, env=env)
+            self.addCleanup(harness.check_clean_stop, node)
+            node.start()
+            nodes.append(node)
+        return nodes
+
+    def ctl(self, action):
+        self.assertEqual(subprocess.call(CTL + " " + action, shell=True, timeout=60), 0)
+
+    def test_rooms_span_nodes_and_survive_a_redis_restart(self):
+        a, b = self.start_nodes("redis")
+
+        async def go():
+            members = [await join(a.port, "lobby", "a%d" % i) for i in range(3)]
+            members += [await join(b.port, "lobby", "b%d" % i) for i in range(3)]
+            other = await join(b.port, "kitchen", "cook")
+            await asyncio.sleep(0.3)  # every loop's subscription took effect
+
+            await members[0].send("from node a")
+            for ws in members:
+                self.assertEqual(await asyncio.wait_for(ws.recv(), 5), "from node a")
+            await members[4].send("from node b")
+            for ws in members:
+                self.assertEqual(await asyncio.wait_for(ws.recv(), 5), "from node b")
+            self.assertTrue(await quiet(other))  # another room hears nothing
+            for ws in members:
+                self.assertTrue(await quiet(ws, 0.1))  # and nobody got a copy twice
+
+            # Redis goes away: the nodes keep serving; what is published meanwhile is lost.
+            self.ctl("stop")
+            await members[1].send("while redis is down")
+            with harness.RawConnection(a.port) as c:
+                self.assertEqual(c.request("GET", "/plaintext").status, 200)
+            self.ctl("start")
+            deadline = time.monotonic() + 15
+            got = None
+            while time.monotonic() < deadline and got is None:  # resubscribed by itself, soon
+                await members[2].send("after the restart")
+                try:
+                    got = await asyncio.wait_for(members[3].recv(), 1)
+                except asyncio.TimeoutError:
+                    pass
+            self.assertEqual(got, "after the restart")
+            for ws in members + [other]:
+                await ws.close()
+
+        asyncio.run(asyncio.wait_for(go(), 60))
+
+    def test_node_wide_topics_stay_on_their_node(self):
+        a, b = self.start_nodes("node")
+
+        async def go():
+            on_a = await join(a.port, "lobby", "a")
+            on_b = await join(b.port, "lobby", "b")
+            await asyncio.sleep(0.2)
+            await on_a.send("only node a")
+            self.assertEqual(await asyncio.wait_for(on_a.recv(), 5), "only node a")
+            self.assertTrue(await quiet(on_b, 0.5))
+            await on_a.close()
+            await on_b.close()
+
+        asyncio.run(asyncio.wait_for(go(), 30))
+
+
+if __name__ == "__main__":
+    harness.main()
