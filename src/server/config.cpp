@@ -90,6 +90,16 @@ std::string get_bool(const Value& v, bool* out) {
     return {};
 }
 
+// A string that is one of two spellings.
+std::string get_either(const Value& v, std::string* out, std::string_view a, std::string_view b) {
+    std::string text;
+    if (std::string e = get_string(v, &text); !e.empty()) return e;
+    if (text != a && text != b)
+        return "expected \"" + std::string(a) + "\" or \"" + std::string(b) + "\", got '" + text + "'";
+    *out = std::move(text);
+    return {};
+}
+
 std::string get_nonempty(const Value& v, std::string* out) {
     std::string text;
     if (std::string e = get_string(v, &text); !e.empty()) return e;
@@ -337,21 +347,8 @@ const std::vector<Key>& keys() {
         integer("http2.max_concurrent_streams", &ServerOptions::http2_max_streams, 1u, 10'000u),
         integer("tls.ticket_rotate_s", &ServerOptions::tls_ticket_rotate_s, 1u, 7u * 24 * 3600),
         {"session.store",
-         [](const Value& v, ServerOptions& o) {
-             std::string store;
-             if (std::string e = get_string(v, &store); !e.empty()) return e;
-             if (store != "memory" && store != "redis") return "expected \"memory\" or \"redis\", got '" + store + "'";
-             o.session_store = store;
-             return std::string();
-         }},
-        {"topics.store",
-         [](const Value& v, ServerOptions& o) {
-             std::string store;
-             if (std::string e = get_string(v, &store); !e.empty()) return e;
-             if (store != "node" && store != "redis") return "expected \"node\" or \"redis\", got '" + store + "'";
-             o.topics_store = store;
-             return std::string();
-         }},
+         [](const Value& v, ServerOptions& o) { return get_either(v, &o.session_store, "memory", "redis"); }},
+        {"topics.store", [](const Value& v, ServerOptions& o) { return get_either(v, &o.topics_store, "node", "redis"); }},
         {"redis.url",
          [](const Value& v, ServerOptions& o) {
              std::string url;
