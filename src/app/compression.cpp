@@ -18,25 +18,13 @@ std::string_view content_type_of(const http::Response& res) {
     return res.header("content-type").value_or(std::string_view());
 }
 
-bool has_token(std::string_view list, std::string_view token) {
-    while (!list.empty()) {
-        size_t comma = list.find(',');
-        std::string_view item = list.substr(0, comma);
-        list = comma == list.npos ? std::string_view() : list.substr(comma + 1);
-        item = http::chars::trim_ows(item);
-        item = item.substr(0, item.find_first_of(" \t=;"));
-        if (http::iequals(item, token)) return true;
-    }
-    return false;
-}
-
 }  // namespace
 
 bool codable(const CompressionPolicy& p, const http::Response& res) {
     int s = res.status();
     if (!p.enabled || s < 200 || s == 204 || s == 206 || s == 304) return false;
     if (res.header("content-encoding") || res.header("etag")) return false;
-    if (auto cc = res.header("cache-control"); cc && has_token(*cc, "no-transform")) return false;
+    if (auto cc = res.header("cache-control"); cc && http::list_has_token(*cc, "no-transform")) return false;
     std::string_view type = media_type(content_type_of(res));
     return std::any_of(p.types.begin(), p.types.end(), [&](const std::string& t) { return http::iequals(t, type); });
 }
@@ -47,7 +35,7 @@ void add_vary(http::Response& res) {
     auto vary = res.header("vary");
     if (!vary) {
         res.header("Vary", "Accept-Encoding");
-    } else if (!has_token(*vary, "accept-encoding") && !has_token(*vary, "*")) {
+    } else if (!http::list_has_token(*vary, "accept-encoding") && !http::list_has_token(*vary, "*")) {
         res.header("Vary", std::string(*vary) + ", Accept-Encoding");
     }
 }

@@ -119,22 +119,6 @@ namespace {
 
 constexpr std::string_view kGuid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
-// A comma-separated header list holds `token` (case-insensitive).
-bool has_token(std::optional<std::string_view> header, std::string_view token) {
-    if (!header) return false;
-    std::string_view s = *header;
-    while (!s.empty()) {
-        size_t comma = s.find(',');
-        std::string_view item = s.substr(0, comma);
-        while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
-        while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
-        if (http::iequals(item, token)) return true;
-        if (comma == std::string_view::npos) break;
-        s.remove_prefix(comma + 1);
-    }
-    return false;
-}
-
 // 16 bytes in base64: 22 characters of the alphabet and "==" (RFC 6455 §4.1).
 bool valid_key(std::string_view key) {
     if (key.size() != 24 || key.substr(22) != "==") return false;
@@ -171,7 +155,7 @@ std::string choose_protocol(const Request& req, const WsOptions& opts) {
     for (const Header& h : req.headers())
         if (http::iequals(h.name, "sec-websocket-protocol")) offered.append(h.value).append(",");
     for (const std::string& p : opts.protocols)
-        if (has_token(std::string_view(offered), p)) return p;
+        if (http::list_has_token(offered, p)) return p;
     return {};
 }
 
@@ -198,8 +182,8 @@ struct WsHandshake {
             }
             res.text(why);
         };
-        if (req.version_major() != 1 || req.version_minor() < 1 || !has_token(req.header("upgrade"), "websocket") ||
-            !has_token(req.header("connection"), "upgrade"))
+        if (req.version_major() != 1 || req.version_minor() < 1 || !http::list_has_token(req.header("upgrade").value_or(""), "websocket") ||
+            !http::list_has_token(req.header("connection").value_or(""), "upgrade"))
             return refuse(426, "Upgrade Required: this is a WebSocket endpoint\n");
         if (req.header("sec-websocket-version") != std::optional<std::string_view>("13"))
             return refuse(426, "Upgrade Required: WebSocket version 13\n");

@@ -30,7 +30,11 @@ struct LoopTopics {
         void* subscriber;
         WsTopics::Deliver fn;
     };
-    std::unordered_map<std::string, std::vector<Sink>> subscribers;
+    struct Hash {  // lookups by string_view, without building a string
+        using is_transparent = void;
+        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    };
+    std::unordered_map<std::string, std::vector<Sink>, Hash, std::equal_to<>> subscribers;
     int delivering = 0;              // inside deliver(): leaving only blanks an entry
     std::vector<std::string> blanked;  // topics with blanked entries, compacted after
 };
@@ -99,12 +103,15 @@ LoopTopics& loop_topics() {
     return *t_topics;
 }
 
-// To every loop of this process but `except` (posted: run on each loop's thread).
-void post_to_loops(const std::shared_ptr<const Published>& msg, net::Loop* except) {
+// To every loop of this process but `except` (posted: run on each loop's thread). The
+// message is copied once, and only if another loop has subscribers.
+void post_to_loops(std::string_view topic, std::string_view data, bool binary, net::Loop* except) {
     Registry& r = registry();
+    std::shared_ptr<const Published> msg;
     std::lock_guard<std::mutex> lock(r.mu);
     for (auto& [loop, mailbox] : r.loops) {
         if (loop == except) continue;
+        if (!msg) msg = std::make_shared<const Published>(Published{std::string(topic), std::string(data), binary});
         mailbox->post([msg] { WsTopics::deliver(msg->topic, msg->data, msg->binary); });
     }
 }
@@ -135,7 +142,7 @@ void from_bus(std::string_view d) {
     std::string_view topic, data;
     bool binary;
     if (!decode(d, &topic, &data, &binary)) return;
-    post_to_loops(std::make_shared<const Published>(Published{std::string(topic), std::string(data), binary}), nullptr);
+    post_to_loops(topic, data, binary, nullptr);
 }
 
 }  // namespace
@@ -147,7 +154,7 @@ void WsTopics::join(void* subscriber, Deliver fn, std::string_view topic) {
 void WsTopics::leave(void* subscriber, std::string_view topic) {
     LoopTopics* t = t_topics;
     if (!t) return;  // the loop is going: its table went first
-    auto it = t->subscribers.find(std::string(topic));
+    auto it = t->subscribers.find(topic);
     if (it == t->subscribers.end()) return;
     auto& v = it->second;
     auto at = std::find_if(v.begin(), v.end(), [subscriber](const auto& s) { return s.subscriber == subscriber; });
@@ -170,7 +177,7 @@ void WsTopics::leave_all(WebSocket& ws) {
 void WsTopics::deliver(std::string_view topic, std::string_view data, bool binary) {
     LoopTopics* t = t_topics;
     if (!t) return;
-    auto it = t->subscribers.find(std::string(topic));
+    auto it = t->subscribers.find(topic);
     if (it == t->subscribers.end()) return;
     ++t->delivering;
     auto& v = it->second;
@@ -288,8 +295,7 @@ void publish(std::string_view topic, std::string_view message, bool binary) {
         return;
     }
     net::Loop* here = net::Loop::current();
-    auto msg = std::make_shared<const detail::Published>(detail::Published{std::string(topic), std::string(message), binary});
-    detail::post_to_loops(msg, here);
+    detail::post_to_loops(topic, message, binary, here);
     if (here) detail::WsTopics::deliver(topic, message, binary);
     net::ProcessBus* bus;
     {

@@ -185,6 +185,18 @@ bool iequals(std::string_view a, std::string_view b) {
     return true;
 }
 
+bool list_has_token(std::string_view list, std::string_view token) {
+    while (!list.empty()) {
+        size_t comma = list.find(',');
+        std::string_view item = list.substr(0, comma);
+        list = comma == list.npos ? std::string_view() : list.substr(comma + 1);
+        item = chars::trim_ows(item);
+        item = item.substr(0, item.find_first_of(" \t=;"));
+        if (iequals(item, token)) return true;
+    }
+    return false;
+}
+
 const Header* RequestHead::find(std::string_view name) const {
     for (size_t i = 0; i < header_count; ++i)
         if (iequals(headers[i].name, name)) return &headers[i];

@@ -104,5 +104,8 @@ bool valid_host(std::string_view host);
 
 // ASCII case-insensitive equality (header names, tokens).
 bool iequals(std::string_view a, std::string_view b);
+// A comma-separated header list (Connection, Cache-Control, Vary, ...) holds `token`,
+// case-insensitively; an item's parameters (";..." or "=...") are ignored.
+bool list_has_token(std::string_view list, std::string_view token);
 
 }  // namespace kiln::http

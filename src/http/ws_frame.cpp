@@ -72,18 +72,20 @@ void unmask(char* data, size_t n, const uint8_t mask[4], uint64_t offset) {
     for (; i < n; ++i) data[i] = static_cast<char>(static_cast<uint8_t>(data[i]) ^ rotated[i & 7]);
 }
 
-void write_frame_head(std::string& out, Opcode op, bool fin, uint64_t length, bool rsv1) {
-    out.push_back(static_cast<char>((fin ? 0x80 : 0) | (rsv1 ? 0x40 : 0) | static_cast<uint8_t>(op)));
+size_t write_frame_head(char* out, Opcode op, bool fin, uint64_t length, bool rsv1) {
+    size_t n = 0;
+    out[n++] = static_cast<char>((fin ? 0x80 : 0) | (rsv1 ? 0x40 : 0) | static_cast<uint8_t>(op));
     if (length < 126) {
-        out.push_back(static_cast<char>(length));
+        out[n++] = static_cast<char>(length);
     } else if (length <= 0xFFFF) {
-        out.push_back(static_cast<char>(126));
-        out.push_back(static_cast<char>(length >> 8));
-        out.push_back(static_cast<char>(length & 0xFF));
+        out[n++] = static_cast<char>(126);
+        out[n++] = static_cast<char>(length >> 8);
+        out[n++] = static_cast<char>(length & 0xFF);
     } else {
-        out.push_back(static_cast<char>(127));
-        for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<char>((length >> shift) & 0xFF));
+        out[n++] = static_cast<char>(127);
+        for (int shift = 56; shift >= 0; shift -= 8) out[n++] = static_cast<char>((length >> shift) & 0xFF);
     }
+    return n;
 }
 
 bool valid_close_code(uint16_t code) {

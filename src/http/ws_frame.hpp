@@ -52,8 +52,10 @@ FrameParse parse_frame_head(std::string_view buf, const FrameRules& rules = {});
 // XORs n bytes with the mask, as if they started `offset` bytes into the payload.
 void unmask(char* data, size_t n, const uint8_t mask[4], uint64_t offset = 0);
 
-// Appends an unmasked (server) frame head for a payload of `length` bytes.
-void write_frame_head(std::string& out, Opcode op, bool fin, uint64_t length, bool rsv1 = false);
+// An unmasked (server) frame head for a payload of `length` bytes, written to out;
+// returns its size (2 to kMaxServerHead bytes).
+inline constexpr size_t kMaxServerHead = 10;
+size_t write_frame_head(char* out, Opcode op, bool fin, uint64_t length, bool rsv1 = false);
 
 // A close frame's payload: empty, or a code (not 1005, 1006, 1015 nor unassigned)
 // and a UTF-8 reason.

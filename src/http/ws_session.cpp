@@ -22,24 +22,21 @@ size_t WsSession::buffered() const { return conn_.a_ ? conn_.a_->out.size() : 0;
 
 void WsSession::write_frame(ws::Opcode op, std::string_view payload, bool rsv1) {
     conn_.activate();
-    char head[14];
-    size_t n = 0;
-    head[n++] = static_cast<char>(0x80 | (rsv1 ? 0x40 : 0) | static_cast<uint8_t>(op));
-    uint64_t len = payload.size();
-    if (len < 126) {
-        head[n++] = static_cast<char>(len);
-    } else if (len <= 0xFFFF) {
-        head[n++] = 126;
-        head[n++] = static_cast<char>(len >> 8);
-        head[n++] = static_cast<char>(len & 0xFF);
-    } else {
-        head[n++] = 127;
-        for (int shift = 56; shift >= 0; shift -= 8) head[n++] = static_cast<char>((len >> shift) & 0xFF);
-    }
+    char head[ws::kMaxServerHead];
+    size_t n = ws::write_frame_head(head, op, true, payload.size(), rsv1);
     net::BufferPool& pool = conn_.srv_.loop_.buffers();
     conn_.a_->out.append(std::string_view(head, n), pool);
     if (!payload.empty()) conn_.a_->out.append(payload, pool);
     conn_.schedule_flush();
+}
+
+void WsSession::write_close(uint16_t code, std::string_view reason) {
+    char payload[125];  // a control frame's most: the code and 123 bytes of reason
+    payload[0] = static_cast<char>(code >> 8);
+    payload[1] = static_cast<char>(code & 0xFF);
+    reason = reason.substr(0, 123);
+    std::memcpy(payload + 2, reason.data(), reason.size());
+    write_frame(ws::Opcode::Close, std::string_view(payload, 2 + reason.size()));
 }
 
 WsSession::Send WsSession::send(ws::Opcode op, std::string_view payload) {
@@ -76,11 +73,7 @@ void WsSession::ping(std::string_view payload) {
 void WsSession::close(uint16_t code, std::string_view reason) {
     if (state_ != State::Open || conn_.fd_ < 0) return;
     if (!ws::valid_close_code(code)) code = ws::kCloseNormal;
-    std::string payload;
-    payload.push_back(static_cast<char>(code >> 8));
-    payload.push_back(static_cast<char>(code & 0xFF));
-    payload.append(reason.substr(0, 123));
-    write_frame(ws::Opcode::Close, payload);
+    write_close(code, reason);
     state_ = State::CloseSent;
     close_code_ = code;
     conn_.ws_arm();  // the peer's close is due within the linger timeout
@@ -89,13 +82,7 @@ void WsSession::close(uint16_t code, std::string_view reason) {
 void WsSession::fail(uint16_t code, const char* why) {
     // RFC 6455 §7.1.7: fail the connection: our close frame, then the TCP close
     // (lingering, so the frame is not lost to a reset), without waiting for theirs.
-    if (state_ == State::Open) {
-        std::string payload;
-        payload.push_back(static_cast<char>(code >> 8));
-        payload.push_back(static_cast<char>(code & 0xFF));
-        payload.append(std::string_view(why).substr(0, 123));
-        write_frame(ws::Opcode::Close, payload);
-    }
+    if (state_ == State::Open) write_close(code, why);
     state_ = State::Closed;
     notify_close(code, why);
     conn_.close_after_flush_ = true;

@@ -96,6 +96,7 @@ private:
     void fail(uint16_t code, const char* why);  // close with code at once, not waiting for the peer
     void notify_close(uint16_t code, std::string_view reason);
     void write_frame(ws::Opcode op, std::string_view payload, bool rsv1 = false);
+    void write_close(uint16_t code, std::string_view reason);  // a close frame (reason cut at 123 bytes)
 
     Connection& conn_;
     std::unique_ptr<WsEndpoint> endpoint_;

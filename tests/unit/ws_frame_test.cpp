@@ -11,11 +11,15 @@ namespace ws = kiln::http::ws;
 namespace {
 
 // A client frame: masked with 37 fa 21 3d (RFC 6455 §5.7's example key).
+std::string server_head(ws::Opcode op, bool fin, uint64_t length) {
+    char head[ws::kMaxServerHead];
+    return std::string(head, ws::write_frame_head(head, op, fin, length));
+}
+
 std::string client_frame(uint8_t b0, std::string payload) {
     std::string f(1, static_cast<char>(b0));
     const uint8_t mask[4] = {0x37, 0xfa, 0x21, 0x3d};
-    std::string head;
-    ws::write_frame_head(head, ws::Opcode::Text, true, payload.size());
+    std::string head = server_head(ws::Opcode::Text, true, payload.size());
     f.push_back(static_cast<char>(static_cast<uint8_t>(head[1]) | 0x80));
     f.append(head.substr(2));
     f.append(reinterpret_cast<const char*>(mask), 4);
@@ -73,11 +77,9 @@ TEST(WsFrame, RefusalsAndTheirCloseCodes) {
 }
 
 TEST(WsFrame, ServerHeads) {
-    std::string h;
-    ws::write_frame_head(h, ws::Opcode::Close, true, 2);
+    std::string h = server_head(ws::Opcode::Close, true, 2);
     EXPECT_EQ(h, std::string("\x88\x02", 2));
-    h.clear();
-    ws::write_frame_head(h, ws::Opcode::Binary, false, 70000);
+    h = server_head(ws::Opcode::Binary, false, 70000);
     EXPECT_EQ(h, std::string("\x02\x7F\x00\x00\x00\x00\x00\x01\x11\x70", 10));
     ws::FrameParse p = ws::parse_frame_head(h, {.client_frames = false});
     EXPECT_EQ(p.status, ws::FrameStatus::Complete);
