@@ -13,6 +13,7 @@
 #include "app/detached.hpp"
 #include "app/ws_internal.hpp"
 #include "http/parser.hpp"
+#include "http/request.hpp"
 #include "http/response.hpp"
 #include "http/ws_deflate.hpp"
 #include "http/ws_session.hpp"
@@ -182,22 +183,32 @@ struct WsHandshake {
             }
             res.text(why);
         };
-        if (req.version_major() != 1 || req.version_minor() < 1 || !http::list_has_token(req.header("upgrade").value_or(""), "websocket") ||
-            !http::list_has_token(req.header("connection").value_or(""), "upgrade"))
+        // HTTP/1.1: a GET with Upgrade (RFC 6455), answered 101. HTTP/2: an extended
+        // CONNECT with :protocol websocket (RFC 8441), answered 200, no key.
+        bool h2 = req.version_major() == 2;
+        if (h2 ? req.msg_->protocol() != "websocket"
+               : req.version_major() != 1 || req.version_minor() < 1 ||
+                     !http::list_has_token(req.header("upgrade").value_or(""), "websocket") ||
+                     !http::list_has_token(req.header("connection").value_or(""), "upgrade"))
             return refuse(426, "Upgrade Required: this is a WebSocket endpoint\n");
         if (req.header("sec-websocket-version") != std::optional<std::string_view>("13"))
             return refuse(426, "Upgrade Required: WebSocket version 13\n");
         auto key = req.header("sec-websocket-key");
-        if (!key || !valid_key(*key)) return refuse(400, "Bad Request: missing or malformed Sec-WebSocket-Key\n");
+        if (!h2 && (!key || !valid_key(*key)))
+            return refuse(400, "Bad Request: missing or malformed Sec-WebSocket-Key\n");
         if (!origin_allowed(req, opts)) return refuse(403, "Forbidden: cross-origin WebSocket\n");
 
         http::WsSettings settings;
         settings.max_message = opts.max_message;
         settings.ping_interval_ms = static_cast<uint32_t>(std::max<int64_t>(0, opts.ping_interval.count()));
         settings.max_backlog = opts.max_backlog;
-        res.status(101);
-        res.header("Upgrade", "websocket");
-        res.header("Sec-WebSocket-Accept", websocket_accept(*key));
+        if (h2) {
+            res.status(200);
+        } else {
+            res.status(101);
+            res.header("Upgrade", "websocket");
+            res.header("Sec-WebSocket-Accept", websocket_accept(*key));
+        }
         if (opts.compression) {
             std::string offers;
             for (const Header& h : req.headers())

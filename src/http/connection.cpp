@@ -969,7 +969,7 @@ void Connection::start_ws(std::unique_ptr<WsUpgrade> up, size_t consumed) {
     protocol_known_ = true;
     uint32_t ping = up->settings.ping_interval_ms;
     ws_timers_ = ping ? &srv_.loop_.timers(ping) : nullptr;
-    ws_ = std::make_unique<WsSession>(*this, std::move(up->endpoint), up->settings);
+    ws_ = std::make_unique<WsSession>(static_cast<WsTransport&>(*this), std::move(up->endpoint), up->settings);
     ws_arm();
     ws_->open();
     if (fd_ >= 0 && state_ == State::WebSocket && !a_->in.empty()) ws_->receive();
@@ -992,6 +992,24 @@ void Connection::ws_read() {
     }
     if (fd_ < 0) return;
     if (a_->in.empty()) a_->in.release(srv_.loop_.buffers());
+    flush();
+}
+
+net::Buffer& Connection::ws_input() {
+    activate();  // an idle WebSocket gave its buffers back
+    return a_->in;
+}
+
+void Connection::ws_write(std::string_view head, std::string_view payload) {
+    activate();
+    net::BufferPool& pool = srv_.loop_.buffers();
+    a_->out.append(head, pool);
+    if (!payload.empty()) a_->out.append(payload, pool);
+    schedule_flush();
+}
+
+void Connection::ws_end() {
+    close_after_flush_ = true;
     flush();
 }
 

@@ -70,7 +70,7 @@ struct ActiveState {
     Framing stream_framing = Framing::Length;
 };
 
-class Connection final : public net::IoHandler, public ResponseStream {
+class Connection final : public net::IoHandler, public ResponseStream, private WsTransport {
 public:
     // proxy_protocol: the connection must start with a PROXY protocol header.
     // tls: the connection speaks TLS (a handshake first, then records).
@@ -93,7 +93,6 @@ private:
     friend class H2Session;
     friend struct H2Callbacks;
     friend struct H2Stream;
-    friend class WsSession;
     // H2: the connection speaks HTTP/2; h2_ has its streams. WebSocket: upgraded; ws_
     // reads its frames.
     enum class State : uint8_t { Idle, Head, Body, Handling, Closing, Lingering, H2, WebSocket };
@@ -149,7 +148,14 @@ private:
     bool upgrade(Response& res, const Request* req, size_t consumed);  // res carries a WsUpgrade: true if taken
     void start_ws(std::unique_ptr<WsUpgrade> up, size_t consumed);
     void ws_read();
-    void ws_arm();  // the ping interval, or the closing handshake's linger timeout
+    // WsTransport: the session's bytes are the connection's.
+    net::Buffer& ws_input() override;
+    void ws_write(std::string_view head, std::string_view payload) override;
+    size_t ws_buffered() const override { return a_ ? a_->out.size() : 0; }
+    bool ws_alive() const override { return fd_ >= 0; }
+    void ws_arm() override;  // the ping interval, or the closing handshake's linger timeout
+    void ws_end() override;  // close (lingering) once the output is sent
+    void ws_abort() override { close_now(); }
     void schedule_flush();  // a flush (h2_flush) at the end of this loop iteration
     static void deferred_flush(void* connection);
 

@@ -17,6 +17,7 @@
 #include "http/forwarded.hpp"
 #include "http/serializer.hpp"
 #include "http/server.hpp"
+#include "http/ws_session.hpp"
 #include "util/clock.hpp"
 
 namespace kiln::http {
@@ -55,8 +56,10 @@ bool valid_target(std::string_view t) {
 
 }  // namespace
 
-// One stream: a request and its response.
-struct H2Stream final : ResponseStream {
+// One stream: a request and its response; or, after an extended CONNECT answered
+// with a WebSocket (RFC 8441), a WebSocket's transport: its DATA frames carry the
+// WebSocket's frames both ways, END_STREAM is its orderly end, RST_STREAM its abort.
+struct H2Stream final : ResponseStream, WsTransport {
     enum class Phase : uint8_t { Headers, Body, Handling, Answered };
     enum class Source : uint8_t { None, Body, File, Stream };
 
@@ -73,7 +76,7 @@ struct H2Stream final : ResponseStream {
     int refused = 0;            // 431 once the header list went past a limit
     std::string_view refused_why;
     size_t list_bytes = 0;
-    uint32_t pseudo[4][2] = {};  // :method :scheme :authority :path (offset, length + 1; 0: absent)
+    uint32_t pseudo[5][2] = {};  // :method :scheme :authority :path :protocol (offset, length + 1; 0: absent)
     std::unique_ptr<BodySink> sink;
     size_t body_limit = 0;
     uint64_t received = 0;
@@ -88,10 +91,29 @@ struct H2Stream final : ResponseStream {
     uint64_t written = 0;  // body bytes a streamed response was given
     char status[3];
 
+    // An extended CONNECT (RFC 8441) and, once answered with one, its WebSocket.
+    bool tunnel = false;
+    bool gone = false;        // reset by us, or closed: the WebSocket's transport is dead
+    bool ws_queued = false;   // in the session's list of tunnels to read after this receive
+    bool ws_flushed = false;  // ... of WebSockets whose output went out
+    net::Buffer ws_in;        // DATA not yet taken by the WebSocket (or not yet answered)
+    std::unique_ptr<WsSession> ws;
+    net::Timer ws_timer;      // its ping interval, or its closing's linger timeout
+    net::TimerList* ws_pings = nullptr;
+
+    ~H2Stream() { ws_in.discard(); }
     void begin(Response& res) override;
     void chunk(std::string_view data) override;
     void finish() override;
     size_t buffered() const override { return pending.size() - pending_off; }
+
+    net::Buffer& ws_input() override { return ws_in; }
+    void ws_write(std::string_view head, std::string_view payload) override;
+    size_t ws_buffered() const override { return buffered(); }
+    bool ws_alive() const override { return !gone && !session->closed_; }
+    void ws_arm() override { session->arm_ws(*this); }
+    void ws_end() override;
+    void ws_abort() override;
 };
 
 // nghttp2's callbacks, as members of nobody: each finds its session in user_data.
@@ -182,7 +204,8 @@ struct H2Callbacks {
         if ((frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) &&
             (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
             H2Stream* st = stream(s, frame->hd.stream_id);
-            if (st && !st->request_done) nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_NO_ERROR);
+            // (A WebSocket's end waits for the peer's, under its linger timeout.)
+            if (st && !st->request_done && !st->ws) nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_NO_ERROR);
         }
         return 0;
     }
@@ -237,6 +260,10 @@ struct H2Callbacks {
                 if (st->pending_off == st->pending.size()) {
                     st->pending.clear();
                     st->pending_off = 0;
+                }
+                if (st->ws && !st->ws_flushed) {  // told after this send (it may write more)
+                    st->ws_flushed = true;
+                    h.ws_flushed_.push_back(st->id);
                 }
                 break;
             case H2Stream::Source::File:  // above
@@ -304,6 +331,7 @@ H2Session::H2Session(Server& server, Connection& connection) : srv_(server), con
         {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, kStreamWindow},
         {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, static_cast<uint32_t>(limits.max_header_bytes)},
         {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
+        {NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL, 1},  // WebSocket over HTTP/2 (RFC 8441)
     };
     nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, settings, std::size(settings));
     nghttp2_session_set_local_window_size(session_, NGHTTP2_FLAG_NONE, 0, kConnectionWindow);
@@ -328,6 +356,7 @@ void H2Session::abandon() {
         st->fd = -1;
         st->sink.reset();
         detach(*st);
+        end_ws(*st);
     }
 }
 
@@ -337,6 +366,9 @@ bool H2Session::receive(std::string_view data) {
     for (size_t i = 0; i < ready_.size() && !closed_; ++i)
         if (H2Stream* st = find(ready_[i])) dispatch(*st);
     ready_.clear();
+    for (size_t i = 0; i < ws_ready_.size() && !closed_; ++i)
+        if (H2Stream* st = find(ws_ready_[i])) read_ws(*st);
+    ws_ready_.clear();
     if (closed_) return false;
     if (n < 0) {
         if (n == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS) fail(NGHTTP2_ENHANCE_YOUR_CALM);
@@ -352,6 +384,15 @@ void H2Session::send() {
                           (srv_.cfg_.max_requests_per_connection && served_ >= srv_.cfg_.max_requests_per_connection)))
         drain();
     nghttp2_session_send(session_);  // WOULDBLOCK at the output limit is not an error
+    // WebSockets whose output went out: one that had a backlog hears it drained (and may
+    // write more, sent by the flush this schedules).
+    for (size_t i = 0; i < ws_flushed_.size() && !closed_; ++i) {
+        H2Stream* st = find(ws_flushed_[i]);
+        if (!st || !st->ws) continue;
+        st->ws_flushed = false;
+        st->ws->on_flushed();
+    }
+    ws_flushed_.clear();
 }
 
 bool H2Session::wants_write() const { return nghttp2_session_want_write(session_); }
@@ -361,6 +402,8 @@ bool H2Session::finished() const { return !nghttp2_session_want_read(session_) &
 void H2Session::drain() {
     if (goaway_sent_) return;
     goaway_sent_ = true;
+    for (H2Stream* st = first_; st; st = st->next)  // the streams finish; a WebSocket would not
+        if (st->ws && st->ws_alive()) st->ws->going_away();
     nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(session_),
                           NGHTTP2_NO_ERROR, nullptr, 0);
 }
@@ -419,6 +462,13 @@ void H2Session::release(H2Stream& st) {
     else first_ = st.next;
     if (st.next) st.next->prev = st.prev;
     --open_streams_;
+    if (st.ws) {
+        // Its session may be reading a frame further up the stack (a callback that
+        // flushed): it sees the transport gone and stops; the memory goes after.
+        end_ws(st);
+        srv_.loop_.defer([](void* p) { delete static_cast<H2Stream*>(p); }, &st);
+        return;
+    }
     delete &st;
 }
 
@@ -448,7 +498,12 @@ void H2Session::header(H2Stream& st, std::string_view name, std::string_view val
     auto off = static_cast<uint32_t>(f.size());
     f.append(name).append(value);
     if (is_pseudo(name)) {
-        int k = name == ":method" ? 0 : name == ":scheme" ? 1 : name == ":authority" ? 2 : name == ":path" ? 3 : -1;
+        int k = name == ":method"      ? 0
+                : name == ":scheme"    ? 1
+                : name == ":authority" ? 2
+                : name == ":path"      ? 3
+                : name == ":protocol"  ? 4
+                                       : -1;
         if (k >= 0) {
             st.pseudo[k][0] = off + static_cast<uint32_t>(name.size());
             st.pseudo[k][1] = static_cast<uint32_t>(value.size()) + 1;
@@ -511,7 +566,13 @@ void H2Session::headers_done(H2Stream& st, bool end_stream) {
     size_t q = h.target.find('?');
     h.path = h.target.substr(0, q);
     h.query = q == std::string_view::npos ? std::string_view() : h.target.substr(q + 1);
-    if (h.method == Method::Connect) {  // authority-form, as HTTP/1.1 gives it
+    h.protocol = pseudo(4);
+    if (h.method == Method::Connect && !h.protocol.empty()) {
+        // Extended CONNECT (RFC 8441; nghttp2 checked :scheme and :path): the resource
+        // at :path, reached as HTTP/1.1's GET with Upgrade would reach it.
+        h.method = Method::Get;
+        st.tunnel = true;
+    } else if (h.method == Method::Connect) {  // authority-form, as HTTP/1.1 gives it
         h.target = h.host;
         h.path = h.query = {};
     }
@@ -539,6 +600,11 @@ void H2Session::headers_done(H2Stream& st, bool end_stream) {
                                       : ps == PathStatus::EncodedSlash ? "encoded slash (%2F) in path"
                                                                        : "malformed percent-encoding in path");
     st.body_limit = srv_.service_.prepare(*ex.context, ex.request);
+    if (st.tunnel) {  // answered now; what its DATA carries waits for the answer
+        st.phase = H2Stream::Phase::Body;
+        ready_.push_back(st.id);
+        return;
+    }
     if (h.content_length > 0 && static_cast<uint64_t>(h.content_length) > st.body_limit)
         return respond_error(st, 413, "request body larger than this route accepts");
     st.phase = H2Stream::Phase::Body;
@@ -550,6 +616,7 @@ void H2Session::headers_done(H2Stream& st, bool end_stream) {
 }
 
 void H2Session::body_data(H2Stream& st, std::string_view data) {
+    if (st.tunnel) return tunnel_data(st, data);
     if (st.phase != H2Stream::Phase::Body) return;  // answered already: dropped
     st.received += data.size();
     if (st.received > st.body_limit) return respond_error(st, 413, "request body larger than this route accepts");
@@ -562,6 +629,7 @@ void H2Session::body_data(H2Stream& st, std::string_view data) {
 
 void H2Session::body_done(H2Stream& st) {
     st.request_done = true;
+    if (st.tunnel) return queue_ws(st);  // the peer's orderly end
     if (st.phase != H2Stream::Phase::Body) return;
     if (st.sink && !st.sink->finish()) return respond_error(st, st.sink->status(), st.sink->reason());
     ready_.push_back(st.id);
@@ -627,6 +695,7 @@ void H2Session::complete(Exchange* ex) {
 
 void H2Session::respond(H2Stream& st) {
     Response& res = st.ex->response;
+    if ((res.upgrading() || st.tunnel) && answer_tunnel(st)) return;
     srv_.count_request();
     st.phase = H2Stream::Phase::Answered;
     if (res.streaming()) {
@@ -720,6 +789,119 @@ void H2Session::submit_head(H2Stream& st, bool with_body, bool has_length, uint6
     provider.source.ptr = &st;
     provider.read_callback = H2Callbacks::read_data;
     nghttp2_submit_response(session_, st.id, nv_.data(), nv_.size(), with_body ? &provider : nullptr);
+}
+
+// WebSocket over HTTP/2 (RFC 8441)
+
+bool H2Session::answer_tunnel(H2Stream& st) {
+    Response& res = st.ex->response;
+    std::unique_ptr<WsUpgrade> up = res.take_upgrade();
+    if (!st.tunnel || st.head_sent) return false;  // a plain request's, or one streamed already: it stands
+    int status = res.status();
+    if (up && status == 200 && !res.streaming() && !srv_.stop_requested()) {
+        start_ws(st, std::move(up));
+        return true;
+    }
+    // A 2xx tells the client its tunnel is open: only a WebSocket may answer so.
+    if (status >= 200 && status < 300) {
+        res.clear();
+        if (srv_.stop_requested()) res.engine_error(503, "the server is stopping", 1);
+        else res.engine_error(400, "no WebSocket at this address");
+    }
+    return false;
+}
+
+void H2Session::start_ws(H2Stream& st, std::unique_ptr<WsUpgrade> up) {
+    srv_.count_request();
+    st.phase = H2Stream::Phase::Answered;
+    st.head_sent = true;
+    st.source = H2Stream::Source::Stream;
+    submit_head(st, true, false, 0);  // 200, then DATA as the WebSocket writes
+    observe(st, 200, 0);
+    uint32_t ping = up->settings.ping_interval_ms;
+    st.ws_pings = ping ? &srv_.loop_.timers(ping) : nullptr;
+    st.ws_timer.owner = &st;
+    st.ws_timer.fire = [](net::Timer* t) {
+        auto* s = static_cast<H2Stream*>(t->owner);
+        if (s->ws && s->ws_alive()) s->ws->on_timer();
+    };
+    st.ws = std::make_unique<WsSession>(st, std::move(up->endpoint), up->settings);
+    arm_ws(st);
+    st.ws->open();
+    read_ws(st);  // frames that came with the request, or its end
+    conn_.schedule_flush();
+}
+
+void H2Session::tunnel_data(H2Stream& st, std::string_view data) {
+    // Before the answer, at most a stream window's worth waits (a client should not
+    // send before it; nghttp2 gives the window back as DATA arrives).
+    if (!st.ws && st.ws_in.size() + data.size() > static_cast<size_t>(kStreamWindow)) {
+        nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, st.id, NGHTTP2_ENHANCE_YOUR_CALM);
+        st.gone = true;
+        return;
+    }
+    if (st.gone) return;
+    st.ws_in.append(data, srv_.loop_.buffers());
+    queue_ws(st);
+}
+
+void H2Session::queue_ws(H2Stream& st) {
+    if (!st.ws || st.ws_queued) return;  // (not answered yet: read once it is)
+    st.ws_queued = true;
+    ws_ready_.push_back(st.id);
+}
+
+void H2Session::read_ws(H2Stream& st) {
+    st.ws_queued = false;
+    if (!st.ws || !st.ws_alive()) return;
+    if (!st.ws_in.empty()) {
+        if (!st.ws->receive()) return;
+        arm_ws(st);  // heard from the peer: the ping interval starts again
+    }
+    if (st.ws_in.empty()) st.ws_in.release(srv_.loop_.buffers());
+    if (st.request_done) {  // the peer ended its side without a closing handshake
+        st.ws->abandon();
+        st.ws_end();
+    }
+}
+
+void H2Session::arm_ws(H2Stream& st) {
+    if (!st.ws || !st.ws_alive()) return;
+    if (st.ws->closing()) srv_.linger_timers_.arm(st.ws_timer, srv_.loop_.now_ms());
+    else if (st.ws_pings) st.ws_pings->arm(st.ws_timer, srv_.loop_.now_ms());
+    else st.ws_timer.disarm();
+}
+
+void H2Session::end_ws(H2Stream& st) {
+    st.gone = true;
+    st.ws_timer.disarm();
+    if (st.ws) st.ws->abandon();  // on_close (1006 unless it was closed properly)
+}
+
+void H2Stream::ws_write(std::string_view head, std::string_view payload) {
+    if (!ws_alive() || ended) return;
+    pending.append(head).append(payload);
+    written += head.size() + payload.size();
+    nghttp2_session_resume_data(session->session_, id);
+    session->conn_.schedule_flush();  // never at once: a flush may close this stream
+}
+
+void H2Stream::ws_end() {
+    if (!ws_alive()) return;
+    if (!ended) {  // END_STREAM after the output (a close frame)
+        ended = true;
+        nghttp2_session_resume_data(session->session_, id);
+        session->conn_.schedule_flush();
+    }
+    session->arm_ws(*this);  // the peer's END_STREAM is due within the linger timeout
+}
+
+void H2Stream::ws_abort() {
+    if (!ws_alive()) return;
+    gone = true;
+    ws_timer.disarm();
+    nghttp2_submit_rst_stream(session->session_, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);
+    session->conn_.schedule_flush();
 }
 
 void H2Stream::begin(Response& res) {

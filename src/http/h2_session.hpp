@@ -28,6 +28,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -40,6 +41,7 @@ namespace kiln::http {
 class Connection;
 class Server;
 struct H2Stream;
+struct WsUpgrade;
 
 // What an HTTP/2 client sends first (RFC 9113 §3.4).
 inline constexpr std::string_view kH2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -96,6 +98,14 @@ private:
     void calm_down();        // GOAWAY ENHANCE_YOUR_CALM, read nothing more
     void fail(uint32_t code);  // a connection error: GOAWAY with code, read nothing more
     bool unexpected_stream(int32_t id) const;
+    // WebSocket over HTTP/2 (RFC 8441): an extended CONNECT's stream as its transport.
+    bool answer_tunnel(H2Stream& s);  // true: it is a WebSocket now
+    void start_ws(H2Stream& s, std::unique_ptr<WsUpgrade> up);
+    void tunnel_data(H2Stream& s, std::string_view data);
+    void queue_ws(H2Stream& s);  // read after this receive()
+    void read_ws(H2Stream& s);   // its frames to its session; the peer's end
+    void arm_ws(H2Stream& s);
+    void end_ws(H2Stream& s);    // the stream is done for: its session hears so
 
     Server& srv_;
     Connection& conn_;
@@ -104,6 +114,8 @@ private:
     size_t open_streams_ = 0;
     size_t receiving_ = 0;        // ... of which still receiving their request
     std::vector<int32_t> ready_;  // requests complete in this receive(), to handle after it
+    std::vector<int32_t> ws_ready_;    // WebSockets with frames from this receive()
+    std::vector<int32_t> ws_flushed_;  // WebSockets whose output went out in this send()
     bool closed_ = false;         // abandoned
     uint32_t served_ = 0;
     // The abuse budget: tokens, refilled with time.

@@ -330,6 +330,7 @@ ParseResult parse_request_head(std::string_view buf, RequestHead& h, const Limit
     h.query = {};
     h.content_length = -1;
     h.chunked = h.expect_continue = h.upgrade = false;
+    h.protocol = {};
     if (!split_target(h)) return error(ParseError::BadTarget);
     if (ParseError e = interpret_fields(h); e != ParseError::None) return error(e);
     return {ParseStatus::Complete, ParseError::None, static_cast<size_t>(p - begin)};

@@ -74,6 +74,10 @@ struct RequestHead {
     bool keep_alive = true;          // after HTTP version and Connection tokens
     bool expect_continue = false;    // Expect: 100-continue
     bool upgrade = false;            // Connection: upgrade present
+    // HTTP/2's extended CONNECT (RFC 8441): its :protocol, e.g. "websocket". Such a
+    // request is routed as the GET HTTP/1.1 would send (method Get, method_token
+    // "CONNECT"); its stream then carries the protocol. Empty otherwise.
+    std::string_view protocol;
 
     // Case-insensitive lookup of the first field with this name.
     const Header* find(std::string_view name) const;

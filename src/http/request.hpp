@@ -28,6 +28,8 @@ public:
     int version_major() const { return head_ ? head_->version_major : 1; }  // 2: an HTTP/2 stream
     int version_minor() const { return head_ ? head_->version_minor : 1; }
     bool keep_alive() const { return head_ && head_->keep_alive; }
+    // An HTTP/2 extended CONNECT's :protocol (RFC 8441), e.g. "websocket"; else empty.
+    std::string_view protocol() const { return head_ ? head_->protocol : std::string_view(); }
     std::optional<std::string_view> header(std::string_view name) const;
     std::span<const Header> headers() const;
     std::string_view body() const { return body_; }

@@ -118,7 +118,7 @@ private:
     friend class Connection;
     friend class H2Session;
     friend struct H2Callbacks;
-    friend class WsSession;
+    friend struct H2Stream;
     void link(Connection* c);
     void unlink(Connection* c);
     void count_request();

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "http/connection.hpp"
-#include "http/server.hpp"
 
 namespace kiln::http {
 namespace {
@@ -13,21 +11,17 @@ constexpr uint64_t kInPlaceMax = 256 * 1024;  // larger single frames stream thr
 thread_local std::string coded;             // the loop's scratch for one coded message
 }  // namespace
 
-WsSession::WsSession(Connection& conn, std::unique_ptr<WsEndpoint> endpoint, const WsSettings& settings)
-    : conn_(conn), endpoint_(std::move(endpoint)), settings_(settings), reassembler_(settings.max_message) {}
+WsSession::WsSession(WsTransport& transport, std::unique_ptr<WsEndpoint> endpoint, const WsSettings& settings)
+    : t_(transport), endpoint_(std::move(endpoint)), settings_(settings), reassembler_(settings.max_message) {}
 
 WsSession::~WsSession() = default;
 
-size_t WsSession::buffered() const { return conn_.a_ ? conn_.a_->out.size() : 0; }
+size_t WsSession::buffered() const { return t_.ws_buffered(); }
 
 void WsSession::write_frame(ws::Opcode op, std::string_view payload, bool rsv1) {
-    conn_.activate();
     char head[ws::kMaxServerHead];
     size_t n = ws::write_frame_head(head, op, true, payload.size(), rsv1);
-    net::BufferPool& pool = conn_.srv_.loop_.buffers();
-    conn_.a_->out.append(std::string_view(head, n), pool);
-    if (!payload.empty()) conn_.a_->out.append(payload, pool);
-    conn_.schedule_flush();
+    t_.ws_write(std::string_view(head, n), payload);
 }
 
 void WsSession::write_close(uint16_t code, std::string_view reason) {
@@ -40,13 +34,13 @@ void WsSession::write_close(uint16_t code, std::string_view reason) {
 }
 
 WsSession::Send WsSession::send(ws::Opcode op, std::string_view payload) {
-    if (state_ != State::Open || conn_.fd_ < 0) return Send::Dropped;
+    if (state_ != State::Open || !t_.ws_alive()) return Send::Dropped;
     if (buffered() + payload.size() > settings_.max_backlog) {
         // A reader this slow would hold the server's memory: let it go. Its socket is
         // full, so a close frame would not reach it either.
         state_ = State::Closed;
         notify_close(1008, "the client reads too slowly");
-        conn_.close_now();
+        t_.ws_abort();
         return Send::Dropped;
     }
     bool rsv1 = false;
@@ -66,17 +60,17 @@ WsSession::Send WsSession::send(ws::Opcode op, std::string_view payload) {
 }
 
 void WsSession::ping(std::string_view payload) {
-    if (state_ != State::Open || conn_.fd_ < 0) return;
+    if (state_ != State::Open || !t_.ws_alive()) return;
     write_frame(ws::Opcode::Ping, payload.substr(0, 125));
 }
 
 void WsSession::close(uint16_t code, std::string_view reason) {
-    if (state_ != State::Open || conn_.fd_ < 0) return;
+    if (state_ != State::Open || !t_.ws_alive()) return;
     if (!ws::valid_close_code(code)) code = ws::kCloseNormal;
     write_close(code, reason);
     state_ = State::CloseSent;
     close_code_ = code;
-    conn_.ws_arm();  // the peer's close is due within the linger timeout
+    t_.ws_arm();  // the peer's close is due within the linger timeout
 }
 
 void WsSession::fail(uint16_t code, const char* why) {
@@ -85,8 +79,7 @@ void WsSession::fail(uint16_t code, const char* why) {
     if (state_ == State::Open) write_close(code, why);
     state_ = State::Closed;
     notify_close(code, why);
-    conn_.close_after_flush_ = true;
-    conn_.flush();
+    t_.ws_end();
 }
 
 void WsSession::notify_close(uint16_t code, std::string_view reason) {
@@ -97,13 +90,13 @@ void WsSession::notify_close(uint16_t code, std::string_view reason) {
 
 bool WsSession::receive() {
     awaiting_pong_ = false;  // whatever came, the peer is alive
-    while (conn_.fd_ >= 0 && state_ != State::Closed && frame()) {
+    while (t_.ws_alive() && state_ != State::Closed && frame()) {
     }
-    return conn_.fd_ >= 0 && state_ != State::Closed;
+    return t_.ws_alive() && state_ != State::Closed;
 }
 
 bool WsSession::frame() {
-    net::Buffer& in = conn_.a_->in;
+    net::Buffer& in = t_.ws_input();
     if (!have_head_) {
         ws::FrameRules rules{.client_frames = true, .rsv1_allowed = settings_.deflate.enabled,
                              .max_payload = settings_.max_message};
@@ -220,7 +213,7 @@ bool WsSession::deliver(ws::Opcode op, std::string_view data) {
     } else {
         endpoint_->on_message(op, data);
     }
-    return conn_.fd_ >= 0 && state_ != State::Closed;
+    return t_.ws_alive() && state_ != State::Closed;
 }
 
 bool WsSession::control(ws::Opcode op, std::string_view payload) {
@@ -250,8 +243,7 @@ bool WsSession::control(ws::Opcode op, std::string_view payload) {
                 state_ = State::Closed;
                 notify_close(close_code_, {});
             }
-            conn_.close_after_flush_ = true;
-            conn_.flush();
+            t_.ws_end();
             return false;
         }
         default: return true;
@@ -263,12 +255,12 @@ void WsSession::on_timer() {
         // Our close was not answered in time, or a ping was not: the peer is gone.
         notify_close(state_ == State::Open ? 1006 : close_code_, state_ == State::Open ? "no answer to a ping" : "");
         state_ = State::Closed;
-        conn_.close_now();
+        t_.ws_abort();
         return;
     }
     awaiting_pong_ = true;
     write_frame(ws::Opcode::Ping, {});
-    conn_.ws_arm();
+    t_.ws_arm();
 }
 
 void WsSession::on_flushed() {
@@ -294,7 +286,7 @@ bool WsSession::in_place() const {
 
 size_t WsSession::wanted() const {
     if (!in_place()) return 0;
-    size_t have = conn_.a_ ? conn_.a_->in.size() : 0;
+    size_t have = t_.ws_alive() ? t_.ws_input().size() : 0;
     return head_.length > have ? static_cast<size_t>(head_.length) - have : 0;
 }
 

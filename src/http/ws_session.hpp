@@ -1,11 +1,14 @@
-// A connection that speaks WebSocket (RFC 6455) after its HTTP/1.1 upgrade. The
-// Connection keeps the socket, TLS, timer and output queue; the WsSession reads its
-// frames (in place, from the connection's read buffer), answers pings, keeps the
-// closing handshake, and hands whole messages to the layer above's WsEndpoint.
+// A WebSocket (RFC 6455): after an HTTP/1.1 upgrade, the whole connection; after an
+// HTTP/2 extended CONNECT (RFC 8441), one stream. What carries the bytes (a
+// WsTransport: the Connection, or the H2 stream) keeps the socket, TLS, timers and
+// output; the WsSession reads the frames (in place, from the transport's input
+// buffer), answers pings, keeps the closing handshake, and hands whole messages to
+// the layer above's WsEndpoint.
 //
-// The layer above decides the upgrade: its handler answers 101 and attaches a
-// WsUpgrade (endpoint and settings) to the response; the connection writes the head
-// and turns into a WebSocket on its loop thread (see Connection::start_ws).
+// The layer above decides the upgrade: its handler answers 101 (HTTP/1.1) or 200
+// (HTTP/2) and attaches a WsUpgrade (endpoint and settings) to the response; the
+// engine sends the head and starts the session on its loop thread (see
+// Connection::start_ws and H2Session::start_ws).
 //
 // Memory: an idle WebSocket holds its Connection, this session and the endpoint;
 // its read and write buffers go back to the server's spares while nothing waits in
@@ -22,11 +25,27 @@
 
 #include "http/ws_deflate.hpp"
 #include "http/ws_frame.hpp"
+#include "net/buffer.hpp"
 
 namespace kiln::http {
 
-class Connection;
 class WsSession;
+
+// What a WebSocket speaks through. Called on its loop thread.
+class WsTransport {
+public:
+    virtual net::Buffer& ws_input() = 0;  // bytes received and not yet taken
+    virtual void ws_write(std::string_view head, std::string_view payload) = 0;
+    virtual size_t ws_buffered() const = 0;  // output the peer has not taken yet
+    virtual bool ws_alive() const = 0;       // false once closed (or reset) under the session
+    // The session's timer again: its ping interval, or (closing) the linger timeout.
+    virtual void ws_arm() = 0;
+    virtual void ws_end() = 0;    // after the output (a close frame): the orderly end
+    virtual void ws_abort() = 0;  // at once: TCP closed, or the stream reset
+
+protected:
+    ~WsTransport() = default;
+};
 
 struct WsSettings {
     uint64_t max_message = 1 << 20;    // larger (as declared, or once inflated): closed with 1009
@@ -62,7 +81,7 @@ class WsSession {
 public:
     enum class Send : uint8_t { Sent, Backlogged, Dropped };
 
-    WsSession(Connection& conn, std::unique_ptr<WsEndpoint> endpoint, const WsSettings& settings);
+    WsSession(WsTransport& transport, std::unique_ptr<WsEndpoint> endpoint, const WsSettings& settings);
     ~WsSession();
     WsSession(const WsSession&) = delete;
     WsSession& operator=(const WsSession&) = delete;
@@ -77,13 +96,13 @@ public:
     size_t buffered() const;
     bool open() const { return state_ == State::Open; }
 
-    // The connection's side (loop thread).
+    // The transport's side (loop thread).
     void open();                         // the 101 is written: on_open
-    bool receive();                      // frames from the read buffer; false: the connection is ending
+    bool receive();                      // frames from the input buffer; false: the transport is ending
     void on_timer();                     // the ping interval passed quietly
-    void on_flushed();                   // the socket took the output
+    void on_flushed();                   // the peer took output
     void going_away();                   // the server stops: close with 1001
-    void abandon();                      // the connection closed: on_close(1006) unless told already
+    void abandon();                      // the transport closed: on_close(1006) unless told already
     bool closing() const { return state_ != State::Open; }
     size_t wanted() const;  // bytes of the frame being read still due, when it is taken whole
 
@@ -98,7 +117,7 @@ private:
     void write_frame(ws::Opcode op, std::string_view payload, bool rsv1 = false);
     void write_close(uint16_t code, std::string_view reason);  // a close frame (reason cut at 123 bytes)
 
-    Connection& conn_;
+    WsTransport& t_;
     std::unique_ptr<WsEndpoint> endpoint_;
     WsSettings settings_;
     ws::Reassembler reassembler_;

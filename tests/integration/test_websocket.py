@@ -26,9 +26,13 @@ import unittest
 
 import harness
 
-harness.require_modules(["websockets"], "python3-websockets", "test_websocket")
+harness.require_modules(["websockets", "h2.connection"], "python3-websockets python3-h2", "test_websocket")
 
+import h2.config  # noqa: E402
+import h2.connection  # noqa: E402
+import h2.events  # noqa: E402
 import websockets  # noqa: E402
+from hyperframe.frame import DataFrame, Frame, GoAwayFrame, RstStreamFrame  # noqa: E402
 
 HOST = "127.0.0.1"
 KEY = "dGhlIHNhbXBsZSBub25jZQ=="
@@ -40,6 +44,28 @@ def accept_for(key):
 
 def run(coro, timeout=20):
     return asyncio.run(asyncio.wait_for(coro, timeout))
+
+
+def take_frame(buf):
+    """((fin, rsv1, opcode, payload), rest) for a whole server frame at buf's start, or
+    (None, buf)."""
+    if len(buf) < 2:
+        return None, buf
+    b0, b1 = buf[0], buf[1]
+    if b1 & 0x80:
+        raise AssertionError("a server frame is masked")
+    n, at = b1 & 0x7F, 2
+    if n == 126:
+        if len(buf) < 4:
+            return None, buf
+        n, at = struct.unpack("!H", buf[2:4])[0], 4
+    elif n == 127:
+        if len(buf) < 10:
+            return None, buf
+        n, at = struct.unpack("!Q", buf[2:10])[0], 10
+    if len(buf) < at + n:
+        return None, buf
+    return (bool(b0 & 0x80), bool(b0 & 0x40), b0 & 0x0F, buf[at:at + n]), buf[at + n:]
 
 
 class RawWs:
@@ -81,23 +107,9 @@ class RawWs:
         """(fin, rsv1, opcode, payload), or None at EOF."""
         self.s.settimeout(timeout)
         while True:
-            if len(self.buf) >= 2:
-                b0, b1 = self.buf[0], self.buf[1]
-                n = b1 & 0x7F
-                at = 2
-                if n == 126 and len(self.buf) >= 4:
-                    n = struct.unpack("!H", self.buf[2:4])[0]
-                    at = 4
-                elif n == 127 and len(self.buf) >= 10:
-                    n = struct.unpack("!Q", self.buf[2:10])[0]
-                    at = 10
-                if (b1 & 0x7F) < 126 or at > 2:
-                    if b1 & 0x80:
-                        raise AssertionError("a server frame is masked")
-                    if len(self.buf) >= at + n:
-                        payload = self.buf[at:at + n]
-                        self.buf = self.buf[at + n:]
-                        return bool(b0 & 0x80), bool(b0 & 0x40), b0 & 0x0F, payload
+            f, self.buf = take_frame(self.buf)
+            if f:
+                return f
             try:
                 data = self.s.recv(65536)
             except ConnectionResetError:
@@ -131,6 +143,135 @@ class RawWs:
 
     def close(self):
         self.s.close()
+
+
+class H2Ws:
+    """WebSockets over one HTTP/2 connection (RFC 8441; h2c with prior knowledge) on the
+    h2 library's state machine: each an extended CONNECT stream carrying masked frames."""
+
+    def __init__(self, port):
+        self.s = socket.create_connection((HOST, port), timeout=5)
+        self.conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+        self.conn.initiate_connection()
+        self.streams = {}
+        self.settings = {}
+        self.eof = False
+        self.flush()
+        self.pump(lambda: self.settings, "the server's SETTINGS")
+
+    def flush(self):
+        data = self.conn.data_to_send()
+        if data:
+            self.s.sendall(data)
+
+    def pump(self, until, what, timeout=5):
+        deadline = time.monotonic() + timeout
+        while not until():
+            if self.eof:
+                raise AssertionError("the connection closed while waiting for " + what)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError("timed out waiting for " + what)
+            self.s.settimeout(left)
+            try:
+                data = self.s.recv(1 << 20)
+            except socket.timeout:
+                continue
+            except ConnectionResetError:
+                data = b""
+            if not data:
+                self.eof = True
+                continue
+            for ev in self.conn.receive_data(data):
+                self.handle(ev)
+            self.flush()
+
+    def handle(self, ev):
+        st = self.streams.get(getattr(ev, "stream_id", None))
+        if isinstance(ev, h2.events.RemoteSettingsChanged):
+            self.settings.update({int(k): v.new_value for k, v in ev.changed_settings.items()})
+        elif isinstance(ev, h2.events.ResponseReceived):
+            st["headers"] = dict(ev.headers)
+            st["status"] = int(st["headers"][":status"])
+        elif isinstance(ev, h2.events.DataReceived):
+            st["buf"] += ev.data
+            if ev.flow_controlled_length:
+                self.conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+        elif isinstance(ev, h2.events.StreamEnded):
+            st["ended"] = True
+        elif isinstance(ev, h2.events.StreamReset) and st is not None:
+            st["reset"] = ev.error_code
+
+    def open(self, path, headers=(), method="CONNECT", protocol="websocket"):
+        """The stream's id, once the server answered (self.streams[id]["status"])."""
+        sid = self.conn.get_next_available_stream_id()
+        st = self.streams[sid] = {"status": None, "headers": {}, "buf": b"", "ended": False, "reset": None}
+        fields = [(":method", method)] + ([(":protocol", protocol)] if protocol else [])
+        fields += [(":scheme", "http"), (":path", path), (":authority", "127.0.0.1:%d" % self.s.getpeername()[1])]
+        if not any(n == "sec-websocket-version" for n, _ in headers):
+            fields.append(("sec-websocket-version", "13"))
+        fields += list(headers)
+        self.conn.send_headers(sid, fields, end_stream=method != "CONNECT")
+        self.flush()
+        self.pump(lambda: st["status"] is not None or st["reset"] is not None, "the answer to stream %d" % sid)
+        return sid
+
+    def send(self, sid, opcode, payload=b"", **kw):
+        data = RawWs.frame(opcode, payload, **kw)
+        off = 0
+        while off < len(data):
+            room = min(self.conn.local_flow_control_window(sid), self.conn.max_outbound_frame_size, len(data) - off)
+            if room <= 0:
+                self.pump(lambda: self.conn.local_flow_control_window(sid) > 0, "a WINDOW_UPDATE")
+                continue
+            self.conn.send_data(sid, data[off:off + room])
+            off += room
+            self.flush()
+
+    def end(self, sid):
+        self.conn.end_stream(sid)
+        self.flush()
+
+    def recv_frame(self, sid, timeout=5):
+        """(fin, rsv1, opcode, payload), or None once the stream ended or was reset."""
+        st, got = self.streams[sid], []
+
+        def ready():
+            f, st["buf"] = take_frame(st["buf"])
+            if f:
+                got.append(f)
+            return got or st["ended"] or st["reset"] is not None
+        self.pump(ready, "a frame on stream %d" % sid, timeout)
+        return got[0] if got else None
+
+    def close(self):
+        self.s.close()
+
+
+def read_h2_frames(sock, enough, timeout=5):
+    """HTTP/2 frames parsed by hand until enough(frames) or EOF; fails on a timeout."""
+    buf, frames = b"", []
+    deadline = time.monotonic() + timeout
+    while not enough(frames):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError("timed out reading HTTP/2 frames: %r" % frames)
+        sock.settimeout(left)
+        try:
+            data = sock.recv(65536)
+        except ConnectionResetError:
+            data = b""
+        if not data:
+            break
+        buf += data
+        while len(buf) >= 9:
+            frame, length = Frame.parse_frame_header(memoryview(buf[:9]))
+            if len(buf) < 9 + length:
+                break
+            frame.parse_body(memoryview(buf[9:9 + length]))
+            frames.append(frame)
+            buf = buf[9 + length:]
+    return frames
 
 
 class WebSocketTest(harness.ServerTestCase):
@@ -387,6 +528,130 @@ class WebSocketTest(harness.ServerTestCase):
         run(go())
 
 
+class OverHttp2Test(harness.ServerTestCase):
+    """RFC 8441: a WebSocket on an HTTP/2 stream (extended CONNECT), beside the
+    connection's other streams."""
+    server_args = ("--workers", "1")
+
+    def test_the_server_allows_extended_connect(self):
+        c = H2Ws(self.port)
+        self.assertEqual(c.settings.get(0x8), 1)  # SETTINGS_ENABLE_CONNECT_PROTOCOL
+        c.close()
+
+    def test_echo_on_streams_side_by_side_with_a_request(self):
+        c = H2Ws(self.port)
+        a = c.open("/ws/echo")
+        b = c.open("/ws/echo-co")
+        for sid in (a, b):
+            self.assertEqual(c.streams[sid]["status"], 200)
+            self.assertNotIn("sec-websocket-accept", c.streams[sid]["headers"])
+            self.assertNotIn("upgrade", c.streams[sid]["headers"])
+        c.send(a, 1, "héllo".encode())
+        c.send(b, 1, b"sleep")
+        c.send(b, 2, b"\x00\xff")
+        plain = c.open("/plaintext", method="GET", protocol=None)  # a request between them
+        self.assertEqual(c.streams[plain]["status"], 200)
+        self.assertEqual(c.recv_frame(a)[2:], (1, "héllo".encode()))
+        self.assertEqual(c.recv_frame(b)[2:], (1, b"sleep"))
+        self.assertEqual(c.recv_frame(b)[2:], (2, b"\x00\xff"))
+        big = os.urandom(1 << 20)  # past every window both ways
+        c.send(a, 2, big)
+        self.assertEqual(c.recv_frame(a, timeout=10)[2:], (2, big))
+        # The closing handshake: our close echoed, then END_STREAM both ways.
+        c.send(a, 8, struct.pack("!H", 4321) + b"bye")
+        self.assertEqual(c.recv_frame(a)[2:], (8, struct.pack("!H", 4321)))
+        self.assertIsNone(c.recv_frame(a))
+        self.assertTrue(c.streams[a]["ended"])
+        c.end(a)
+        c.send(b, 1, b"still")  # the other WebSocket lives on
+        self.assertEqual(c.recv_frame(b)[2:], (1, b"still"))
+        c.close()
+
+    def test_the_server_closes_with_its_code_and_ends_the_stream(self):
+        c = H2Ws(self.port)
+        sid = c.open("/ws/small")
+        c.send(sid, 1, b"close")
+        f = c.recv_frame(sid)
+        self.assertEqual(f[2], 8)
+        self.assertEqual(struct.unpack("!H", f[3][:2])[0], 4000)
+        c.send(sid, 8, f[3][:2])
+        c.end(sid)
+        self.assertIsNone(c.recv_frame(sid))
+        self.assertTrue(c.streams[sid]["ended"])
+        self.assertIsNone(c.streams[sid]["reset"])
+        c.close()
+
+    def test_limits_and_protocol_errors_hold_on_a_stream(self):
+        c = H2Ws(self.port)
+        sid = c.open("/ws/small")  # max_message 1024
+        c.send(sid, 2, b"x" * 2000)
+        f = c.recv_frame(sid)
+        self.assertEqual((f[2], struct.unpack("!H", f[3][:2])[0]), (8, 1009))
+        sid = c.open("/ws/plain")
+        c.send(sid, 1, b"\xff")
+        f = c.recv_frame(sid)
+        self.assertEqual((f[2], struct.unpack("!H", f[3][:2])[0]), (8, 1007))
+        sid = c.open("/ws/plain")
+        c.send(sid, 3, b"x")  # an unknown opcode
+        f = c.recv_frame(sid)
+        self.assertEqual((f[2], struct.unpack("!H", f[3][:2])[0]), (8, 1002))
+        ok = c.open("/plaintext", method="GET", protocol=None)  # the connection is fine
+        self.assertEqual(c.streams[ok]["status"], 200)
+        c.close()
+
+    def test_a_quiet_stream_is_pinged_and_reset_if_it_does_not_answer(self):
+        c = H2Ws(self.port)
+        sid = c.open("/ws/small")  # ping_interval 400 ms
+        f = c.recv_frame(sid, timeout=3)
+        self.assertEqual(f[2], 9, "expected a ping")
+        c.send(sid, 10, f[3])
+        self.assertEqual(c.recv_frame(sid, timeout=3)[2], 9, "expected another ping")
+        self.assertIsNone(c.recv_frame(sid, timeout=3))  # unanswered: reset
+        self.assertEqual(c.streams[sid]["reset"], 0x8)  # CANCEL
+        ok = c.open("/plaintext", method="GET", protocol=None)
+        self.assertEqual(c.streams[ok]["status"], 200)
+        c.close()
+
+    def test_compression_and_subprotocols_are_negotiated_as_on_http1(self):
+        c = H2Ws(self.port)
+        sid = c.open("/ws/echo", [("sec-websocket-extensions", "permessage-deflate")])
+        self.assertIn("permessage-deflate", c.streams[sid]["headers"].get("sec-websocket-extensions", ""))
+        c.send(sid, 1, b"a" * 4000)
+        fin, rsv1, opcode, payload = c.recv_frame(sid)
+        self.assertTrue(rsv1)
+        import zlib
+        self.assertEqual(zlib.decompressobj(-15).decompress(payload + b"\x00\x00\xff\xff"), b"a" * 4000)
+        sid = c.open("/ws/small", [("sec-websocket-protocol", "chat.v1, chat.v2")])
+        self.assertEqual(c.streams[sid]["headers"].get("sec-websocket-protocol"), "chat.v2")
+        c.close()
+
+    def test_refusals(self):
+        c = H2Ws(self.port)
+        sid = c.open("/plaintext")  # no WebSocket there: never a 2xx
+        self.assertEqual(c.streams[sid]["status"], 400)
+        sid = c.open("/no/such/thing")
+        self.assertEqual(c.streams[sid]["status"], 404)
+        sid = c.open("/ws/echo", method="GET", protocol=None)  # a plain GET on HTTP/2
+        self.assertEqual(c.streams[sid]["status"], 426)
+        sid = c.open("/ws/small", [("origin", "https://evil.example")])
+        self.assertEqual(c.streams[sid]["status"], 403)
+        sid = c.open("/ws/echo", [("sec-websocket-version", "8")])
+        self.assertEqual(c.streams[sid]["status"], 426)
+        c.close()
+
+    def test_a_client_reset_leaves_the_connection_serving(self):
+        c = H2Ws(self.port)
+        sid = c.open("/ws/echo")
+        c.send(sid, 1, b"x" * 10)
+        c.conn.reset_stream(sid, 0x8)
+        c.flush()
+        other = c.open("/ws/echo")
+        c.send(other, 1, b"after")
+        self.assertEqual(c.recv_frame(other)[2:], (1, b"after"))
+        c.close()
+        self.assert_server_alive()
+
+
 class TopicsAcrossWorkersTest(harness.ServerTestCase):
     """Two worker processes: a message published in a room reaches every member,
     whichever worker each is connected to."""
@@ -421,11 +686,25 @@ class GracefulStopTest(harness.ServerTestCase):
         ws.head()
         ws.send(1, b"hi")
         self.assertEqual(ws.recv_frame()[3], b"hi")
+        c = H2Ws(self.port)  # and one over HTTP/2
+        sid = c.open("/ws/plain")
         self.server.proc.send_signal(15)
         self.assertEqual(ws.close_code(timeout=5), 1001)
         ws.send(8, struct.pack("!H", 1001))
         self.assertTrue(ws.eof())
         ws.close()
+        # The h2 library stops at a GOAWAY, so the frames after it are read by hand: the
+        # GOAWAY, the WebSocket's 1001, and once we answer it, the stream's and the
+        # connection's orderly end.
+        frames = read_h2_frames(c.s, lambda fs: any(isinstance(f, DataFrame) and f.data for f in fs))
+        self.assertTrue(any(isinstance(f, GoAwayFrame) for f in frames))
+        data = b"".join(f.data for f in frames if isinstance(f, DataFrame) and f.stream_id == sid)
+        close, _ = take_frame(data)
+        self.assertEqual((close[2], struct.unpack("!H", close[3][:2])[0]), (8, 1001))
+        c.s.sendall(DataFrame(sid, RawWs.frame(8, struct.pack("!H", 1001)), flags=["END_STREAM"]).serialize())
+        frames = read_h2_frames(c.s, lambda fs: False)  # to the connection's end
+        self.assertFalse(any(isinstance(f, RstStreamFrame) for f in frames), frames)
+        c.close()
         self.assertEqual(self.server.proc.wait(timeout=10), 0)
 
     def tearDown(self):
