@@ -118,7 +118,6 @@ private:
     friend class Connection;
     friend class H2Session;
     friend struct H2Callbacks;
-    friend struct H2Stream;
     void link(Connection* c);
     void unlink(Connection* c);
     void count_request();

@@ -131,7 +131,6 @@ private:
     bool awaiting_pong_ = false;
     bool above_mark_ = false;        // the backlog passed drain_mark
     bool notified_ = false;          // on_close was called
-    bool in_callback_ = false;
 };
 
 }  // namespace kiln::http

@@ -1,6 +1,7 @@
 // What the engine fuzzers (fuzz_h2, fuzz_ws) share: a real loop and server on which a
-// fuzz input is played as one client's bytes over a socket pair, and the check that
-// every connection the server opened is closed once that client has gone.
+// fuzz input is played as one client's bytes over a socket pair, the check that
+// every connection the server opened is closed once that client has gone, and a
+// WebSocket endpoint that echoes (and closes or pings when a message asks).
 #pragma once
 #include <sys/socket.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 
 #include "fuzz_check.hpp"
 #include "http/server.hpp"
+#include "http/ws_session.hpp"
 #include "net/loop.hpp"
 
 namespace kiln::fuzz {
@@ -23,6 +25,30 @@ public:
     void on_close() override { ++closed; }
     long open = 0, closed = 0;
 };
+
+class EchoEndpoint final : public http::WsEndpoint {
+public:
+    void on_open(http::WsSession& s) override { session_ = &s; }
+    void on_message(http::ws::Opcode op, std::string_view data) override {
+        if (data == "close") session_->close(4000, "asked");
+        else if (data == "ping") session_->ping("p");
+        else session_->send(op, data);
+    }
+    void on_close(uint16_t, std::string_view) override { session_ = nullptr; }
+
+private:
+    http::WsSession* session_ = nullptr;
+};
+
+// A WebSocket answer with small limits (the refusals and the slow-reader cut are reached).
+inline std::unique_ptr<http::WsUpgrade> echo_upgrade(bool deflate) {
+    auto up = std::make_unique<http::WsUpgrade>();
+    up->endpoint = std::make_unique<EchoEndpoint>();
+    up->settings.max_message = 4096;
+    up->settings.max_backlog = 32 * 1024;
+    up->settings.deflate.enabled = deflate;
+    return up;
+}
 
 template <class Service>
 struct EngineWorld {

@@ -1,7 +1,8 @@
 // Fuzzes kiln's HTTP/2 glue (src/http/h2_session.cpp and the connection's HTTP/2
 // mode), with nghttp2 under it as in the server: the input is what a client sends on
 // one plain connection after the preface. A real loop, server and socket pair; the
-// service answers small, large, streamed and HEAD responses and refuses large bodies.
+// service answers small, large, streamed and HEAD responses, refuses large bodies, and
+// answers an extended CONNECT (RFC 8441) with an echoing WebSocket on its stream.
 // Checked: nothing crashes or leaks (ASan), and every connection the server opened is
 // closed once the client has gone (the observer counts opens and closes).
 #include <cstddef>
@@ -25,7 +26,10 @@ public:
     size_t prepare(http::RequestContext&, const http::Request&) override { return 2048; }
     void handle(http::RequestContext&, const http::Request& req, http::Response& res) override {
         std::string_view path = req.path();
-        if (path.starts_with("/stream")) {
+        if (req.protocol() == "websocket") {
+            res.status(path.starts_with("/refuse") ? 403 : 200);
+            res.upgrade(fuzz::echo_upgrade(path.starts_with("/deflate")));
+        } else if (path.starts_with("/stream")) {
             res.write("first,");
             res.write(std::string(20000, 's'));
         } else if (path.starts_with("/big")) {

@@ -13,27 +13,12 @@
 #include <string_view>
 
 #include "engine_world.hpp"
-#include "http/ws_session.hpp"
 
 using namespace kiln;
 
 namespace {
 
 bool g_deflate = false;
-
-class Echo final : public http::WsEndpoint {
-public:
-    void on_open(http::WsSession& s) override { session_ = &s; }
-    void on_message(http::ws::Opcode op, std::string_view data) override {
-        if (data == "close") session_->close(4000, "asked");
-        else if (data == "ping") session_->ping("p");
-        else session_->send(op, data);
-    }
-    void on_close(uint16_t, std::string_view) override { session_ = nullptr; }
-
-private:
-    http::WsSession* session_ = nullptr;
-};
 
 struct Context final : http::RequestContext {};
 
@@ -42,13 +27,8 @@ public:
     std::unique_ptr<http::RequestContext> new_context() override { return std::make_unique<Context>(); }
     size_t prepare(http::RequestContext&, const http::Request&) override { return 0; }
     void handle(http::RequestContext&, const http::Request&, http::Response& res) override {
-        auto up = std::make_unique<http::WsUpgrade>();
-        up->endpoint = std::make_unique<Echo>();
-        up->settings.max_message = 4096;
-        up->settings.max_backlog = 32 * 1024;
-        up->settings.deflate.enabled = g_deflate;
         res.status(101);
-        res.upgrade(std::move(up));
+        res.upgrade(fuzz::echo_upgrade(g_deflate));
     }
 };
 
