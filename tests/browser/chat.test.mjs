@@ -4,7 +4,9 @@
 // workers (each page shows its worker). Then each types a message, and it appears
 // on both pages, the sender's included; a third page on the server-sent events
 // fallback (?transport=sse, POST /send) talks with them both ways. A name with
-// markup shows as text. Saves OUT/chat.png.
+// markup shows as text. Then, against a server on HTTPS (a throwaway certificate), two
+// pages talk over WebSockets that Chromium carries on its HTTP/2 connection (RFC
+// 8441's extended CONNECT, as the server's access log shows). Saves OUT/chat.png.
 //
 //   node chat.test.mjs --chat BINARY --out DIR [--chromium /usr/bin/chromium]
 // Every wait is bounded; the whole run is cut off after OVERALL_MS.
@@ -89,6 +91,26 @@ async function run(browser, base, outDir) {
 
   await a.page.screenshot({ path: path.join(outDir, 'chat.png') });
   for (const p of [...pages, c]) await p.page.close();
+
+  step('over HTTPS the browser speaks HTTP/2, and its WebSockets ride on it (RFC 8441)');
+  const tls = new Server(path.resolve(args.chat), ['--workers', '1', '--tls-self-signed', '--access-log', 'stderr']);
+  const plainBase = await tls.start();
+  try {
+    const context = await browser.newContext({ ignoreHTTPSErrors: true });  // the throwaway certificate
+    const h2base = plainBase.replace('http://', 'https://');
+    const d = await open(context, `${h2base}/?name=dave`);
+    const e = await open(context, `${h2base}/?name=erin`);
+    assert.equal(await d.page.evaluate(() => document.body.dataset.transport), 'websocket');
+    await say(d.page, 'hello over h2');
+    await sees(e.page, 'dave', 'hello over h2');
+    await say(e.page, 'and back');
+    await sees(d.page, 'erin', 'and back');
+    await context.close();
+  } finally {
+    await tls.stop();  // (the access log is written out by then)
+  }
+  assert.match(tls.output, /"CONNECT \/ws\?name=dave HTTP\/2\.0" 200/,
+    `the WebSocket did not come as an extended CONNECT over HTTP/2; access log:\n${tls.output}`);
 }
 
 async function main() {
