@@ -35,12 +35,13 @@ class Client:
     """A tiny browser: keeps the cookies the server sets, sends forms urlencoded,
     one fresh connection per request (so requests spread over worker processes)."""
 
-    def __init__(self, port):
+    def __init__(self, port, headers=()):
         self.port = port
         self.cookies = {}
+        self.headers = list(headers)  # sent with every request
 
     def request(self, method, target, fields=None, headers=()):
-        hdrs = list(headers)
+        hdrs = self.headers + list(headers)
         if self.cookies:
             hdrs.append(("Cookie", "; ".join("%s=%s" % kv for kv in self.cookies.items())))
         body = None
@@ -97,6 +98,7 @@ class BlogCase(unittest.TestCase):
     """One blog server per class, on a fresh database in a temporary folder."""
 
     workers = 0
+    extra_args = ()
 
     @classmethod
     def setUpClass(cls):
@@ -105,6 +107,7 @@ class BlogCase(unittest.TestCase):
         cls.db_path = os.path.join(cls.tmp, "blog.sqlite")
         os.environ["BLOG_DB"] = cls.db_path  # inherited by the server started next
         args = ["--workers", str(cls.workers), "--health-path", "/health", "--metrics-path", "/metrics"]
+        args += list(cls.extra_args)
         if ON_POSTGRES:  # the same tests, the data in a fresh PostgreSQL database
             cls.pg_url = harness.fresh_pg_database("blog_" + cls.__name__.lower())
             args += ["--database-url", cls.pg_url]
@@ -455,6 +458,29 @@ class Accounts(BlogCase):
                 stored = db.execute("SELECT password_hash FROM users WHERE email = ?", (self.email,)).fetchone()[0]
         self.assertTrue(stored.startswith("$argon2id$"), stored)
         self.assertNotIn("correct horse", stored)
+
+
+class AddressThrottle(BlogCase):
+    """Failed log-ins are counted per client address as well as per account: one address
+    guessing at many accounts is stopped after 50 failures in the window, for every
+    account, while other addresses log in. Behind a trusted proxy the address is the
+    one it forwards (X-Forwarded-For), so each test here has addresses of its own."""
+
+    extra_args = ("--trusted-proxies", "127.0.0.1")
+
+    def test_one_address_guessing_at_many_accounts_is_stopped_there_only(self):
+        guesser = Client(self.port, [("X-Forwarded-For", "203.0.113.7")])
+        for i in range(50):  # one wrong try each at 50 accounts: under every per-account limit
+            r = guesser.log_in("guess%d-%s" % (i, self.email), "wrong password")
+            self.assertEqual(r.status, 422, "try %d: %r" % (i, r))
+        r = guesser.log_in(self.email)  # the right password of a real account, from there
+        self.assertEqual(r.status, 429, r)
+        self.assertGreater(int(r.header("Retry-After")), 0)
+        self.assertIn(b"Too many failed log-ins", r.body)
+        # The account itself is not locked: from another address it logs in.
+        other = Client(self.port, [("X-Forwarded-For", "198.51.100.20")])
+        self.assertEqual(other.log_in(self.email).status, 303)
+        self.assertEqual(other.get("/posts/new").status, 200)
 
 
 class Pagination(BlogCase):
