@@ -38,6 +38,7 @@ kiln_layer(kiln_net
   net/deadline_heap.cpp
   net/async.cpp
   net/sleep.cpp
+  net/frames.cpp
   net/loop.cpp
   net/listener.cpp
   net/output.cpp

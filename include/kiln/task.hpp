@@ -14,6 +14,7 @@
 // handler always resumes on its own loop: nothing in it needs a lock.
 #pragma once
 #include <coroutine>
+#include <cstddef>
 #include <exception>
 #include <optional>
 #include <type_traits>
@@ -26,9 +27,16 @@ class [[nodiscard]] Task;
 
 namespace detail {
 
+// Coroutine frames come from per-thread free lists by size (src/net/frames.cpp).
+void* frame_alloc(std::size_t bytes);
+void frame_free(void* frame, std::size_t bytes) noexcept;
+
 struct TaskPromiseBase {
     std::coroutine_handle<> continuation = std::noop_coroutine();
     std::exception_ptr error;
+
+    static void* operator new(std::size_t bytes) { return frame_alloc(bytes); }
+    static void operator delete(void* frame, std::size_t bytes) noexcept { frame_free(frame, bytes); }
 
     std::suspend_always initial_suspend() noexcept { return {}; }
     struct FinalAwaiter {

@@ -79,6 +79,7 @@ void Connection::settle() {
 }
 
 void Connection::handle_io(uint32_t events) {
+    if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)) unread_ = true;  // a new edge: bytes (or the FIN) wait
     if (events & EPOLLERR) {
         close_now();
         return;
@@ -169,8 +170,10 @@ void Connection::on_readable() {
 }
 
 void Connection::read_and_process() {
-    while (fd_ >= 0 && !read_paused_ && state_ != State::Closing && state_ != State::Handling && state_ != State::H2 &&
-           state_ != State::WebSocket) {
+    // Only while the socket may hold bytes: after a read found it empty, no new edge
+    // came (a handler finished, the output drained), a read would only say EAGAIN.
+    while (unread_ && fd_ >= 0 && !read_paused_ && state_ != State::Closing && state_ != State::Handling &&
+           state_ != State::H2 && state_ != State::WebSocket) {
         a_->in.ensure_writable(read_size(), srv_.loop_.buffers());
         size_t room = a_->in.writable();
         ssize_t n = tls_ ? tls_->read(fd_, a_->in.write_ptr(), room) : ::read(fd_, a_->in.write_ptr(), room);
@@ -183,7 +186,11 @@ void Connection::read_and_process() {
             // unless the peer's FIN came with these bytes: it raises no later edge, so
             // read on until read() says 0. Over TLS a short read says nothing of the
             // socket (records): read on until the stream says EAGAIN.
-            if (!tls_ && static_cast<size_t>(n) < room && !peer_fin_seen_) return;
+            if (!tls_ && static_cast<size_t>(n) < room && !peer_fin_seen_) {
+                unread_ = false;
+                return;
+            }
+            unread_ = true;  // (a full read: more may wait)
             continue;
         }
         if (n == 0) {
@@ -197,6 +204,7 @@ void Connection::read_and_process() {
         }
         if (errno == EINTR) continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK) close_now();
+        unread_ = false;
         return;
     }
 }

@@ -189,6 +189,7 @@ private:
     bool read_paused_ = false;
     bool peer_eof_ = false;       // read() returned 0
     bool peer_fin_seen_ = false;  // epoll reported RDHUP/HUP: a read() will return 0
+    bool unread_ = true;          // the socket may hold bytes not read (false: a read found it empty)
 };
 
 }  // namespace kiln::http
