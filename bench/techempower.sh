@@ -142,9 +142,10 @@ group_ticks() {
   TICKS=0
   for f in /proc/[0-9]*/stat; do
     read -r line 2>/dev/null <"$f" || continue
+    [[ $line == *") "* ]] || continue  # (a process that ended while it was read)
     # shellcheck disable=SC2086
     set -- ${line##*) }
-    [[ $3 == "$pgid" ]] || continue
+    [[ $# -ge 15 && $3 == "$pgid" ]] || continue
     TICKS=$((TICKS + ${12} + ${13} + ${14} + ${15}))
   done
 }
