@@ -140,9 +140,10 @@ group_ticks() {
   USER_TICKS=0 SYS_TICKS=0
   for f in /proc/[0-9]*/stat; do
     read -r line 2>/dev/null <"$f" || continue
+    [[ $line == *") "* ]] || continue  # (a process that ended while it was read)
     # shellcheck disable=SC2086
     set -- ${line##*) }  # state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime
-    [[ $3 == "$pgid" ]] || continue
+    [[ $# -ge 15 && $3 == "$pgid" ]] || continue
     USER_TICKS=$((USER_TICKS + ${12} + ${14})) SYS_TICKS=$((SYS_TICKS + ${13} + ${15}))
   done
 }

@@ -45,10 +45,12 @@ tree_stats() {
   local -A parent ticks
   for f in /proc/[0-9]*/stat; do
     read -r line 2>/dev/null <"$f" || continue
+    [[ $line == *") "* ]] || continue  # (a process that ended while it was read)
     pid=${line%% *}
     rest=${line##*) }
     # shellcheck disable=SC2086
     set -- $rest   # state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime
+    (($# >= 15)) || continue
     parent[$pid]=$2
     ticks[$pid]=$((${12} + ${13} + ${14} + ${15}))
   done
