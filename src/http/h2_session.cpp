@@ -258,7 +258,9 @@ struct H2Callbacks {
                 out.append(std::string_view(st->pending).substr(st->pending_off, length), pool);
                 st->pending_off += length;
                 if (st->pending_off == st->pending.size()) {
-                    st->pending.clear();
+                    // A long-lived stream (a WebSocket) keeps no large message's room.
+                    if (st->pending.capacity() > 64 * 1024) std::string().swap(st->pending);
+                    else st->pending.clear();
                     st->pending_off = 0;
                 }
                 if (st->ws && !st->ws_flushed) {  // told after this send (it may write more)
