@@ -837,12 +837,12 @@ void H2Session::start_ws(H2Stream& st, std::unique_ptr<WsUpgrade> up) {
 void H2Session::tunnel_data(H2Stream& st, std::string_view data) {
     // Before the answer, at most a stream window's worth waits (a client should not
     // send before it; nghttp2 gives the window back as DATA arrives).
+    if (st.gone) return;  // reset: its DATA still in flight is dropped
     if (!st.ws && st.ws_in.size() + data.size() > static_cast<size_t>(kStreamWindow)) {
         nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, st.id, NGHTTP2_ENHANCE_YOUR_CALM);
         st.gone = true;
         return;
     }
-    if (st.gone) return;
     st.ws_in.append(data, srv_.loop_.buffers());
     queue_ws(st);
 }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-
 namespace kiln::http {
 namespace {
 constexpr size_t kKeptMessageBytes = 4096;  // a larger reassembly buffer is freed after use
