@@ -31,13 +31,21 @@ declare -A sources=(
   [fuzz_form_values]="src/app/form_values.cpp src/util/utf8.cpp"
   [fuzz_pg_values]="src/pg/values.cpp"
   [fuzz_json_writer]="src/app/json_writer.cpp src/util/utf8.cpp"
+  [fuzz_proxy_protocol]="src/http/proxy_protocol.cpp"
+  [fuzz_forwarded]="src/http/forwarded.cpp"
+  [fuzz_ws_frame]="src/http/ws_frame.cpp"
+  [fuzz_ws_deflate]="src/http/ws_deflate.cpp"
+  [fuzz_ws]="src/http/ws_session.cpp"
+  [fuzz_h2]="src/http/h2_session.cpp"
 )
 all=(fuzz_parser fuzz_chunked fuzz_url fuzz_multipart fuzz_form fuzz_cookie fuzz_template fuzz_escape
      fuzz_router fuzz_session_record fuzz_log_escape fuzz_static_path fuzz_config fuzz_form_values
-     fuzz_pg_values fuzz_json_writer)
+     fuzz_pg_values fuzz_json_writer fuzz_proxy_protocol fuzz_forwarded fuzz_ws_frame fuzz_ws_deflate
+     fuzz_ws fuzz_h2)
 
 dict_for() {  # the same choice as run.sh: <name>.dict when there is one, else http.dict
   local d="$here/${1#fuzz_}.dict"
+  [[ $1 == fuzz_proxy_protocol || $1 == fuzz_forwarded ]] && d="$here/proxy.dict"
   [[ -f $d ]] && echo "$d" || echo "$here/http.dict"
 }
 
