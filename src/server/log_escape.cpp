@@ -1,5 +1,7 @@
 #include "server/log_escape.hpp"
 
+#include "util/utf8.hpp"
+
 namespace kiln::server {
 
 void append_clf(std::string& out, std::string_view s) {
@@ -21,7 +23,19 @@ void append_clf(std::string& out, std::string_view s) {
 
 void append_json_string(std::string& out, std::string_view s) {
     out += '"';
-    for (unsigned char c : s) {
+    for (size_t i = 0; i < s.size(); ++i) {
+        auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x80) {
+            size_t n = utf8::sequence_at(s, i);
+            if (n > 0) {
+                out.append(s.substr(i, n));
+            } else {
+                out += "\\ufffd";  // one per ill-formed run, as Unicode's substitution has it
+                n = utf8::invalid_run(s, i);
+            }
+            i += n - 1;
+            continue;
+        }
         switch (c) {
             case '"': out += "\\\""; break;
             case '\\': out += "\\\\"; break;
@@ -35,7 +49,7 @@ void append_json_string(std::string& out, std::string_view s) {
                     out += kHex[c >> 4];
                     out += kHex[c & 15];
                 } else {
-                    out += static_cast<char>(c);  // UTF-8 passes through; invalid bytes too
+                    out += static_cast<char>(c);
                 }
         }
     }

@@ -13,8 +13,10 @@ namespace kiln::server {
 void append_clf(std::string& out, std::string_view s);
 
 // A JSON string literal, quotes included: '"' and '\' escaped, \n \r \t by name, other
-// bytes below 0x20 and DEL as \u00hh. Bytes from 0x80 up pass through, as nginx's
-// escape=json does: the literal is valid JSON exactly when `s` is valid UTF-8.
+// bytes below 0x20 and DEL as \u00hh, well-formed UTF-8 as it is. Each ill-formed run
+// (a "maximal subpart", Unicode 15 §3.9) becomes \ufffd, so the line is always valid
+// JSON for the tools that read it (nginx's escape=json passes such bytes through and
+// leaves a line strict parsers refuse). The combined format keeps those bytes exactly.
 void append_json_string(std::string& out, std::string_view s);
 
 }  // namespace kiln::server

@@ -27,7 +27,7 @@ kiln_fuzz_target(fuzz_router ${KILN_SRC}/app/router.cpp)
 # session.cpp also starts sessions (a random id from util/random; the cookie setters
 # it calls are stubbed in the fuzzer, as Response's cookie code needs the app layer).
 kiln_fuzz_target(fuzz_session_record ${KILN_SRC}/app/session.cpp ${KILN_SRC}/util/random.cpp)
-kiln_fuzz_target(fuzz_log_escape ${KILN_SRC}/server/log_escape.cpp)
+kiln_fuzz_target(fuzz_log_escape ${KILN_SRC}/server/log_escape.cpp ${KILN_SRC}/util/utf8.cpp)
 find_package(nlohmann_json REQUIRED)  # the fuzzer's second opinion on the JSON form
 target_link_libraries(fuzz_log_escape PRIVATE nlohmann_json::nlohmann_json)
 kiln_fuzz_target(fuzz_static_path ${KILN_SRC}/app/static_path.cpp ${KILN_SRC}/net/file_root.cpp)
