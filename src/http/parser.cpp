@@ -1,5 +1,6 @@
 #include "http/parser.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -341,11 +342,20 @@ bool head_may_be_complete(std::string_view buf, size_t from_hint, const Limits& 
     size_t from = from_hint > 3 ? from_hint - 3 : 0;
     // A line ended in the new bytes: the head may be complete, or a line malformed.
     if (buf.find('\n', from) != std::string_view::npos) return true;
-    // A limit was crossed by the new bytes: the parser must report it now.
-    // The parser reports 414 once the unterminated line passes max_request_line bytes,
-    // and 431 at the latest once the buffer passes a maximal line + CRLF + max_header_bytes.
-    size_t line_cap = limits.max_request_line, head_cap = line_cap + 2 + limits.max_header_bytes;
-    return (buf.size() > line_cap && from_hint <= line_cap) || (buf.size() > head_cap && from_hint <= head_cap);
+    // A limit was crossed by the new bytes: the parser reports it now, so must we (a
+    // client that stops there gets its 414 or 431, not a timeout). Both are counted
+    // after the empty lines the parser skips before the request line.
+    size_t lead = 0;
+    while (lead + 1 < buf.size() && lead <= limits.max_request_line && buf[lead] == '\r' && buf[lead + 1] == '\n')
+        lead += 2;
+    size_t line_cap = lead + limits.max_request_line;
+    if (buf.size() <= std::min(line_cap, lead + limits.max_header_bytes)) return false;  // neither can be due
+    size_t nl = buf.substr(0, std::min(buf.size(), line_cap + 2)).find('\n', lead);
+    // 414: the request line, unfinished, passes max_request_line.
+    if (nl == std::string_view::npos) return buf.size() > line_cap && from_hint <= line_cap;
+    // 431: the fields pass max_header_bytes, counted from the end of the request line.
+    size_t fields_cap = nl + 1 + limits.max_header_bytes;
+    return buf.size() > fields_cap && from_hint <= fields_cap;
 }
 
 int status_for(ParseError e) {

@@ -2,8 +2,9 @@
 // the body (Content-Length or the in-place chunked decoder), then parse the next
 // pipelined request from the rest, until an error, a short read or a closing request.
 // Invariants: consumed <= input, every view lies inside the head it came from, the
-// framing facts are consistent, and the Incomplete/Complete answers agree with the
-// shorter prefixes a real connection would have seen first.
+// framing facts are consistent, the Incomplete/Complete answers agree with the
+// shorter prefixes a real connection would have seen first, and small limits only
+// ever add a 414/431 refusal.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -40,6 +41,21 @@ void check_head(const RequestHead& h, std::string_view head) {
     if (h.method != Method::Other) FUZZ_CHECK(method_name(h.method) == h.method_token);
 }
 
+// When head_may_be_complete says "not yet", the connection waits for more bytes
+// without parsing: the head cannot be complete then, and no size limit may have been
+// crossed (a client that stops there would get a timeout instead of its 414/431). A
+// syntax error found before the line ends may wait: the parser sees it at the next '\n'.
+void check_hint(std::string_view in, const ParseResult& whole, const Limits& limits) {
+    RequestHead tmp;
+    for (size_t hint : {in.size() - 1, in.size() / 2}) {
+        if (hint == 0 || hint >= in.size()) continue;
+        if (parse_request_head(in.substr(0, hint), tmp, limits).status != ParseStatus::Incomplete) continue;
+        if (head_may_be_complete(in, hint, limits)) continue;
+        FUZZ_CHECK(whole.status != ParseStatus::Complete);
+        FUZZ_CHECK(status_for(whole.error) != 414 && status_for(whole.error) != 431);
+    }
+}
+
 // What a connection sees before the whole input has arrived must agree with the
 // answer for the whole input.
 void check_prefixes(std::string_view in, const ParseResult& whole) {
@@ -51,18 +67,32 @@ void check_prefixes(std::string_view in, const ParseResult& whole) {
         r = parse_request_head(in.substr(0, whole.consumed - 1), tmp);
         FUZZ_CHECK(r.status == ParseStatus::Incomplete);
     }
-    // When head_may_be_complete says "not yet", the connection waits for more bytes:
-    // the head cannot be complete then, and no size limit may have been crossed (or a
-    // client could grow the buffer without bound). A syntax error found before the line
-    // ends may wait: the parser sees it at the next '\n' or at the line limit.
-    const Limits limits;
-    for (size_t hint : {in.size() - 1, in.size() / 2}) {
-        if (hint == 0 || hint >= in.size()) continue;
-        if (parse_request_head(in.substr(0, hint), tmp).status != ParseStatus::Incomplete) continue;
-        if (head_may_be_complete(in, hint, limits)) continue;
+    check_hint(in, whole, Limits{});
+}
+
+// The same head under small limits (as an operator may set them): the limits only ever
+// turn an answer into a 414 or 431 refusal (or leave it waiting where the large
+// limits would have refused it too); whatever they accept is what the defaults accept.
+void check_small_limits(std::string_view in, const ParseResult& whole) {
+    const Limits small{.max_request_line = 64, .max_header_bytes = 256, .max_header_count = 4};
+    RequestHead h;
+    ParseResult r = parse_request_head(in, h, small);
+    FUZZ_CHECK(r.consumed <= in.size());
+    if (r.status == ParseStatus::Complete) {
+        FUZZ_CHECK(whole.status == ParseStatus::Complete && r.consumed == whole.consumed);
+        FUZZ_CHECK(r.consumed <= small.max_request_line + small.max_header_bytes + 4);
+        FUZZ_CHECK(h.header_count <= small.max_header_count);
+        check_head(h, in.substr(0, r.consumed));
+    } else if (r.status == ParseStatus::Error && whole.status != ParseStatus::Error) {
+        int status = status_for(r.error);
+        FUZZ_CHECK(status == 414 || status == 431);
+    } else if (r.status == ParseStatus::Error) {
+        int status = status_for(r.error);
+        FUZZ_CHECK(r.error == whole.error || status == 414 || status == 431);
+    } else {  // waiting: the defaults wait too, or refuse
         FUZZ_CHECK(whole.status != ParseStatus::Complete);
-        FUZZ_CHECK(status_for(whole.error) != 414 && status_for(whole.error) != 431);
     }
+    check_hint(in, r, small);
 }
 
 }  // namespace
@@ -76,7 +106,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         RequestHead h;
         ParseResult r = parse_request_head(rest, h, limits);
         FUZZ_CHECK(r.consumed <= rest.size());
-        if (request == 0) check_prefixes(rest, r);
+        if (request == 0) {
+            check_prefixes(rest, r);
+            check_small_limits(rest, r);
+        }
         if (r.status != ParseStatus::Complete) {
             FUZZ_CHECK(r.consumed == 0);
             FUZZ_CHECK((r.status == ParseStatus::Error) == (r.error != ParseError::None));
