@@ -9,7 +9,8 @@
 #      WARMUP (5) seconds of the write scenario per server before round 1,
 #      CLIENT_THREADS (kiln bench's default), ONLY (e.g. go,kiln), KILN_ARGS (kiln's
 #      defaults), SKIP_SETUP=1 (use what the peers' setup.sh built last time),
-#      STARTUP_TIMEOUT (120) seconds for a server to answer GET /, CLIENT (kiln or go).
+#      STARTUP_TIMEOUT (120) seconds for a server to answer GET /, CLIENT (kiln or go),
+#      OUT (the report, bench/results/study.md; its chart beside it, .svg for .md).
 # Writes bench/results/study.md and bench/results/study.svg; raw client outputs, logs
 # and summary.json go to bench/results/raw/study-<timestamp>/. Starts every server in
 # its own process group and stops exactly those groups, also on Ctrl-C.
@@ -117,30 +118,33 @@ start_server() {  # name: starts it in a new process group, waits until GET / an
 
 # ---- one client run --------------------------------------------------------------------
 # run_client NAME SCENARIO SECONDS OUT: writes OUT (the client's JSON) and OUT.line:
-# "rps ok failed requests new_cookies server_cpu_ms_per_1k client_cpu_ms_per_1k"
+# "rps ok failed requests new_cookies server_cpu_ms_per_1k client_cpu_ms_per_1k
+# server_kernel_cpu_ms_per_1k" (the kernel's part: stime)
 run_client() {
   local name=$1 scen=$2 secs=$3 out=$4 pid=${pid_of[$1]} port=${port_of[$1]}
   local args=(-b "$BATCHES" -r "$REQUESTS" -c 2 -g -d "$secs" --json)
   [[ $scen == write ]] && args+=(-u)
   [[ -n $CLIENT_THREADS ]] && args+=(-t "$CLIENT_THREADS")
-  local srv_before srv_after cli_before cli_after
-  tree_stats "$pid"; srv_before=$TREE_TICKS
+  local srv_before srv_after cli_before cli_after sys_before
+  tree_stats "$pid"; srv_before=$TREE_TICKS sys_before=$TREE_SYS_TICKS
   self_child_ticks; cli_before=$CHILD_TICKS
   (exec timeout $((secs + 60)) "${client_cmd[@]}" "${args[@]}" "http://127.0.0.1:$port/") >"$out" 2>"$out.err" || true
   self_child_ticks; cli_after=$CHILD_TICKS
   tree_stats "$pid"; srv_after=$TREE_TICKS
   rss_of[$name]=$((TREE_RSS_KB / 1024))
-  python3 - "$out" $((srv_after - srv_before)) $((cli_after - cli_before)) "$clk_tck" >"$out.line" <<'PY'
+  python3 - "$out" $((srv_after - srv_before)) $((cli_after - cli_before)) "$clk_tck" \
+    $((TREE_SYS_TICKS - sys_before)) >"$out.line" <<'PY'
 import json, sys
-path, srv, cli, hz = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+path, srv, cli, hz, sys_ticks = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 try:
     j = json.loads(open(path).read().strip().splitlines()[-1])
 except Exception:
-    print("NaN 0 NaN NaN NaN NaN NaN"); sys.exit()
+    print("NaN 0 NaN NaN NaN NaN NaN NaN"); sys.exit()
 ok = j.get("ok", 0)
 per1k = lambda t: "%.4f" % (t * 1000.0 / hz / (ok / 1000.0)) if ok else "NaN"
-print("%.1f %d %d %d %d %s %s" % (j.get("requests_per_second", 0), ok, j.get("failed", 0),
-                                  j.get("requests", 0), j.get("new_cookies", 0), per1k(srv), per1k(cli)))
+print("%.1f %d %d %d %d %s %s %s" % (j.get("requests_per_second", 0), ok, j.get("failed", 0),
+                                     j.get("requests", 0), j.get("new_cookies", 0), per1k(srv), per1k(cli),
+                                     per1k(sys_ticks)))
 PY
 }
 
@@ -167,7 +171,7 @@ for s in "${servers[@]}"; do
   fi
 done
 
-results="$raw/results.tsv"  # server scenario round rps ok failed requests new_cookies srv_ms cli_ms
+results="$raw/results.tsv"  # server scenario round rps ok failed requests new_cookies srv_ms cli_ms srv_sys_ms
 : >"$results"
 if ((WARMUP > 0)); then
   for s in "${running[@]}"; do
@@ -183,9 +187,9 @@ for round in $(seq "$ROUNDS"); do
       [[ -n ${pid_of[$s]:-} ]] || continue
       out="$raw/$s-$scen-r$round.json"
       run_client "$s" "$scen" "$DURATION" "$out"
-      read -r rps ok failed requests cookies srv cli <"$out.line"
-      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$scen" "$round" "$rps" "$ok" "$failed" \
-        "$requests" "$cookies" "$srv" "$cli" >>"$results"
+      read -r rps ok failed requests cookies srv cli srv_sys <"$out.line"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$scen" "$round" "$rps" "$ok" "$failed" \
+        "$requests" "$cookies" "$srv" "$cli" "$srv_sys" >>"$results"
       echo "round $round $scen $s: $rps req/s, $ok ok, $failed failed, $cookies new cookies, server $srv / client $cli CPU ms per 1k" >&2
       if ! kill -0 "${pid_of[$s]}" 2>/dev/null; then
         note_of[$s]="the server exited during round $round ($scen): $(tail -1 "$raw/server-$s.log" | cut -c1-120)"
@@ -208,8 +212,8 @@ for s in "${servers[@]}"; do
       "${check_of[$s]:-}" "${rss_of[$s]:-}" >>"$meta"
   fi
 done
-report="$root/bench/results/study.md"
-svg="$root/bench/results/study.svg"
+report=${OUT:-$root/bench/results/study.md}
+svg=${report%.md}.svg
 {
   echo "# Session study: kiln and its peers"
   echo
@@ -244,11 +248,11 @@ def fmt(v, spec):
     return "n/a" if v is None else format(v, spec)
 summary = {"servers": []}
 kiln = {sc: med("kiln", sc, 3) for sc in ("read", "write")}
-print("| server | read req/s | write req/s | server CPU ms/1k req (read / write) | client CPU ms/1k req (read / write) | failed requests (read / write) | new session cookies per run (read / write) | ratio vs kiln req/s (read / write) |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+print("| server | read req/s | write req/s | server CPU ms/1k req (read / write) | of which kernel (read / write) | client CPU ms/1k req (read / write) | failed requests (read / write) | new session cookies per run (read / write) | ratio vs kiln req/s (read / write) |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for name, status, text, check, rss in meta:
     if status == "not_run":
-        print(f"| {name} | not run: {text} | | | | | | |")
+        print(f"| {name} | not run: {text} | | | | | | | |")
         summary["servers"].append({"name": name, "not_run": text})
         continue
     rd, wr = med(name, "read", 3), med(name, "write", 3)
@@ -256,6 +260,7 @@ for name, status, text, check, rss in meta:
         return "n/a" if v is None or not kiln[sc] else f"{v / kiln[sc]:.2f}"
     print(f"| {name} | {fmt(rd, ',.0f')} | {fmt(wr, ',.0f')} | "
           f"{fmt(med(name, 'read', 8), '.3f')} / {fmt(med(name, 'write', 8), '.3f')} | "
+          f"{fmt(med(name, 'read', 10), '.3f')} / {fmt(med(name, 'write', 10), '.3f')} | "
           f"{fmt(med(name, 'read', 9), '.3f')} / {fmt(med(name, 'write', 9), '.3f')} | "
           f"{total(name, 'read', 5)} / {total(name, 'write', 5)} | "
           f"{fmt(med(name, 'read', 7), '.0f')} / {fmt(med(name, 'write', 7), '.0f')} | "
@@ -264,6 +269,7 @@ for name, status, text, check, rss in meta:
         "name": name, "version": text, "check": check, "rss_mib_after": num(rss),
         "read_rps": rd, "write_rps": wr,
         "read_cpu_ms_per_1k": med(name, "read", 8), "write_cpu_ms_per_1k": med(name, "write", 8),
+        "read_kernel_cpu_ms_per_1k": med(name, "read", 10), "write_kernel_cpu_ms_per_1k": med(name, "write", 10),
         "read_failed": total(name, "read", 5), "write_failed": total(name, "write", 5)})
 print()
 print("What runs:")
@@ -278,7 +284,8 @@ PY
   echo
   echo "Columns: req/s is the client's successful requests (status 200) over its elapsed time,"
   echo "pages, assets and uploads together; server CPU is utime+stime of the server's whole"
-  echo "process tree (/proc) during the run per 1,000 successful requests, the client's likewise;"
+  echo "process tree (/proc) during the run per 1,000 successful requests (of which kernel: its"
+  echo "stime, the system calls and the loopback's delivery of what it sends), the client's likewise;"
   echo "failed counts are summed over the rounds. The client keeps each session's cookie across"
   echo "reconnects, so a server that keeps its sessions sets about one new cookie per batch"
   echo "($BATCHES) and run; many more means sessions were lost."
@@ -287,4 +294,4 @@ PY
 } | tee "$report"
 python3 "$root/bench/study_chart.py" "$raw/summary.json" "$svg" \
   --title "Session study, $nproc CPUs: requests per second and server CPU per 1,000 requests" &&
-  echo >&2 "chart: bench/results/study.svg" && echo -e "\n![chart](study.svg)" >>"$report"
+  echo >&2 "chart: $svg" && echo -e "\n![chart]($(basename "$svg"))" >>"$report"

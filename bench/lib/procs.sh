@@ -39,10 +39,11 @@ stop_all_servers() {
 }
 
 # tree_stats PID: sets TREE_TICKS (utime+stime, plus cutime+cstime of reaped children, over
-# PID and all its descendants) and TREE_RSS_KB. Bash builtins only: no process is started.
+# PID and all its descendants), its two parts TREE_USER_TICKS (utime+cutime) and
+# TREE_SYS_TICKS (stime+cstime), and TREE_RSS_KB. Bash builtins only: no process is started.
 tree_stats() {
   local root_pid=$1 f line rest pid changed p
-  local -A parent ticks
+  local -A parent ticks uticks
   for f in /proc/[0-9]*/stat; do
     read -r line 2>/dev/null <"$f" || continue
     [[ $line == *") "* ]] || continue  # (a process that ended while it was read)
@@ -53,6 +54,7 @@ tree_stats() {
     (($# >= 15)) || continue
     parent[$pid]=$2
     ticks[$pid]=$((${12} + ${13} + ${14} + ${15}))
+    uticks[$pid]=$((${12} + ${14}))
   done
   local -A tree=([$root_pid]=1)
   changed=1
@@ -62,13 +64,15 @@ tree_stats() {
       if [[ -z ${tree[$p]:-} && -n ${tree[${parent[$p]}]:-} ]]; then tree[$p]=1; changed=1; fi
     done
   done
-  TREE_TICKS=0 TREE_RSS_KB=0
+  TREE_TICKS=0 TREE_USER_TICKS=0 TREE_RSS_KB=0
   for p in "${!tree[@]}"; do
     TREE_TICKS=$((TREE_TICKS + ${ticks[$p]:-0}))
+    TREE_USER_TICKS=$((TREE_USER_TICKS + ${uticks[$p]:-0}))
     while read -r line 2>/dev/null; do
       [[ $line == VmRSS:* ]] && { set -- $line; TREE_RSS_KB=$((TREE_RSS_KB + $2)); break; }
     done 2>/dev/null <"/proc/$p/status" || true
   done
+  TREE_SYS_TICKS=$((TREE_TICKS - TREE_USER_TICKS))
 }
 
 # self_child_ticks: sets CHILD_TICKS to this shell's cutime+cstime (CPU of reaped children).
