@@ -14,7 +14,9 @@
 #      AB_CONC (10), SIZES ("0 100") posts, SCENARIOS (treefrog,klone), ONLY (e.g.
 #      go,kiln), KILN_ARGS (kiln's defaults: a worker per core), SKIP_SETUP=1 (use what
 #      the peers' setup.sh built last time), STARTUP_TIMEOUT (120), OUT (the report,
-#      bench/results/blog.md).
+#      bench/results/blog.md), BASE_BUILD (a build directory of an earlier kiln, e.g. a
+#      worktree's build: adds the server kiln-base, its bin/blog and bin/hello, run from
+#      that worktree's examples/blog, beside kiln in the same rounds: before and after).
 # Every server reads the same rows: the script makes a fresh SQLite file per size in a
 # temp dir (kiln's blog, if built, first applies its own migrations to it), fills it
 # with python3's sqlite3, and removes it at the end. Raw outputs go to
@@ -40,12 +42,15 @@ OUT=${OUT:-$root/bench/results/blog.md}
 KILN_CLIENT=${KILN_CLIENT:-$root/build/bin/kiln}
 KILN_BLOG=${KILN_BLOG:-$root/build/bin/blog}
 KILN_HELLO=${KILN_HELLO:-$root/build/bin/hello}
+BASE_BUILD=${BASE_BUILD:-}
 ALL_SERVERS=(kiln go express)
+[[ -n $BASE_BUILD ]] && ALL_SERVERS=(kiln kiln-base go express)
 
 command_line="ROUNDS=$ROUNDS DURATION=$DURATION WARMUP=$WARMUP CONNS=$CONNS HTTPERF_CONNS=$HTTPERF_CONNS"
 command_line+=" AB_REQUESTS=$AB_REQUESTS AB_CONC=$AB_CONC SIZES=\"$SIZES\" SCENARIOS=$SCENARIOS"
 [[ -n $ONLY ]] && command_line+=" ONLY=$ONLY"
 [[ -n $KILN_ARGS ]] && command_line+=" KILN_ARGS=\"$KILN_ARGS\""
+[[ -n $BASE_BUILD ]] && command_line+=" BASE_BUILD=$BASE_BUILD"
 command_line+=" bash bench/blog.sh"
 
 servers=()
@@ -91,8 +96,8 @@ peer_dir() { echo "$root/bench/peers/blog-$1"; }
 # ---- setup and versions ------------------------------------------------------------------
 setup_server() {  # name: 0 if it can be started; else sets not_run[name]
   local name=$1 log="$raw/setup-$1.log"
-  if [[ $name == kiln ]]; then
-    return 0  # whether build/bin/blog and build/bin/hello exist is checked per scenario
+  if [[ $name == kiln || $name == kiln-base ]]; then
+    return 0  # whether bin/blog and bin/hello exist is checked per scenario
   fi
   local dir
   dir=$(peer_dir "$name")
@@ -109,6 +114,7 @@ version_line() {  # name: what exactly runs
   local d
   case $1 in
     kiln) echo "kiln $(git -C "$root" describe --always --dirty 2>/dev/null || echo '?'), \`build/bin/blog\` and \`build/bin/hello\` ${KILN_ARGS:-(defaults: one worker process per core)}, system SQLite $(python3 -c 'import sqlite3; print(sqlite3.sqlite_version)')" ;;
+    kiln-base) echo "kiln $(git -C "$BASE_BUILD" describe --always --dirty 2>/dev/null || echo '?') (before), \`$BASE_BUILD/bin/blog\` and \`bin/hello\`, the same arguments" ;;
     go) d=$(peer_dir go)
         echo "$(go version 2>/dev/null | cut -d' ' -f3) net/http, mattn/go-sqlite3 $(awk '/mattn\/go-sqlite3/ {print $NF; exit}' "$d/go.mod") on the system SQLite $(python3 -c 'import sqlite3; print(sqlite3.sqlite_version)') (cgo, -tags libsqlite3), one process, GOMAXPROCS=$nproc, pool of $((2 * nproc)) connections" ;;
     express) d=$(peer_dir express)
@@ -155,7 +161,7 @@ PY
 }
 
 # ---- start and check ----------------------------------------------------------------------
-# start_server KEY DB: KEY is kiln (build/bin/blog), kiln-migrate (the same, only to
+# start_server KEY DB: KEY is kiln (build/bin/blog), kiln-base(-hello) (BASE_BUILD's), kiln-migrate (the same, only to
 # migrate DB), kiln-hello (build/bin/hello), go or express; starts it in a new process
 # group and waits until it answers 200.
 start_server() {
@@ -167,6 +173,16 @@ start_server() {
       [[ -d $root/examples/blog ]] && dir=$root/examples/blog
       # shellcheck disable=SC2086
       (cd "$dir" && BLOG_DB=$db exec setsid "$KILN_BLOG" --port "$port" $KILN_ARGS) >>"$log" 2>&1 </dev/null &
+      ;;
+    kiln-base)
+      local dir; dir=$(git -C "$BASE_BUILD" rev-parse --show-toplevel)/examples/blog
+      # shellcheck disable=SC2086
+      (cd "$dir" && BLOG_DB=$db exec setsid "$BASE_BUILD/bin/blog" --port "$port" $KILN_ARGS) >>"$log" 2>&1 </dev/null &
+      ;;
+    kiln-base-hello)
+      path="/hello?name=John"
+      # shellcheck disable=SC2086
+      setsid "$BASE_BUILD/bin/hello" --port "$port" $KILN_ARGS >>"$log" 2>&1 </dev/null &
       ;;
     kiln-hello)
       path="/hello?name=John"
@@ -324,6 +340,9 @@ if want treefrog; then
       if [[ $s == kiln && ! -x $KILN_BLOG ]]; then
         printf '%s\t%s\tnot_run\t%s\t\t\n' "$scen" "$s" "$KILN_BLOG is not built (make build)" >>"$meta"; continue
       fi
+      if [[ $s == kiln-base && ! -x $BASE_BUILD/bin/blog ]]; then
+        printf '%s\t%s\tnot_run\t%s\t\t\n' "$scen" "$s" "$BASE_BUILD/bin/blog is not built" >>"$meta"; continue
+      fi
       echo "start $s ($size posts) ..." >&2
       if start_server "$s" "$tmp/blog-$size.sqlite"; then
         running+=("$s")
@@ -347,13 +366,16 @@ if want klone; then
   make_db 0  # the peers serve /hello next to their blog index
   running=()
   for s in "${servers[@]}"; do
-    key=$s; [[ $s == kiln ]] && key=kiln-hello
+    key=$s; [[ $s == kiln || $s == kiln-base ]] && key=$s-hello
     if ((!has_ab)); then printf '%s\t%s\tnot_run\t%s\t\t\n' "$scen" "$s" "ab (apache2-utils) is not installed" >>"$meta"; continue; fi
     if [[ -n ${setup_failed[$s]:-} ]]; then
       printf '%s\t%s\tnot_run\t%s\t\t\n' "$scen" "$s" "${setup_failed[$s]}" >>"$meta"; continue
     fi
     if [[ $s == kiln && ! -x $KILN_HELLO ]]; then
       printf '%s\t%s\tnot_run\t%s\t\t\n' "$scen" "$s" "$KILN_HELLO is not built (make build)" >>"$meta"; continue
+    fi
+    if [[ $s == kiln-base && ! -x $BASE_BUILD/bin/hello ]]; then
+      printf '%s\t%s\tnot_run\t%s\t\t\n' "$scen" "$s" "$BASE_BUILD/bin/hello is not built" >>"$meta"; continue
     fi
     echo "start $s (hello) ..." >&2
     if start_server "$key" "$tmp/blog-0.sqlite"; then
@@ -421,6 +443,7 @@ tool_text = {
     "ab": f"`ab -n {abn} -c {abc}` (HTTP/1.0, a new connection per request)",
 }
 targets = []
+before_after = []  # (scenario, tool, base req/s, kiln req/s, base CPU, kiln CPU)
 for scen in scens:
     ms = [m for m in meta if m[0] == scen]
     if scen.startswith("treefrog-"):
@@ -444,7 +467,7 @@ for scen in scens:
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     tools = [t for t in ("kbench", "httperf", "ab") if any(r[0] == scen and r[1] == t for r in rows)]
     for tool in tools:
-        peers = [m[1] for m in ms if m[1] != "kiln" and m[2] == "ran" and med(scen, tool, m[1], 4)]
+        peers = [m[1] for m in ms if m[1] not in ("kiln", "kiln-base") and m[2] == "ran" and med(scen, tool, m[1], 4)]
         best = max(peers, key=lambda p: med(scen, tool, p, 4)) if peers else None
         for m in ms:
             name = m[1]
@@ -463,6 +486,9 @@ for scen in scens:
                 brps, bcpu = med(scen, tool, best, 4), med(scen, tool, best, 7)
                 cr = cpu / bcpu if cpu is not None and bcpu else None
                 targets.append((scen, tool, best, rps / brps, cr))
+            if name == "kiln" and rps and med(scen, tool, "kiln-base", 4):
+                arps, acpu = med(scen, tool, "kiln-base", 4), med(scen, tool, "kiln-base", 7)
+                before_after.append((scen, tool, arps, rps, acpu, cpu))
     print(published)
     print()
     for m in ms:
@@ -482,6 +508,13 @@ else:
     for scen, tool, best, rr, cr in targets:
         ok = rr >= 1.3 and cr is not None and cr <= 0.5
         print(f"| {scen} | {tool} | {best} | {rr:.2f}x (>= 1.3) | {fmt(cr, '.2f')}x (<= 0.5) | {'yes' if ok else 'no'} |")
+if before_after:
+    print("\n## Before and after: kiln-base (before) and kiln (after), same rounds\n")
+    print("| scenario | client | before req/s | after req/s | after/before | before CPU ms/1k | after CPU ms/1k | after/before |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for scen, tool, arps, brps, acpu, bcpu in before_after:
+        cr = bcpu / acpu if acpu and bcpu is not None else None
+        print(f"| {scen} | {tool} | {arps:,.0f} | {brps:,.0f} | {brps / arps:.2f} | {fmt(acpu, '.3f')} | {fmt(bcpu, '.3f')} | {fmt(cr, '.2f')} |")
 print("\n## What runs\n")
 for name, text in versions:
     print(f"- {name}: {text}")
