@@ -2,8 +2,10 @@
 // pseudo-random pieces (down to single bytes); both runs must report the same parts,
 // data, status and error. The sink checks the call order, and the parser's memory must
 // stay within its bound however large the input. Input layout: byte 0 picks limits and
-// an aborting sink, bytes 1..4 seed the split points, then the boundary up to the first
-// '\n', then the body.
+// an aborting sink (in on_part, or in on_data), bytes 1..4 seed the split points, then
+// the boundary up to the first '\n', then the body. The boundary line is also read as a
+// whole Content-Type by multipart_boundary() (untrusted header bytes), and a
+// Content-Type built around the boundary must give it back.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -29,7 +31,8 @@ struct Part {
 
 struct Recorder : MultipartSink {
     std::vector<Part> parts;
-    size_t refuse_part = SIZE_MAX;  // on_part returns false for this index
+    size_t refuse_part = SIZE_MAX;  // on_part (or on_data) returns false for this index
+    bool refuse_in_data = false;
     bool on_part(const PartHead& h) override {
         FUZZ_CHECK(h.index == parts.size());
         FUZZ_CHECK(parts.empty() || parts.back().ended);
@@ -41,11 +44,12 @@ struct Recorder : MultipartSink {
         p.header_count = h.header_count;
         if (h.filename) p.filename = std::string(*h.filename);
         parts.push_back(std::move(p));
-        return h.index != refuse_part;
+        return refuse_in_data || h.index != refuse_part;
     }
     bool on_data(std::string_view d) override {
         FUZZ_CHECK(!d.empty());
         FUZZ_CHECK(!parts.empty() && !parts.back().ended);
+        if (refuse_in_data && parts.size() - 1 == refuse_part) return false;  // (kept nothing: pieces agree)
         parts.back().data.append(d);
         return true;
     }
@@ -69,10 +73,11 @@ size_t memory_bound(const MultipartLimits& l) {
 }
 
 Run parse(std::string_view boundary, std::string_view body, const MultipartLimits& limits, size_t refuse,
-          uint32_t seed, bool whole) {
+          bool refuse_in_data, uint32_t seed, bool whole) {
     MultipartParser p(boundary, limits);
     Recorder r;
     r.refuse_part = refuse;
+    r.refuse_in_data = refuse_in_data;
     MultipartStatus s = MultipartStatus::NeedMore;
     size_t span = 1 + (seed >> 24) % 64;
     size_t at = 0;
@@ -94,6 +99,39 @@ Run parse(std::string_view boundary, std::string_view body, const MultipartLimit
     return {s, p.error(), std::move(r.parts)};
 }
 
+bool is_tchar(char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
+}
+
+// The boundary line as a Content-Type: what comes back is a valid boundary inside it,
+// of a multipart/form-data type. And a Content-Type built around a valid boundary
+// (quoted, and bare when every byte is a token byte) gives exactly that boundary.
+void check_content_type(std::string_view line) {
+    if (std::optional<std::string_view> b = multipart_boundary(line)) {
+        FUZZ_CHECK(valid_boundary(*b));
+        FUZZ_CHECK(b->data() >= line.data() && b->data() + b->size() <= line.data() + line.size());
+        FUZZ_CHECK(line.size() >= 19);
+        std::string lower(line.substr(0, 19));
+        for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+        // (optional whitespace may lead: the type is found after it)
+        FUZZ_CHECK(lower == "multipart/form-data" || std::string(line).find_first_not_of(" \t") != 0);
+    }
+    if (!valid_boundary(line) || line.find_first_of("\"\\") != line.npos) return;
+    std::string quoted = "Multipart/Form-Data; charset=utf-8; BOUNDARY=\"" + std::string(line) + "\"";
+    std::optional<std::string_view> q = multipart_boundary(quoted);
+    FUZZ_CHECK(q && *q == line);
+    bool bare = true;
+    for (char c : line) bare = bare && is_tchar(c);
+    if (bare) {
+        std::string plain = "multipart/form-data;boundary=" + std::string(line);
+        std::optional<std::string_view> p = multipart_boundary(plain);
+        FUZZ_CHECK(p && *p == line);
+        FUZZ_CHECK(!multipart_boundary(plain + "; boundary=" + std::string(line)));  // repeated
+        FUZZ_CHECK(!multipart_boundary("multipart/mixed; boundary=" + std::string(line)));
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -101,6 +139,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static const MultipartLimits kLimits[] = {{}, {3, 64, 2}, {1, 200, 4}, {100, 1024, 1}};
     const MultipartLimits& limits = kLimits[data[0] % 4];
     size_t refuse = (data[0] & 0x10) ? (data[0] >> 5) : SIZE_MAX;
+    bool refuse_in_data = (data[0] & 0x08) != 0;
     uint32_t seed;
     std::memcpy(&seed, data + 1, 4);
     std::string_view rest(reinterpret_cast<const char*>(data + 5), size - 5);
@@ -108,8 +147,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (nl == rest.npos) return 0;
     std::string_view boundary = rest.substr(0, nl), body = rest.substr(nl + 1);
 
-    Run whole = parse(boundary, body, limits, refuse, seed, true);
-    Run split = parse(boundary, body, limits, refuse, seed, false);
+    check_content_type(boundary);
+    Run whole = parse(boundary, body, limits, refuse, refuse_in_data, seed, true);
+    Run split = parse(boundary, body, limits, refuse, refuse_in_data, seed, false);
 
     FUZZ_CHECK(whole.status == split.status);
     FUZZ_CHECK(whole.error == split.error);
