@@ -39,6 +39,23 @@ void check_head(const RequestHead& h, std::string_view head) {
         FUZZ_CHECK(inside(h.headers[i].value, head));
     }
     if (h.method != Method::Other) FUZZ_CHECK(method_name(h.method) == h.method_token);
+    // The helpers later code asks of a head: find() gives the first field of a name (any
+    // case); list_has_token() (Connection, Upgrade, TE lists) only finds a token that is
+    // in the value, and finds each item of a plain comma list.
+    for (size_t i = 0; i < h.header_count; ++i) {
+        const Header* f = h.find(h.headers[i].name);
+        FUZZ_CHECK(f != nullptr && f <= &h.headers[i] && iequals(f->name, h.headers[i].name));
+        std::string_view v = h.headers[i].value;
+        std::string lower(v);
+        for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+        for (std::string_view token : {"close", "keep-alive", "upgrade", "websocket", "chunked", "h2c"}) {
+            if (list_has_token(v, token)) FUZZ_CHECK(lower.find(token) != std::string::npos);
+        }
+        size_t comma = v.find(',');
+        std::string_view first = v.substr(0, comma);
+        bool plain = !first.empty() && first.find_first_of(" \t=;") == first.npos;
+        if (plain) FUZZ_CHECK(list_has_token(v, first));
+    }
 }
 
 // When head_may_be_complete says "not yet", the connection waits for more bytes
