@@ -74,10 +74,10 @@ struct EngineWorld {
     // round (what the socket takes), turns the loop, reads what came back (skipping
     // every lag_every-th round: a reader that lags), then hangs up and checks that the
     // server closed its side. The world is persistent (one loop and server for every
-    // input), so the last inputs are kept: when the check fails they are written to
-    // history-NNN files, and `fuzz_target history-*` replays them in order.
+    // input), so the target gives each fuzz input to remember() first: when the check
+    // fails the last ones are written to history-NNN files, and `fuzz_target history-*`
+    // replays them in order.
     void play(std::string_view in, int lag_every = 0, size_t piece = SIZE_MAX) {
-        remember(in);
         int sv[2];
         FUZZ_CHECK(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) == 0);
         // A small send buffer on the server's side: its writes block, so its output

@@ -54,6 +54,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    world->remember({reinterpret_cast<const char*>(data), size});
     std::string in(http::kH2Preface);
     in.append(reinterpret_cast<const char*>(data), size);
     // One input in four arrives in pieces of 256 bytes with a loop turn between them,

@@ -43,6 +43,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size == 0) return 0;
+    world->remember({reinterpret_cast<const char*>(data), size});
     g_deflate = data[0] & 1;
     std::string in = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
     in.append(reinterpret_cast<const char*>(data) + 1, size - 1);
