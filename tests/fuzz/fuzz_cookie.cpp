@@ -69,15 +69,15 @@ bool path_ok(std::string_view p) {
 
 void check_round_trip(uint8_t flags, std::string_view name, std::string_view value) {
     CookieAttributes a;
-    std::string_view extra[3];
-    for (std::string_view& x : extra) {
-        size_t cut = value.find('\x01');
-        if (cut == value.npos) break;
-        x = value.substr(cut + 1);
-        value = value.substr(0, cut);
+    std::string_view extra[3];  // Domain, Path, Expires: what follows the value's \x01s
+    size_t cut = value.find('\x01');
+    std::string_view rest = cut == value.npos ? std::string_view() : value.substr(cut + 1);
+    value = value.substr(0, cut);
+    for (size_t i = 0; i < 3 && cut != std::string_view::npos; ++i) {
+        cut = rest.find('\x01');
+        extra[i] = rest.substr(0, cut);
+        if (cut != rest.npos) rest.remove_prefix(cut + 1);
     }
-    // (each split took the rest: trim every part at its own next \x01)
-    for (int i = 0; i < 2; ++i) extra[i] = extra[i].substr(0, extra[i].find('\x01'));
     a.secure = flags & 1;
     a.http_only = flags & 2;
     a.same_site = static_cast<SameSite>((flags >> 2) & 3);
