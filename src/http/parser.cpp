@@ -17,6 +17,15 @@ struct Cursor {
     const char* end;
 };
 
+// RFC 9112 §2.2: empty lines before the request line are ignored. The bytes of the
+// CRLFs at the start of buf; the parser and head_may_be_complete count the request
+// line from there alike.
+size_t leading_empty_lines(std::string_view buf) {
+    size_t n = 0;
+    while (buf.size() - n >= 2 && buf[n] == '\r' && buf[n + 1] == '\n') n += 2;
+    return n;
+}
+
 // Iterates the comma-separated elements of a list-valued field (RFC 9110 §5.6.1),
 // trimming OWS; calls fn(element) for each, including empty ones.
 template <class Fn>
@@ -240,10 +249,9 @@ ParseResult parse_request_head(std::string_view buf, RequestHead& h, const Limit
     const char* p = begin;
     const char* const end = begin + buf.size();
 
-    // RFC 9112 §2.2: ignore at least one empty line before the request line.
-    // The skipped lines count toward the request-line limit, so a peer sending only
-    // CRLFs is cut off instead of filling the buffer.
-    while (end - p >= 2 && p[0] == '\r' && p[1] == '\n') p += 2;
+    // The empty lines skipped before the request line count toward the request-line
+    // limit too, so a peer sending only CRLFs is cut off instead of filling the buffer.
+    p += leading_empty_lines(buf);
     if (static_cast<size_t>(p - begin) > limits.max_request_line) return error(ParseError::RequestLineTooLong);
     if (p < end && *p == '\r' && end - p < 2) return incomplete();
     const char* const line_start = p;
@@ -345,9 +353,7 @@ bool head_may_be_complete(std::string_view buf, size_t from_hint, const Limits& 
     // A limit was crossed by the new bytes: the parser reports it now, so must we (a
     // client that stops there gets its 414 or 431, not a timeout). Both are counted
     // after the empty lines the parser skips before the request line.
-    size_t lead = 0;
-    while (lead + 1 < buf.size() && lead <= limits.max_request_line && buf[lead] == '\r' && buf[lead + 1] == '\n')
-        lead += 2;
+    size_t lead = leading_empty_lines(buf);
     size_t line_cap = lead + limits.max_request_line;
     if (buf.size() <= std::min(line_cap, lead + limits.max_header_bytes)) return false;  // neither can be due
     size_t nl = buf.substr(0, std::min(buf.size(), line_cap + 2)).find('\n', lead);
