@@ -106,11 +106,15 @@ void Server::set_executor(Executor* executor) {
 
 namespace {
 // A connection past a limit: told so in one small write, then closed. The socket is
-// fresh, so the answer fits its buffer; what does not is dropped. One log line a
-// minute per limit names its setting.
-void refuse(int fd, std::string_view answer, std::atomic<int64_t>& last_logged, const char* why, size_t limit) {
-    ssize_t ignored = ::send(fd, answer.data(), answer.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-    (void)ignored;
+// fresh, so the answer fits its buffer; what does not is dropped. A TLS client is
+// only closed: it waits for a ServerHello, and plain bytes would read to it as a
+// broken peer, not as a 503. One log line a minute per limit names its setting.
+void refuse(int fd, bool tls, std::string_view answer, std::atomic<int64_t>& last_logged, const char* why,
+            size_t limit) {
+    if (!tls) {
+        ssize_t ignored = ::send(fd, answer.data(), answer.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+        (void)ignored;
+    }
     ::close(fd);
     int64_t now = static_cast<int64_t>(time(nullptr)), last = last_logged.load(std::memory_order_relaxed);
     if (now - last >= 60 && last_logged.compare_exchange_strong(last, now))
@@ -131,7 +135,8 @@ void Server::accept(int fd, const net::PeerAddress& peer, bool proxy_protocol, c
     if (cfg_.max_process_connections && cfg_.open_connections &&
         cfg_.open_connections->fetch_add(1, std::memory_order_relaxed) >= cfg_.max_process_connections) {
         cfg_.open_connections->fetch_sub(1, std::memory_order_relaxed);
-        refuse(fd, kTooMany, full_logged, "refusing connections: limits.max_connections = %zu are open in this worker",
+        refuse(fd, tls != nullptr, kTooMany, full_logged,
+               "refusing connections: limits.max_connections = %zu are open in this worker",
                cfg_.max_process_connections);
         return;
     }
@@ -139,7 +144,7 @@ void Server::accept(int fd, const net::PeerAddress& peer, bool proxy_protocol, c
         !cfg_.address_counts->add(peer, cfg_.max_connections_per_address)) {
         if (cfg_.max_process_connections && cfg_.open_connections)
             cfg_.open_connections->fetch_sub(1, std::memory_order_relaxed);
-        refuse(fd, kTooManyFromYou, address_logged,
+        refuse(fd, tls != nullptr, kTooManyFromYou, address_logged,
                "refusing connections: limits.max_connections_per_address = %zu are open from one address in this "
                "worker",
                cfg_.max_connections_per_address);

@@ -4,7 +4,9 @@ certificates, the same self-signed certificate from every worker, keep-alive,
 pipelining, large bodies both ways and files through sendfile's TLS path,
 req.secure(), a plain listener beside a TLS one, and the error paths: plain HTTP to
 the TLS port is closed, a client that says nothing is closed at the header timeout,
-an old protocol is refused, and a bad certificate stops the start naming its file."""
+an old protocol, a cipher without forward secrecy or AEAD and a renegotiation are
+refused, a connection past limits.max_connections is closed unanswered, and a bad
+certificate stops the start naming its file."""
 
 import os
 import shutil
@@ -120,6 +122,43 @@ class SelfSigned(harness.ServerTestCase):
             with tls_connect(self.port, ctx=old) as s:
                 get(s, "/plaintext")
 
+    def test_tls_1_2_only_with_forward_secret_aead_ciphers(self):
+        ctx = client_context(maximum_version=ssl.TLSVersion.TLSv1_2)
+        ctx.set_ciphers("ECDHE-ECDSA-CHACHA20-POLY1305")
+        with tls_connect(self.port, ctx=ctx) as s:
+            self.assertEqual(get(s, "/plaintext")[0], 200)
+        for weak in ("ECDHE-ECDSA-AES128-SHA:ECDHE-ECDSA-AES256-SHA384",  # CBC
+                     "AES128-GCM-SHA256:AES256-GCM-SHA384"):  # no forward secrecy
+            with self.subTest(ciphers=weak):
+                ctx = client_context(maximum_version=ssl.TLSVersion.TLSv1_2)
+                ctx.set_ciphers(weak)
+                with self.assertRaises((ssl.SSLError, ConnectionError)):
+                    with tls_connect(self.port, ctx=ctx) as s:
+                        get(s, "/plaintext")
+
+    def test_tls_1_2_renegotiation_is_refused(self):
+        # s_client renegotiates when its input starts a line with R (and it is not
+        # told -ign_eof); the server answers with a no_renegotiation alert, on which
+        # the client gives up. Had it been allowed, s_client would go on waiting.
+        p = subprocess.Popen(["openssl", "s_client", "-connect", "127.0.0.1:%d" % self.port, "-tls1_2",
+                              "-alpn", "http/1.1"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            time.sleep(0.5)  # the handshake, before the command
+            p.stdin.write(b"R\n")
+            p.stdin.flush()
+            rc = p.wait(timeout=5)
+            err = p.stderr.read().decode()
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            for f in (p.stdin, p.stdout, p.stderr):
+                f.close()
+        self.assertIn("RENEGOTIATING", err)
+        self.assertIn("no renegotiation", err)
+        self.assertNotEqual(rc, 0)
+
     def test_alpn_prefers_h2_and_keeps_http_1_1(self):
         with tls_connect(self.port, alpn=["http/1.1", "h2"]) as s:  # the server's preference decides
             self.assertEqual(s.selected_alpn_protocol(), "h2")
@@ -182,6 +221,41 @@ class SelfSigned(harness.ServerTestCase):
         self.assertIn("Hello, World!", p.stdout)
         self.assertIn("ALPN protocol: http/1.1", p.stdout)
         self.assertNotIn("unexpected eof", p.stderr, "the server ends with close_notify")
+
+
+class RefusedWhenFull(harness.ServerTestCase):
+    """Past limits.max_connections a TLS listener closes the new connection without
+    writing: a client in its handshake waits for a ServerHello, and a plain-text 503
+    would read to it as a broken peer."""
+    server_args = ("--workers", "0", "--tls-self-signed")
+    server_env = {"KILN_LIMITS_MAX_CONNECTIONS": "1"}
+
+    def test_a_connection_past_the_limit_is_closed_unanswered(self):
+        deadline = time.monotonic() + 5
+        while True:  # the harness's start-up probe counts until the server has seen it close
+            try:
+                held = tls_connect(self.port)
+                if get(held, "/plaintext")[0] == 200:
+                    break
+                held.close()
+            except (ssl.SSLError, ConnectionError):
+                pass
+            self.assertLess(time.monotonic(), deadline, "no connection was served")
+            time.sleep(0.05)
+        try:
+            with socket.create_connection((HOST, self.port), timeout=5) as c:
+                try:
+                    data = c.recv(4096)
+                except ConnectionResetError:
+                    data = b""
+                self.assertEqual(data, b"", "plain bytes on a TLS port")
+            with self.assertRaises((ssl.SSLError, ConnectionError)):
+                with tls_connect(self.port) as s:
+                    get(s, "/plaintext")
+            self.assertTrue(self.server.wait_for_output(r"limits\.max_connections = 1", timeout=3),
+                            self.server.output())
+        finally:
+            held.close()
 
 
 class SessionResumption(harness.ServerTestCase):
