@@ -6,8 +6,23 @@
 namespace kiln::redis {
 
 namespace {
+// The URL as an error message may show it: its password replaced by ***, since the
+// message goes to logs and terminals.
+std::string without_password(std::string_view url) {
+    size_t scheme = url.find("://");
+    if (scheme == std::string_view::npos) return std::string(url);
+    size_t begin = scheme + 3, end = url.find('/', begin);
+    std::string_view authority = url.substr(begin, end == std::string_view::npos ? end : end - begin);
+    size_t at = authority.rfind('@');
+    if (at == std::string_view::npos) return std::string(url);
+    std::string_view userinfo = authority.substr(0, at);
+    size_t colon = userinfo.find(':');
+    std::string user(colon == std::string_view::npos ? std::string_view() : userinfo.substr(0, colon + 1));
+    return std::string(url.substr(0, begin)) + user + "***" + std::string(url.substr(begin + at));
+}
+
 [[noreturn]] void bad_url(std::string_view url, const std::string& why) {
-    throw Error(Error::Kind::Misuse, "bad Redis URL \"" + std::string(url) + "\": " + why);
+    throw Error(Error::Kind::Misuse, "bad Redis URL \"" + without_password(url) + "\": " + why);
 }
 
 int number(std::string_view url, std::string_view text, int min, int max, const char* what) {

@@ -158,6 +158,18 @@ TEST(RedisClient, RefusesABadUrl) {
     EXPECT_EQ(e.password, "p@ss");
     EXPECT_EQ(e.db, 3);
     EXPECT_EQ(redis::parse_url("unix:///run/redis.sock?db=2").unix_path, "/run/redis.sock");
+    // The message names the URL without its password (it goes to logs).
+    for (const char* bad : {"redis://user:hunter2-secret@127.0.0.1:6379/x", "redis://hunter2-secret@127.0.0.1:0",
+                            "redis://:hunter2-secret%zz@127.0.0.1"}) {
+        try {
+            redis::parse_url(bad);
+            ADD_FAILURE() << bad << " was accepted";
+        } catch (const redis::Error& err) {
+            std::string what = err.what();
+            EXPECT_EQ(what.find("hunter2"), std::string::npos) << what;
+            EXPECT_NE(what.find("***@127.0.0.1"), std::string::npos) << what;
+        }
+    }
 }
 
 TEST(RedisClient, UsesTheDatabaseAndPasswordOfTheUrl) {
