@@ -562,8 +562,8 @@ std::string load_config_env(ServerOptions* out) {
         size_t eq = var.find('=');
         std::string_view name = var.substr(0, eq), value = eq == var.npos ? "" : var.substr(eq + 1);
         if (name == kEnvWorkerFds || name == kEnvReadyFd || name == kEnvWorkerSlot || name == kEnvStatsFd ||
-            name == kEnvStatsCell || name == kEnvSessionFd || name == kEnvSecretFd || name == kEnvSecret)
-            continue;  // the secret: below, through take_env_secrets, which removes it
+            name == kEnvStatsCell || name == kEnvSessionFd || name == kEnvSecretFd || is_env_secret(name))
+            continue;  // the secret and the URLs: below, through take_env_secrets, which removes them
         // KILN_TIMEOUTS_HEADER_MS -> timeouts.header_ms: try each key's spelling.
         const Key* key = nullptr;
         for (const Key& k : keys()) {
@@ -589,9 +589,13 @@ std::string load_config_env(ServerOptions* out) {
         if (std::string err = key->apply(Value{nullptr, value}, *out); !err.empty())
             return "environment: " + std::string(name) + ": " + err;
     }
-    if (const EnvSecrets& s = take_env_secrets(); !s.from_env.empty()) {
-        if (std::string err = find_key("secret")->apply(Value{nullptr, s.from_env}, *out); !err.empty())
-            return std::string("environment: ") + kEnvSecret + ": " + err;
+    const EnvSecrets& s = take_env_secrets();
+    for (auto [key, variable, value] : {std::tuple{"secret", kEnvSecret, &s.from_env},
+                                        std::tuple{"database.url", kEnvDatabaseUrl, &s.database_url},
+                                        std::tuple{"redis.url", kEnvRedisUrl, &s.redis_url}}) {
+        if (value->empty()) continue;
+        if (std::string err = find_key(key)->apply(Value{nullptr, *value}, *out); !err.empty())
+            return std::string("environment: ") + variable + ": " + err;
     }
     return {};
 }

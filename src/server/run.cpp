@@ -224,7 +224,9 @@ int App::run(const ServerOptions& options) {
             return refuse(e);
         }
     }
-    server::EnvSecrets handoff{server::take_env_secrets().from_env, {}, opts.tls_generated_pem};
+    server::EnvSecrets handoff = server::take_env_secrets();
+    handoff.generated.clear();
+    handoff.tls_pem = opts.tls_generated_pem;
     if (impl_->secret.empty()) {  // one random key for every worker, handed down with the others
         impl_->secret = handoff.generated = util::random_hex(32);
         util::log(util::LogLevel::Info, "no `secret` configured: using a random one; signed cookies will not "

@@ -7,14 +7,20 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 namespace kiln::server {
 namespace {
 
-// The memfd holds from_env, a NUL (no environment value can contain one), generated,
-// a NUL, tls_pem (PEM is text: no NUL in it either).
-EnvSecrets read_memfd(int fd) {
-    EnvSecrets s;
+// The memfd holds a version line, then the values NUL-separated with the PEM last
+// (no environment value can contain a NUL, and PEM is text). A reload may start a
+// newer worker binary under an older supervisor, whose memfd has no version line and
+// three values: from_env, generated, tls_pem.
+constexpr std::string_view kFormat2 = "kiln-secrets/2\n";
+
+}  // namespace
+
+EnvSecrets read_secret_memfd(int fd) {
     std::string all;
     char buf[512];
     for (off_t at = 0;;) {
@@ -24,13 +30,33 @@ EnvSecrets read_memfd(int fd) {
         all.append(buf, static_cast<size_t>(n));
         at += n;
     }
-    size_t nul = all.find('\0');
-    s.from_env = all.substr(0, nul);
-    if (nul == std::string::npos) return s;
-    size_t second = all.find('\0', nul + 1);
-    s.generated = all.substr(nul + 1, second == std::string::npos ? std::string::npos : second - nul - 1);
-    if (second != std::string::npos) s.tls_pem = all.substr(second + 1);
+    EnvSecrets s;
+    std::vector<std::string*> fields{&s.from_env, &s.generated, &s.tls_pem};
+    std::string_view rest(all);
+    if (rest.starts_with(kFormat2)) {
+        rest.remove_prefix(kFormat2.size());
+        fields = {&s.from_env, &s.generated, &s.database_url, &s.redis_url, &s.tls_pem};
+    }
+    for (size_t i = 0; i < fields.size(); ++i) {
+        size_t nul = i + 1 == fields.size() ? std::string_view::npos : rest.find('\0');
+        *fields[i] = std::string(rest.substr(0, nul));
+        if (nul == std::string_view::npos) break;
+        rest.remove_prefix(nul + 1);
+    }
     return s;
+}
+
+namespace {
+
+// Takes one variable: its value, wiped where it lies (unsetenv() only unlinks the
+// string, and /proc/PID/environ shows the block the process started with).
+std::string take_variable(const char* name) {
+    std::string value;
+    if (char* v = std::getenv(name)) {
+        value = v;
+        std::memset(v, 0, value.size());
+    }
+    return value;
 }
 
 EnvSecrets read_environment() {
@@ -38,21 +64,25 @@ EnvSecrets read_environment() {
     if (const char* fd_text = std::getenv(kEnvSecretFd)) {  // a worker: the supervisor's values
         int fd = std::atoi(fd_text);
         if (fd > STDERR_FILENO) {
-            s = read_memfd(fd);
+            s = read_secret_memfd(fd);
             ::close(fd);
         }
         unsetenv(kEnvSecretFd);
-    } else if (char* v = std::getenv(kEnvSecret)) {
-        s.from_env = v;
-        // unsetenv() only unlinks the string: /proc/PID/environ shows the block the
-        // process started with, so the value is wiped where it lies.
-        std::memset(v, 0, s.from_env.size());
+    } else {
+        s.from_env = take_variable(kEnvSecret);
+        s.database_url = take_variable(kEnvDatabaseUrl);
+        s.redis_url = take_variable(kEnvRedisUrl);
     }
-    unsetenv(kEnvSecret);  // in a worker too: a stale copy must not outlive the handoff
+    // In a worker too: a stale copy must not outlive the handoff.
+    for (const char* name : {kEnvSecret, kEnvDatabaseUrl, kEnvRedisUrl}) unsetenv(name);
     return s;
 }
 
 }  // namespace
+
+bool is_env_secret(std::string_view name) {
+    return name == kEnvSecret || name == kEnvDatabaseUrl || name == kEnvRedisUrl;
+}
 
 const EnvSecrets& take_env_secrets() {
     static const EnvSecrets secrets = read_environment();
@@ -65,10 +95,11 @@ int make_secret_memfd(const EnvSecrets& secrets, std::string* err) {
         *err = std::string("memfd_create: ") + std::strerror(errno);
         return -1;
     }
-    std::string all = secrets.from_env;
-    all.push_back('\0');
-    all += secrets.generated;
-    all.push_back('\0');
+    std::string all(kFormat2);
+    for (const std::string* v : {&secrets.from_env, &secrets.generated, &secrets.database_url, &secrets.redis_url}) {
+        all += *v;
+        all.push_back('\0');
+    }
     all += secrets.tls_pem;
     // Sealed once written: a worker (or anything it runs) cannot change what the
     // next worker reads.

@@ -114,6 +114,12 @@ int main(int argc, char** argv) {
         app.on_worker_start([append](const kiln::ServerOptions&) { append("worker " + std::to_string(getpid())); });
     }
 
+    // The URLs this worker's settings hold (test_supervisor.py: they reach workers
+    // without passing through the environment).
+    static std::string configured_urls;
+    app.on_worker_start([](const kiln::ServerOptions& o) { configured_urls = o.database_url + "\n" + o.redis_url; });
+    app.get("/configured-urls", [](kiln::Request&, kiln::Response& res) { res.text(configured_urls); });
+
     // Ergonomics (test_routing.py): typed parameters, JSON values, controllers,
     // handler classes, per-request values, the error page.
     app.use([](kiln::Request& req, kiln::Response&, kiln::Next& next) {

@@ -659,9 +659,14 @@ class HandlerChildren(SupervisorCase):
     sockets, and KILN_SECRET sat in every worker's environment. Now every descriptor
     kiln owns is close-on-exec and the secret reaches workers through a sealed memfd
     read once, so a child sees none of them, while signed cookies still verify on
-    every worker."""
+    every worker. KILN_DATABASE_URL and KILN_REDIS_URL, which carry passwords, go the
+    same way: every worker has them, no child and no /proc/PID/environ shows them."""
 
     SECRET = "a-secret-that-no-child-may-see-0123456789"
+    # Connection URLs carry passwords: they reach the workers like the secret. Nothing
+    # listens on port 1; the server starts anyway, and only the URLs are looked at.
+    URLS = {"KILN_DATABASE_URL": "postgresql://app:db-password-no-child-may-see@127.0.0.1:1/app",
+            "KILN_REDIS_URL": "redis://:redis-password-no-child-may-see@127.0.0.1:1/2"}
 
     def child_view(self):
         r, err = fetch(self.port, "/child-process", timeout=10)
@@ -695,18 +700,34 @@ class HandlerChildren(SupervisorCase):
 
     def test_a_child_process_inherits_no_descriptor_and_no_secret(self):
         os.environ["KILN_SECRET"] = self.SECRET
+        os.environ.update(self.URLS)
         try:
             self.start_server("--workers", str(WORKERS), threads=1)
         finally:
-            del os.environ["KILN_SECRET"]
+            for name in ["KILN_SECRET", *self.URLS]:
+                del os.environ[name]
         self.wait_ready(WORKERS)
         self.assert_child_sees_nothing_of_ours(self.SECRET)
+        for _ in range(4):  # connections spread over the workers
+            view = self.child_view()
+            for name in self.URLS:
+                self.assertNotIn(name, view)
+            self.assertNotIn("password-no-child-may-see", view)
         for pid in [self.server.proc.pid] + sorted(self.workers()):
             with open("/proc/%d/environ" % pid, "rb") as f:
                 environ = f.read()
             self.assertNotIn(self.SECRET.encode(), environ)
-            if pid != self.server.proc.pid:  # the supervisor's start-up block keeps the (wiped) name
-                self.assertNotIn(b"KILN_SECRET=", environ)
+            self.assertNotIn(b"password-no-child-may-see", environ)
+            if pid != self.server.proc.pid:  # the supervisor's start-up block keeps the (wiped) names
+                for name in ["KILN_SECRET", *self.URLS]:
+                    self.assertNotIn(name.encode() + b"=", environ)
+        pids = set()
+        for _ in range(40):  # and every worker has them, whole
+            r, err = fetch(self.port, "/configured-urls")
+            self.assertIsNotNone(r, err)
+            self.assertEqual(r.body.decode(), self.URLS["KILN_DATABASE_URL"] + "\n" + self.URLS["KILN_REDIS_URL"])
+            pids.add(int(fetch(self.port, "/pid")[0].body))
+        self.assertEqual(len(pids), WORKERS, "both workers answered")
         self.assert_signed_cookies_verify_on_every_worker()
 
     def test_a_generated_secret_is_shared_by_the_workers_without_the_environment(self):

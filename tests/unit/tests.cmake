@@ -86,4 +86,5 @@ endif()
 # --- server/config: key rules and refusals (regressions from tests/fuzz/fuzz_config) ---
 if(TARGET kiln)
   kiln_test(config_test unit/config_test.cpp)
+  kiln_test(secret_handoff_test unit/secret_handoff_test.cpp)
 endif()
