@@ -229,8 +229,12 @@ int App::run(const ServerOptions& options) {
     handoff.tls_pem = opts.tls_generated_pem;
     if (impl_->secret.empty()) {  // one random key for every worker, handed down with the others
         impl_->secret = handoff.generated = util::random_hex(32);
-        util::log(util::LogLevel::Info, "no `secret` configured: using a random one; signed cookies will not "
-                  "survive a restart");
+        if (opts.session_store == "redis" || opts.topics_store == "redis")  // one node of several, most likely
+            util::log(util::LogLevel::Warn, "no `secret` configured: using a random one; signed cookies will not "
+                      "survive a restart, and other nodes will refuse this node's (give every node the same secret)");
+        else
+            util::log(util::LogLevel::Info, "no `secret` configured: using a random one; signed cookies will not "
+                      "survive a restart");
     }
 
     std::string hook_error = run_hooks(impl_->node_start, opts, "node");

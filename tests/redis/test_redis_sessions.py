@@ -53,6 +53,15 @@ class RedisSessions(unittest.TestCase):
     def key(self, sid):
         return self.prefix + "session:" + sid
 
+    def test_without_a_shared_secret_a_node_warns_and_the_other_refuses_its_signed_cookies(self):
+        for node in self.nodes:
+            self.assertTrue(node.wait_for_output(r"warn.*other nodes will refuse this node's", timeout=3),
+                            node.output())
+        r = fetch(self.nodes[0].port, "/cookie/set?v=kept")
+        cookie = [c.split(";")[0] for c in r.header_all("Set-Cookie") if c.startswith("signed=")][0]
+        self.assertTrue(fetch(self.nodes[0].port, "/cookie/get", cookie).body.startswith(b"kept "))
+        self.assertTrue(fetch(self.nodes[1].port, "/cookie/get", cookie).body.startswith(b"(invalid) "))
+
     def test_a_session_made_on_one_node_is_read_and_destroyed_on_the_other(self):
         a, b = self.nodes[0].port, self.nodes[1].port
         sid, n, _ = visit(a, note="cart")
