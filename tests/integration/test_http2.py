@@ -41,7 +41,7 @@ import h2.errors  # noqa: E402
 import h2.events  # noqa: E402
 import hpack  # noqa: E402
 from hyperframe.frame import (ContinuationFrame, DataFrame, Frame, GoAwayFrame, HeadersFrame, PingFrame,  # noqa: E402
-                              RstStreamFrame, SettingsFrame, WindowUpdateFrame)
+                              PriorityFrame, RstStreamFrame, SettingsFrame, WindowUpdateFrame)
 
 from harness import build_request  # noqa: E402
 
@@ -885,6 +885,30 @@ class Attacks(harness.ServerTestCase):
                         self.assertLess(taken, 20000 // per_write, "all 20000 %s frames were taken" % what)
                     self.assertTrue(raw.eof, "the server did not close the connection after its GOAWAY")
         self.assert_h2_alive()
+
+    def test_priority_and_empty_data_floods(self):
+        # PRIORITY frames cost the server state and work but ask for nothing; DATA frames
+        # of no bytes on a stream still sending its body move nothing. Each is free to
+        # send, so each costs the sender from the same budget as a reset.
+        priorities = b"".join(PriorityFrame(sid, depends_on=0, stream_weight=16).serialize()
+                              for sid in range(1, 2 * 500, 2))  # 500 idle streams a write
+        post = b"\x83\x86" + literal(4, "/echo") + literal(1, "127.0.0.1")  # :method POST, no END_STREAM
+        empty = DataFrame(1, data=b"").serialize()
+        for what, first, frame in (("PRIORITY", b"", priorities),
+                                   ("empty DATA", HeadersFrame(1, data=post, flags=["END_HEADERS"]).serialize(),
+                                    empty * 500)):
+            with self.subTest(what):
+                with Prober(self.port) as probe:
+                    with self.connect_raw() as raw:
+                        if first:
+                            raw.send(first)
+                        taken = flood(raw, [frame] * 40, 10, pause=0.02)  # 20000 frames
+                probe.check(self)
+                self.assert_goaway(raw, ENHANCE_YOUR_CALM)
+                self.assertLess(taken, 40, "all 20000 %s frames were taken" % what)
+                self.assertTrue(raw.eof, "the server did not close the connection after its GOAWAY")
+        self.assert_h2_alive()
+
 
 
 if __name__ == "__main__":
