@@ -94,8 +94,9 @@ struct ServerOptions {
     std::string user;                    // run as this user after binding (needs root)
     std::string group;                   // and group (default: the user's primary group)
     std::string metrics_path;            // e.g. "/metrics": Prometheus text; empty: off
-    // Proxies ("10.0.0.0/8", "::1") whose X-Forwarded-Proto says whether the client
-    // used HTTPS (Request::secure); empty: no one's.
+    // Proxies ("10.0.0.0/8", "::1") trusted to say who the client is: from them,
+    // Forwarded or X-Forwarded-For give its address (Request::client_address) and
+    // X-Forwarded-Proto whether it used HTTPS (Request::secure); empty: no one.
     std::vector<std::string> trusted_proxies;
     std::string health_path;             // e.g. "/health": 200 while serving; empty: off
     bool log_errors = true;

@@ -1,8 +1,7 @@
 // WebSocket framing (RFC 6455 §5), a pure parser and writer: bytes in, a frame head
-// out, no I/O and no allocation. The connection that will speak WebSocket (not yet
-// wired: see the issue) unmasks payloads in place and feeds messages through a
-// Reassembler, which keeps the fragmentation rules and checks text as UTF-8 across
-// fragments. Every refusal carries the close code RFC 6455 §7.4.1 gives it.
+// out, no I/O and no allocation. A WebSocket session (ws_session.hpp) unmasks
+// payloads in place and feeds messages through a Reassembler, which keeps the
+// fragmentation rules and checks text as UTF-8 across fragments. Every refusal carries the close code RFC 6455 §7.4.1 gives it.
 #pragma once
 #include <cstddef>
 #include <cstdint>
