@@ -259,6 +259,44 @@ class TrustedLoopback(harness.ServerTestCase):
         self.assertEqual(self.client(headers, source="127.0.0.2"), "127.0.0.2 http")
 
 
+class RateBehindTrustedProxies(harness.ServerTestCase):
+    """limits.rate counts the client a trusted proxy names in X-Forwarded-For or
+    Forwarded: one client exhausting its budget leaves another behind the same proxy
+    alone. An untrusted peer is charged itself whatever it claims, so a new claim
+    each request buys it nothing."""
+
+    server_args = ("--trusted-proxies", "127.0.0.1", "--workers", "2")
+    server_env = {"KILN_LIMITS_RATE": "4", "KILN_LIMITS_RATE_BURST": "4"}
+
+    def burst(self, headers_of, source=None, n=12):
+        statuses = []
+        for i in range(n):
+            with harness.RawConnection(self.port, source=source) as c:
+                c.send(build_request("GET", "/client", headers_of(i)))
+                r = c.read_response()
+                statuses.append(r.status)
+                if r.status == 429:
+                    self.assertTrue(r.header("Retry-After"), r)
+                    self.assertTrue(c.wait_closed(timeout=5)[0], "a refused request's connection stays open")
+                else:
+                    self.assertEqual(r.status, 200, r)
+        return statuses
+
+    def test_the_forwarded_client_is_counted_and_claims_buy_nothing(self):
+        time.sleep(1.1)  # every bucket full
+        statuses = self.burst(lambda i: [("X-Forwarded-For", "203.0.113.9")])
+        self.assertIn(429, statuses, "12 requests in a burst of 4 at 4/s were all served: %r" % statuses)
+        self.assertGreaterEqual(statuses.count(200), 4, statuses)
+        # Another client behind the same proxy, by either field: its own budget.
+        for headers in ([("X-Forwarded-For", "198.51.100.2")], [("Forwarded", "for=198.51.100.3")]):
+            with harness.RawConnection(self.port) as c:
+                r = c.request("GET", "/client", headers)
+                self.assertEqual(r.status, 200, r)
+        # An untrusted peer naming a new client each time is still one client.
+        statuses = self.burst(lambda i: [("X-Forwarded-For", "198.51.100.%d" % (10 + i))], source="127.0.0.2")
+        self.assertIn(429, statuses, "an untrusted peer's claims gave it new budgets: %r" % statuses)
+
+
 class TrustedChain(harness.ServerTestCase):
     server_args = ("--trusted-proxies", "127.0.0.1,10.0.0.0/8")
 
