@@ -5,11 +5,12 @@ pipelining, large bodies both ways and files through sendfile's TLS path,
 req.secure(), a plain listener beside a TLS one, and the error paths: plain HTTP to
 the TLS port is closed, a client that says nothing is closed at the header timeout,
 an old protocol, a cipher without forward secrecy or AEAD and a renegotiation are
-refused, a connection past limits.max_connections is closed unanswered, and a bad
-certificate stops the start naming its file."""
+refused, a connection past limits.max_connections is closed unanswered, SIGHUP takes
+up a renewed certificate, and a bad certificate stops the start naming its file."""
 
 import os
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
@@ -366,6 +367,50 @@ class SniAndMixedListeners(unittest.TestCase):
             r = c.read_response()
         self.assertEqual(r.status, 200)
         self.assertEqual(r.body, b"http")
+
+
+class CertificateReload(unittest.TestCase):
+    """A renewed certificate (certbot's way: new files at the same paths) is taken up
+    by SIGHUP: the new workers present it, and no connection fails meanwhile."""
+
+    def test_sighup_presents_the_renewed_certificate(self):
+        d = tempfile.mkdtemp(prefix="kiln-tls-reload-")
+        self.addCleanup(shutil.rmtree, d, True)
+        old_cert, old_key, _ = make_cert(d, "old.test")
+        new_cert, new_key, _ = make_cert(d, "new.test")
+        cert, key = os.path.join(d, "live.crt"), os.path.join(d, "live.key")
+        shutil.copy(old_cert, cert)
+        shutil.copy(old_key, key)
+        server = harness.ServerProcess(harness.BINARIES["server"],
+                                       ["--workers", "2", "--tls-cert", cert, "--tls-key", key])
+        self.addCleanup(harness.check_clean_stop, server)
+        server.start()
+
+        def presented():
+            with tls_connect(server.port) as s:
+                der = s.getpeercert(binary_form=True)
+                self.assertEqual(get(s, "/plaintext")[0], 200)
+            return ssl.DER_cert_to_PEM_cert(der)
+
+        with open(old_cert) as f:
+            old_pem = ssl.DER_cert_to_PEM_cert(ssl.PEM_cert_to_DER_cert(f.read()))
+        with open(new_cert) as f:
+            new_pem = ssl.DER_cert_to_PEM_cert(ssl.PEM_cert_to_DER_cert(f.read()))
+        self.assertEqual(presented(), old_pem)
+        shutil.copy(new_cert, cert + ".tmp")
+        shutil.copy(new_key, key + ".tmp")
+        os.rename(key + ".tmp", key)
+        os.rename(cert + ".tmp", cert)
+        self.assertEqual(presented(), old_pem, "the files alone changed what was served")
+        server.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 15
+        seen = []
+        while time.monotonic() < deadline:
+            seen.append(presented())  # every handshake during the swap succeeds
+            if seen[-4:] == [new_pem] * 4:
+                break
+            time.sleep(0.05)
+        self.assertEqual(seen[-4:], [new_pem] * 4, "the renewed certificate was not presented after SIGHUP")
 
 
 class RedirectToHttps(harness.ServerTestCase):
