@@ -33,3 +33,8 @@ if(TARGET hello)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_reference.py $<TARGET_FILE:hello>
                    ${PROJECT_SOURCE_DIR}/docs/configuration.md)
 endif()
+
+# SECURITY.md names the tests that prove each of its lines: they must exist.
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+add_test(NAME docs_security_tests
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_security.py ${PROJECT_SOURCE_DIR})
