@@ -263,10 +263,18 @@ TEST(RedisClient, RidesOutARestart) {
 TEST(RedisClient, AStuckServerTimesOut) {
     kiln::net::Loop loop;
     redis::Client r({.url = redis_url(), .command_timeout = 200ms, .reconnect_min = 20ms});
+    redis::Client probe({.url = redis_url(), .command_timeout = 50ms, .reconnect_min = 20ms});
     run(loop, [&]() -> Task<> {
         co_await r.command("PING");
-        Ctl pause("pause 1000");  // SIGSTOP for a second
-        co_await kiln::sleep(100ms);
+        Ctl pause("pause 2000");  // SIGSTOP for two seconds
+        // The control script takes a moment to start (longer on a loaded machine): a
+        // second client finds out when the server has really stopped.
+        bool stopped = false;
+        for (int i = 0; i < 150 && !stopped; ++i) {
+            stopped = (co_await error_of(probe.command("PING"))).has_value();
+            if (!stopped) co_await kiln::sleep(10ms);
+        }
+        EXPECT_TRUE(stopped) << "the server never stopped";
         auto t0 = std::chrono::steady_clock::now();
         try {
             co_await r.command("PING");
