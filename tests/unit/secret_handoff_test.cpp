@@ -15,6 +15,14 @@ namespace {
 
 using kiln::server::EnvSecrets;
 
+void expect_same(const EnvSecrets& got, const EnvSecrets& want) {
+    EXPECT_EQ(got.from_env, want.from_env);
+    EXPECT_EQ(got.generated, want.generated);
+    EXPECT_EQ(got.database_url, want.database_url);
+    EXPECT_EQ(got.redis_url, want.redis_url);
+    EXPECT_EQ(got.tls_pem, want.tls_pem);
+}
+
 TEST(SecretHandoff, EveryValueComesBackWhole) {
     EnvSecrets in;
     in.from_env = "a-secret-of-thirty-two-characters";
@@ -25,12 +33,7 @@ TEST(SecretHandoff, EveryValueComesBackWhole) {
     std::string err;
     int fd = kiln::server::make_secret_memfd(in, &err);
     ASSERT_GE(fd, 0) << err;
-    EnvSecrets out = kiln::server::read_secret_memfd(fd);
-    EXPECT_EQ(out.from_env, in.from_env);
-    EXPECT_EQ(out.generated, in.generated);
-    EXPECT_EQ(out.database_url, in.database_url);
-    EXPECT_EQ(out.redis_url, in.redis_url);
-    EXPECT_EQ(out.tls_pem, in.tls_pem);
+    expect_same(kiln::server::read_secret_memfd(fd), in);
     // Sealed: neither written over nor grown.
     EXPECT_EQ(pwrite(fd, "x", 1, 0), -1);
     EXPECT_EQ(ftruncate(fd, 4096), -1);
@@ -43,12 +46,7 @@ TEST(SecretHandoff, EmptyValuesStayEmpty) {
     std::string err;
     int fd = kiln::server::make_secret_memfd(in, &err);
     ASSERT_GE(fd, 0) << err;
-    EnvSecrets out = kiln::server::read_secret_memfd(fd);
-    EXPECT_EQ(out.from_env, "");
-    EXPECT_EQ(out.generated, "");
-    EXPECT_EQ(out.database_url, "");
-    EXPECT_EQ(out.redis_url, "redis://127.0.0.1");
-    EXPECT_EQ(out.tls_pem, "");
+    expect_same(kiln::server::read_secret_memfd(fd), in);
     close(fd);
 }
 
@@ -62,12 +60,11 @@ TEST(SecretHandoff, AnOlderSupervisorsMemfdIsRead) {
     old.push_back('\0');
     old += "-----BEGIN PRIVATE KEY-----\n";
     ASSERT_EQ(write(fd, old.data(), old.size()), static_cast<ssize_t>(old.size()));
-    EnvSecrets out = kiln::server::read_secret_memfd(fd);
-    EXPECT_EQ(out.from_env, "the-secret-from-env");
-    EXPECT_EQ(out.generated, "generated-key");
-    EXPECT_EQ(out.tls_pem, "-----BEGIN PRIVATE KEY-----\n");
-    EXPECT_EQ(out.database_url, "");
-    EXPECT_EQ(out.redis_url, "");
+    EnvSecrets want;
+    want.from_env = "the-secret-from-env";
+    want.generated = "generated-key";
+    want.tls_pem = "-----BEGIN PRIVATE KEY-----\n";
+    expect_same(kiln::server::read_secret_memfd(fd), want);
     close(fd);
 }
 
