@@ -317,6 +317,11 @@ struct Options {
     // A query that runs longer fails with db::BusyError, sqlstate "57014".
     std::chrono::milliseconds statement_timeout{0};
     std::chrono::milliseconds connect_timeout{5000};  // one connection attempt
+    // A connection whose queries get no answer for this long (its server stopped,
+    // its host gone without a word) is closed: what it carried fails with
+    // db::Error(Io), and the client connects again. Longer than any query should
+    // run (the server sends nothing while it executes one); 0: wait for ever.
+    std::chrono::milliseconds reply_timeout{30000};
     std::chrono::milliseconds reconnect_min{50};      // first retry after a loss,
     std::chrono::milliseconds reconnect_max{5000};    // doubling up to this
     // Connections for transactions, opened when first needed, each carrying one

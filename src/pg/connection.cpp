@@ -35,6 +35,8 @@ Connection::Connection(net::Loop& loop, Owner& owner, const ConnectSpec& spec, M
         auto* c = static_cast<Connection*>(d->owner);
         c->die("no answer within " + std::to_string(c->spec_.timeout_ms) + " ms");
     };
+    reply_deadline_.owner = this;
+    reply_deadline_.fire = [](net::Deadline* d) { static_cast<Connection*>(d->owner)->reply_deadline(); };
 }
 
 Connection::~Connection() {
@@ -42,6 +44,7 @@ Connection::~Connection() {
     if (state_ == State::Dead) return;  // die() let go of everything already
     unwatch();
     loop_.deadlines().disarm(connect_deadline_);
+    loop_.deadlines().disarm(reply_deadline_);
     fail_all("the PostgreSQL client was closed");
     if (conn_) PQfinish(conn_);
 }
@@ -121,6 +124,7 @@ void Connection::send(Op* op, const std::shared_ptr<Statement>& stmt, bool prepa
     // Entries first: if libpq refuses, die() fails them, this op included.
     op->hold();
     ++queries_;
+    if (sent_.empty()) awaiting_reply();
     bool grouped = stmt->select && !alone;
     if (!grouped && group_open_) {  // the open group's Sync goes first: order is kept
         close_group();
@@ -183,6 +187,7 @@ void Connection::on_io(uint32_t events) {
         if (state_ != State::Ready) return;
     }
     if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+        heard_ms_ = loop_.now_ms();
         bool ok = PQconsumeInput(conn_) == 1;
         drain();  // what arrived before a failure still goes to its queries
         if (state_ != State::Ready) return;
@@ -340,6 +345,7 @@ void Connection::die(const std::string& why) {
     state_ = State::Dead;
     unwatch();
     loop_.deadlines().disarm(connect_deadline_);
+    loop_.deadlines().disarm(reply_deadline_);
     std::string where;
     if (conn_ && PQhost(conn_)) where = std::string(" at ") + PQhost(conn_) + ":" + (PQport(conn_) ? PQport(conn_) : "");
     std::string message = was_up ? "connection to PostgreSQL lost: " + why : "cannot connect to PostgreSQL" + where + ": " + why;
@@ -388,6 +394,22 @@ void Connection::unwatch() {
     if (fd_ >= 0) loop_.remove(fd_);
     fd_ = -1;
     events_ = 0;
+}
+
+// The clock is not re-armed on every read (a heap operation per answer): the deadline
+// fires at the first moment the session could be overdue and looks at when the server
+// was last heard from.
+void Connection::awaiting_reply() {
+    heard_ms_ = loop_.now_ms();
+    if (spec_.reply_timeout_ms && !reply_deadline_.armed())
+        loop_.deadlines().arm(reply_deadline_, heard_ms_ + spec_.reply_timeout_ms);
+}
+
+void Connection::reply_deadline() {
+    if (state_ != State::Ready || sent_.empty()) return;  // nothing is owed: the clock stops
+    uint64_t due = heard_ms_ + spec_.reply_timeout_ms;
+    if (loop_.now_ms() < due) return loop_.deadlines().arm(reply_deadline_, due);
+    die("no answer from PostgreSQL in " + std::to_string(spec_.reply_timeout_ms) + " ms");
 }
 
 }  // namespace kiln::pg::detail

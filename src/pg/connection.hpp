@@ -29,9 +29,13 @@
 // libpq resolves a host name inside PQconnectStart, blocking the loop for that
 // lookup: give an address (host=127.0.0.1, or hostaddr=) where that matters.
 //
+// A session that carries queries and hears nothing from the server for
+// ConnectSpec::reply_timeout_ms ends as a lost one does: a stopped server or a host
+// gone silent otherwise holds its queries until TCP gives up, many minutes later.
+//
 // Owned by a Pool on one loop thread. When the session ends (connect failure, lost
-// socket, server shutdown), every query it carries fails with db::Error(Io) and the
-// owner is told once; the owner must then destroy it later (destroy_later), as the
+// socket, server shutdown, no reply in time), every query it carries fails with
+// db::Error(Io) and the owner is told once; the owner must then destroy it later (destroy_later), as the
 // end is reported from inside the Connection's own calls.
 #pragma once
 #include <libpq-fe.h>
@@ -53,6 +57,7 @@ namespace kiln::pg::detail {
 struct ConnectSpec {
     std::vector<std::string> keys, values;
     uint64_t timeout_ms = 5000;
+    uint64_t reply_timeout_ms = 0;  // 0: none
 };
 
 class Connection final : public net::IoHandler {
@@ -128,6 +133,8 @@ private:
     void fail_all(const std::string& message);
     void watch(uint32_t events);
     void unwatch();
+    void awaiting_reply();  // something was sent: the reply clock runs
+    void reply_deadline();  // the clock's deadline passed
 
     net::Loop& loop_;
     Owner& owner_;
@@ -142,6 +149,8 @@ private:
     int fd_ = -1;          // as registered with the loop
     uint32_t events_ = 0;  // as registered
     net::Deadline connect_deadline_;
+    net::Deadline reply_deadline_;  // armed lazily: re-checked against heard_ms_ when it fires
+    uint64_t heard_ms_ = 0;         // when the server last sent something, or the wait began
     std::deque<Pending> sent_;
     std::vector<Queued> queued_;
     std::unordered_map<std::string, std::shared_ptr<Statement>, Hash, std::equal_to<>> statements_;

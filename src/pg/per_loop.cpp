@@ -21,6 +21,7 @@ Options options_from(const ServerOptions& server) {
     o.url = server.database_url;
     o.pool = server.database_pool;
     o.statement_timeout = std::chrono::milliseconds(server.database_statement_timeout_ms);
+    o.reply_timeout = std::chrono::milliseconds(server.database_reply_timeout_ms);
     return o;
 }
 

@@ -321,6 +321,7 @@ const std::vector<Key>& keys() {
          }},
         integer("database.pool", &ServerOptions::database_pool, 1u, 64u),
         integer("database.statement_timeout_ms", &ServerOptions::database_statement_timeout_ms, 0u, 3'600'000u),
+        integer("database.reply_timeout_ms", &ServerOptions::database_reply_timeout_ms, 0u, 3'600'000u),
         {"tls.cert", [](const Value& v, ServerOptions& o) { return get_nonempty(v, &o.tls_cert); }},
         {"tls.key", [](const Value& v, ServerOptions& o) { return get_nonempty(v, &o.tls_key); }},
         {"tls.certificates", [](const Value& v, ServerOptions& o) { return get_list(v, &o.tls_certificates); }},

@@ -100,6 +100,9 @@ const std::vector<SettingDoc>& table() {
          [](const O& o) { return num(o.database_pool); }},
         {"database.statement_timeout_ms", "", "", "a PostgreSQL statement running longer fails (0: the server's)",
          [](const O& o) { return num(o.database_statement_timeout_ms); }},
+        {"database.reply_timeout_ms", "", "", "a PostgreSQL connection that owes answers and hears nothing this long "
+         "is dropped: its queries fail (503) and it reconnects (0: wait for ever)",
+         [](const O& o) { return num(o.database_reply_timeout_ms); }},
         {"tls.cert", "--tls-cert", "FILE", "PEM certificate (and chain): the listeners marked tls speak TLS, or "
          "host:port when none is marked", [](const O&) { return std::string("none"); }},
         {"tls.key", "--tls-key", "FILE", "PEM private key of tls.cert (empty: in tls.cert)", [](const O&) { return std::string(); }},

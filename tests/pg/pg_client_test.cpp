@@ -1,7 +1,8 @@
 // kiln::pg::Client against a real PostgreSQL (started by tests/pg/pg_server.py, URL in
 // KILN_TEST_PG_URL): typed rows, many coroutines pipelined on one connection, errors
 // that stay with their own query, NULLs, cancellation mid-query, statement timeout,
-// and a server restart under load that the client rides out by itself.
+// a server restart under load that the client rides out by itself, and a server that
+// stops answering, left after the reply timeout.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -10,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -373,6 +375,60 @@ TEST(PgClient, StatementTimeoutFailsTheQueryAsBusy) {
         }
         EXPECT_EQ(co_await db.scalar<std::string>("SHOW statement_timeout"), "100ms");
         EXPECT_EQ(co_await db.scalar<int>("SELECT 1"), 1);  // the session goes on
+    });
+}
+
+TEST(PgClient, AServerThatStopsAnsweringIsLeftAndTheClientReconnects) {
+    kiln::net::Loop loop;
+    pg::Client db({.url = pg_url(), .pool = 1, .reply_timeout = 400ms, .reconnect_min = 20ms});
+    run(loop, [&]() -> Task<> {
+        // Slow answers that keep coming are not silence: 12 queries of 100 ms in a
+        // row (1.2 s in all, three times the limit), then one of 300 ms alone.
+        for (int i = 0; i < 12; ++i) co_await db.exec("SELECT pg_sleep(0.1)");
+        co_await db.exec("SELECT pg_sleep(0.3)");
+        // The server process of this session stops (SIGSTOP: the kernel still
+        // acknowledges, so TCP alone would wait for ever).
+        int backend = co_await db.scalar<int>("SELECT pg_backend_pid()");
+        if (::kill(backend, SIGSTOP) != 0) {
+            ADD_FAILURE() << "cannot stop PostgreSQL's backend " << backend;
+            co_return;
+        }
+        // Should the client wait for ever, the server goes on after 5 s: a failure, not a hang.
+        std::atomic<bool> resumed{false};
+        std::thread watchdog([&] {
+            for (int i = 0; i < 500 && !resumed; ++i) std::this_thread::sleep_for(10ms);
+            ::kill(backend, SIGCONT);
+        });
+        auto started = std::chrono::steady_clock::now();
+        pg::Query first = db.exec("SELECT 1");
+        pg::Query second = db.exec("SELECT 2");  // in flight beside it: fails with it
+        auto e1 = co_await error_of<db::Error>(std::move(first));
+        auto e2 = co_await error_of<db::Error>(std::move(second));
+        auto waited = std::chrono::steady_clock::now() - started;
+        resumed = true;  // it finds its client gone and ends
+        watchdog.join();
+        if (!e1 || !e2) {
+            ADD_FAILURE() << "a stopped server answered";
+            co_return;
+        }
+        EXPECT_EQ(e1->kind(), db::ErrorKind::Io);
+        EXPECT_EQ(e2->kind(), db::ErrorKind::Io);
+        EXPECT_NE(std::string(e1->what()).find("no answer from PostgreSQL in 400 ms"), std::string::npos) << e1->what();
+        EXPECT_GE(waited, 350ms);
+        EXPECT_LT(waited, 3s);
+        // A new session, by itself.
+        int again = 0;
+        for (int i = 0; i < 100 && !again; ++i) {
+            bool failed = false;
+            try {
+                again = co_await db.scalar<int>("SELECT pg_backend_pid()");
+            } catch (const db::Error&) {
+                failed = true;  // (no co_await in a handler)
+            }
+            if (failed) co_await kiln::sleep(20ms);
+        }
+        EXPECT_NE(again, 0) << "the client did not connect again";
+        EXPECT_NE(again, backend);
     });
 }
 
