@@ -1,7 +1,8 @@
 // WebSocket framing (RFC 6455 §5), a pure parser and writer: bytes in, a frame head
 // out, no I/O and no allocation. A WebSocket session (ws_session.hpp) unmasks
 // payloads in place and feeds messages through a Reassembler, which keeps the
-// fragmentation rules and checks text as UTF-8 across fragments. Every refusal carries the close code RFC 6455 §7.4.1 gives it.
+// fragmentation rules and checks text as UTF-8 across fragments. Every refusal
+// carries the close code RFC 6455 §7.4.1 gives it.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -35,8 +35,8 @@
 //
 // Owned by a Pool on one loop thread. When the session ends (connect failure, lost
 // socket, server shutdown, no reply in time), every query it carries fails with
-// db::Error(Io) and the owner is told once; the owner must then destroy it later (destroy_later), as the
-// end is reported from inside the Connection's own calls.
+// db::Error(Io) and the owner is told once; the owner must then destroy it later
+// (destroy_later), as the end is reported from inside the Connection's own calls.
 #pragma once
 #include <libpq-fe.h>
 

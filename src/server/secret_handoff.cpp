@@ -70,9 +70,11 @@ EnvSecrets read_environment() {
         unsetenv(kEnvSecretFd);
     } else {
         s.from_env = take_variable(kEnvSecret);
-        s.database_url = take_variable(kEnvDatabaseUrl);
-        s.redis_url = take_variable(kEnvRedisUrl);
     }
+    // A worker gets the URLs from the memfd, unless an older supervisor (a reload onto
+    // a newer binary) left them in its environment and not in the memfd.
+    if (s.database_url.empty()) s.database_url = take_variable(kEnvDatabaseUrl);
+    if (s.redis_url.empty()) s.redis_url = take_variable(kEnvRedisUrl);
     // In a worker too: a stale copy must not outlive the handoff.
     for (const char* name : {kEnvSecret, kEnvDatabaseUrl, kEnvRedisUrl}) unsetenv(name);
     return s;
