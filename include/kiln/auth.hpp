@@ -17,11 +17,14 @@
 // hand. A log-in with an unknown e-mail address costs the same hash as a known one
 // (no timing tells which addresses have accounts), and both get the same message.
 //
-// Log-in throttling: failures are counted per account and per client address
-// (Request::client_address) in the store's auth_failures table, so every node that
-// shares the database shares the counts. Past max_failures_* within the window a
-// log-in is refused before any password is checked (Error::Kind::Throttled, with the
-// seconds to wait); a success clears its account's count.
+// Log-in throttling: failures are counted per account from each client address
+// (Request::client_address), per account from all addresses together and per
+// address, in the store's auth_failures table, so every node that shares the
+// database shares the counts. Past max_failures_* within the window a log-in is
+// refused before any password is checked (Error::Kind::Throttled, with the seconds to
+// wait); a success clears its account's counts. One guesser thus stops after 5 tries
+// at an account while its owner, elsewhere, still logs in; only guesses spread over
+// many addresses (50 in all by default) lock the account for everyone.
 //
 // Sessions: a log-in regenerates the session id (an id seen before it is worth
 // nothing) and stores the user's id and the account's session epoch; changing the
@@ -56,7 +59,8 @@ struct User {
     int64_t created_at = 0;     // unix seconds
 };
 
-// A failed log-in counter (the auth_failures table): "account:<email>" or "address:<ip>".
+// A failed log-in counter (the auth_failures table): "account:<email>",
+// "account:<email> from:<ip>" or "address:<ip>".
 struct Failures {
     int64_t id = 0;
     std::string key;  // unique
@@ -87,7 +91,8 @@ private:
 
 struct Options {
     std::chrono::seconds throttle_window{15 * 60};
-    int max_failures_per_account = 5;   // within the window
+    int max_failures_per_account_and_address = 5;  // one account from one address, within the window
+    int max_failures_per_account = 50;             // one account from all addresses together
     int max_failures_per_address = 50;  // within the window (many users may share one address)
     size_t min_password_chars = 8;
     size_t max_password_bytes = 1024;
@@ -136,8 +141,13 @@ public:
     const Options& options() const { return options_; }
 
 private:
-    Task<> check_throttle(const std::string& account_key, const std::string& address_key, int64_t now);
-    Task<> count_failure(const std::string& key, int64_t now);
+    struct ThrottleKeys {  // the auth_failures rows one attempt counts in
+        std::string account, pair, address;
+    };
+    static ThrottleKeys throttle_keys(std::string_view account, const Request& req);
+    Task<> check_throttle(const ThrottleKeys& keys, int64_t now);
+    Task<> count_failure(const ThrottleKeys& keys, int64_t now);
+    Task<> forget_failures(const ThrottleKeys& keys);
     void start_session(Request& req, const User& user);
     std::string check_password(std::string_view password) const;  // "" or why not
 

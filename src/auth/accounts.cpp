@@ -97,12 +97,21 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
     co_return u;
 }
 
-Task<> Accounts::check_throttle(const std::string& account_key, const std::string& address_key, int64_t now) {
+Accounts::ThrottleKeys Accounts::throttle_keys(std::string_view account, const Request& req) {
+    std::string address = req.client_address();
+    return {"account:" + std::string(account), "account:" + std::string(account) + " from:" + address,
+            "address:" + address};
+}
+
+Task<> Accounts::check_throttle(const ThrottleKeys& keys, int64_t now) {
     int64_t window = options_.throttle_window.count();
     int64_t wait = 0;
-    std::vector<Failures> counts = co_await store_.where<Failures>("key = ? OR key = ?", account_key, address_key);
+    std::vector<Failures> counts =
+        co_await store_.where<Failures>("key = ? OR key = ? OR key = ?", keys.account, keys.pair, keys.address);
     for (const Failures& f : counts) {
-        int limit = f.key == account_key ? options_.max_failures_per_account : options_.max_failures_per_address;
+        int limit = f.key == keys.account ? options_.max_failures_per_account
+                    : f.key == keys.pair  ? options_.max_failures_per_account_and_address
+                                          : options_.max_failures_per_address;
         if (f.window_start + window > now && f.failures >= limit) wait = std::max(wait, f.window_start + window - now);
     }
     if (wait > 0)
@@ -111,27 +120,31 @@ Task<> Accounts::check_throttle(const std::string& account_key, const std::strin
                     wait);
 }
 
-Task<> Accounts::count_failure(const std::string& key, int64_t now) {
+Task<> Accounts::count_failure(const ThrottleKeys& keys, int64_t now) {
     int64_t stale = now - options_.throttle_window.count();  // a window started before this is over
-    co_await store_.execute(
-        "INSERT INTO auth_failures (key, failures, window_start) VALUES (?, 1, ?) "
-        "ON CONFLICT (key) DO UPDATE SET "
-        "failures = CASE WHEN auth_failures.window_start <= ? THEN 1 ELSE auth_failures.failures + 1 END, "
-        "window_start = CASE WHEN auth_failures.window_start <= ? THEN ? ELSE auth_failures.window_start END",
-        key, now, stale, stale, now);
+    for (const std::string* key : {&keys.account, &keys.pair, &keys.address})
+        co_await store_.execute(
+            "INSERT INTO auth_failures (key, failures, window_start) VALUES (?, 1, ?) "
+            "ON CONFLICT (key) DO UPDATE SET "
+            "failures = CASE WHEN auth_failures.window_start <= ? THEN 1 ELSE auth_failures.failures + 1 END, "
+            "window_start = CASE WHEN auth_failures.window_start <= ? THEN ? ELSE auth_failures.window_start END",
+            *key, now, stale, stale, now);
+}
+
+Task<> Accounts::forget_failures(const ThrottleKeys& keys) {
+    co_await store_.execute("DELETE FROM auth_failures WHERE key = ? OR key = ?", keys.account, keys.pair);
 }
 
 Task<User> Accounts::log_in(Request& req, std::string email, std::string password) {
     int64_t now = now_seconds();
-    std::string address_key = "address:" + req.client_address();
     std::string normalized;
     try {
         normalized = normalize_email(email);
     } catch (const Error&) {
         normalized = std::string(trim(email));  // not an address: it matches no account, and is counted so
     }
-    std::string account_key = "account:" + normalized;
-    co_await check_throttle(account_key, address_key, now);
+    ThrottleKeys keys = throttle_keys(normalized, req);
+    co_await check_throttle(keys, now);
     std::vector<User> found = co_await store_.where<User>("email = ?", normalized);
     // Plain statements around each co_await: GCC 12 mis-destroys temporaries of a
     // co_await inside ?: or && (a double free).
@@ -142,11 +155,10 @@ Task<User> Accounts::log_in(Request& req, std::string email, std::string passwor
     bool ok = false;
     if (password.size() <= options_.max_password_bytes) ok = co_await verify_password(std::move(hash), std::move(password));
     if (!known || !ok) {
-        co_await count_failure(account_key, now);
-        co_await count_failure(address_key, now);
+        co_await count_failure(keys, now);
         throw Error(Error::Kind::BadCredentials, "", "Wrong email address or password");
     }
-    co_await store_.execute("DELETE FROM auth_failures WHERE key = ?", account_key);
+    co_await forget_failures(keys);
     start_session(req, found.front());
     co_return found.front();
 }
@@ -160,12 +172,11 @@ Task<> Accounts::change_password(Request& req, std::string current, std::string 
     std::optional<User> me = co_await current_user(req);
     if (!me) throw Error(Error::Kind::NotLoggedIn, "", "Log in first");
     int64_t now = now_seconds();
-    std::string account_key = "account:" + me->email, address_key = "address:" + req.client_address();
-    co_await check_throttle(account_key, address_key, now);
+    ThrottleKeys keys = throttle_keys(me->email, req);
+    co_await check_throttle(keys, now);
     bool right = co_await verify_password(me->password_hash, std::move(current));
     if (!right) {
-        co_await count_failure(account_key, now);
-        co_await count_failure(address_key, now);
+        co_await count_failure(keys, now);
         throw Error(Error::Kind::BadCredentials, "current_password", "The current password is wrong");
     }
     if (std::string why = check_password(next); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);

@@ -483,6 +483,37 @@ class AddressThrottle(BlogCase):
         self.assertEqual(other.get("/posts/new").status, 200)
 
 
+class AccountThrottle(BlogCase):
+    """Failed log-ins at one account are counted per address too: a guesser that fails
+    5 times is stopped there, while the account's owner, from another address, still
+    logs in. Only failures spread over many addresses (50 at one account) lock it for
+    everyone. Each test here has addresses of its own (X-Forwarded-For)."""
+
+    extra_args = ("--trusted-proxies", "127.0.0.1")
+
+    def test_one_guesser_cannot_lock_the_owner_out_and_many_can(self):
+        def at(address):
+            return Client(self.port, [("X-Forwarded-For", address)])
+
+        guesser = at("203.0.113.60")
+        for i in range(5):
+            self.assertEqual(guesser.log_in(self.email, "wrong password %d" % i).status, 422)
+        r = guesser.log_in(self.email)  # even the right password, from there
+        self.assertEqual(r.status, 429, r)
+        self.assertIn(b"Too many failed log-ins", r.body)
+        owner = at("198.51.100.60")
+        self.assertEqual(owner.log_in(self.email).status, 303, "the guesser locked the owner out")
+        # Ten more addresses, five failures each: 50 at the account, which is now locked
+        # from everywhere (the owner's log-in above cleared the first guesser's count).
+        for n in range(10):
+            c = at("203.0.113.%d" % (70 + n))
+            for i in range(5):
+                self.assertEqual(c.log_in(self.email, "wrong password %d" % i).status, 422, (n, i))
+        r = at("198.51.100.61").log_in(self.email)
+        self.assertEqual(r.status, 429, r)
+        self.assertGreater(int(r.header("Retry-After")), 0)
+
+
 class Pagination(BlogCase):
     def test_twelve_posts_make_two_pages_newest_first(self):
         c = self.client
