@@ -145,7 +145,7 @@ class SelfSigned(harness.ServerTestCase):
                               "-alpn", "http/1.1"],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
-            time.sleep(0.5)  # the handshake, before the command
+            time.sleep(1.0)  # the handshake, before the command
             p.stdin.write(b"R\n")
             p.stdin.flush()
             rc = p.wait(timeout=5)
