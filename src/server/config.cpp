@@ -591,11 +591,14 @@ std::string load_config_env(ServerOptions* out) {
             return "environment: " + std::string(name) + ": " + err;
     }
     const EnvSecrets& s = take_env_secrets();
-    for (auto [key, variable, value] : {std::tuple{"secret", kEnvSecret, &s.from_env},
-                                        std::tuple{"database.url", kEnvDatabaseUrl, &s.database_url},
+    if (!s.from_env.empty()) {
+        if (std::string err = find_key("secret")->apply(Value{nullptr, s.from_env}, *out); !err.empty())
+            return std::string("environment: ") + kEnvSecret + ": " + err;
+    }
+    for (auto [key, variable, value] : {std::tuple{"database.url", kEnvDatabaseUrl, &s.database_url},
                                         std::tuple{"redis.url", kEnvRedisUrl, &s.redis_url}}) {
-        if (value->empty()) continue;
-        if (std::string err = find_key(key)->apply(Value{nullptr, *value}, *out); !err.empty())
+        if (!*value) continue;  // set empty, it clears the file's value, as any variable does
+        if (std::string err = find_key(key)->apply(Value{nullptr, **value}, *out); !err.empty())
             return std::string("environment: ") + variable + ": " + err;
     }
     return {};

@@ -149,6 +149,10 @@ int App::run(const ServerOptions& options) {
     // A worker: everything was prepared by the supervisor.
     int ready_fd = -1;
     if (server::FdGroups fds = server::inherited_listeners(&ready_fd); !fds.empty()) {
+        // Taken (the memfd closed, the variables gone) even when the app's options
+        // came from code rather than load_config_env: processes a handler starts must
+        // not inherit the memfd and the passwords in it.
+        (void)server::take_env_secrets();
         if (std::string e = server::open_error_log(options, {}); !e.empty()) return refuse(e);
         if (!has_session_store()) {
             if (!sessions.adopt_from_env()) util::log(util::LogLevel::Error, "no session store from the supervisor");

@@ -7,16 +7,23 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
+#include <optional>
 
 namespace kiln::server {
 namespace {
 
-// The memfd holds a version line, then the values NUL-separated with the PEM last
-// (no environment value can contain a NUL, and PEM is text). A reload may start a
-// newer worker binary under an older supervisor, whose memfd has no version line and
-// three values: from_env, generated, tls_pem.
-constexpr std::string_view kFormat2 = "kiln-secrets/2\n";
+// The memfd holds from_env, a NUL, generated, a NUL, tls_pem: the layout of every
+// version (no environment value can contain a NUL, and PEM is text). After the PEM
+// come a NUL, kTrailer, and the URLs, each "=VALUE" when its variable was set ("="
+// alone when set empty) and nothing when it was not, separated by NULs. A reload can
+// start an older worker binary under this supervisor (a rollback): it reads the first
+// three values as ever (its PEM reader stops at the key's END line) and has no URLs;
+// and a newer one under an older supervisor finds no trailer.
+constexpr std::string_view kTrailer = "kiln-urls/1";
+
+void read_url(std::string_view field, std::optional<std::string>* out) {
+    if (field.starts_with('=')) *out = std::string(field.substr(1));
+}
 
 }  // namespace
 
@@ -31,17 +38,19 @@ EnvSecrets read_secret_memfd(int fd) {
         at += n;
     }
     EnvSecrets s;
-    std::vector<std::string*> fields{&s.from_env, &s.generated, &s.tls_pem};
     std::string_view rest(all);
-    if (rest.starts_with(kFormat2)) {
-        rest.remove_prefix(kFormat2.size());
-        fields = {&s.from_env, &s.generated, &s.database_url, &s.redis_url, &s.tls_pem};
-    }
-    for (size_t i = 0; i < fields.size(); ++i) {
-        size_t nul = i + 1 == fields.size() ? std::string_view::npos : rest.find('\0');
-        *fields[i] = std::string(rest.substr(0, nul));
-        if (nul == std::string_view::npos) break;
-        rest.remove_prefix(nul + 1);
+    auto next = [&rest](std::string* out) {  // up to the next NUL (or the end); false at the end
+        size_t nul = rest.find('\0');
+        *out = std::string(rest.substr(0, nul));
+        rest = nul == std::string_view::npos ? std::string_view() : rest.substr(nul + 1);
+        return nul != std::string_view::npos;
+    };
+    std::string trailer, db, redis;
+    if (next(&s.from_env) && next(&s.generated) && next(&s.tls_pem) && next(&trailer) && trailer == kTrailer) {
+        next(&db);
+        next(&redis);
+        read_url(db, &s.database_url);
+        read_url(redis, &s.redis_url);
     }
     return s;
 }
@@ -50,12 +59,11 @@ namespace {
 
 // Takes one variable: its value, wiped where it lies (unsetenv() only unlinks the
 // string, and /proc/PID/environ shows the block the process started with).
-std::string take_variable(const char* name) {
-    std::string value;
-    if (char* v = std::getenv(name)) {
-        value = v;
-        std::memset(v, 0, value.size());
-    }
+std::optional<std::string> take_variable(const char* name) {
+    char* v = std::getenv(name);
+    if (!v) return std::nullopt;
+    std::string value = v;
+    std::memset(v, 0, value.size());
     return value;
 }
 
@@ -69,12 +77,12 @@ EnvSecrets read_environment() {
         }
         unsetenv(kEnvSecretFd);
     } else {
-        s.from_env = take_variable(kEnvSecret);
+        s.from_env = take_variable(kEnvSecret).value_or("");
     }
     // A worker gets the URLs from the memfd, unless an older supervisor (a reload onto
     // a newer binary) left them in its environment and not in the memfd.
-    if (s.database_url.empty()) s.database_url = take_variable(kEnvDatabaseUrl);
-    if (s.redis_url.empty()) s.redis_url = take_variable(kEnvRedisUrl);
+    if (!s.database_url) s.database_url = take_variable(kEnvDatabaseUrl);
+    if (!s.redis_url) s.redis_url = take_variable(kEnvRedisUrl);
     // In a worker too: a stale copy must not outlive the handoff.
     for (const char* name : {kEnvSecret, kEnvDatabaseUrl, kEnvRedisUrl}) unsetenv(name);
     return s;
@@ -97,12 +105,17 @@ int make_secret_memfd(const EnvSecrets& secrets, std::string* err) {
         *err = std::string("memfd_create: ") + std::strerror(errno);
         return -1;
     }
-    std::string all(kFormat2);
-    for (const std::string* v : {&secrets.from_env, &secrets.generated, &secrets.database_url, &secrets.redis_url}) {
-        all += *v;
-        all.push_back('\0');
-    }
+    std::string all = secrets.from_env;
+    all.push_back('\0');
+    all += secrets.generated;
+    all.push_back('\0');
     all += secrets.tls_pem;
+    all.push_back('\0');
+    all += kTrailer;
+    for (const std::optional<std::string>* url : {&secrets.database_url, &secrets.redis_url}) {
+        all.push_back('\0');
+        if (*url) all += "=" + **url;
+    }
     // Sealed once written: a worker (or anything it runs) cannot change what the
     // next worker reads.
     if (::write(fd, all.data(), all.size()) != static_cast<ssize_t>(all.size()) ||

@@ -10,6 +10,7 @@
 // way. The same memfd carries the node's self-signed TLS pair (--tls-self-signed),
 // made once by the supervisor so every worker presents the same certificate.
 #pragma once
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,8 +25,8 @@ struct EnvSecrets {
     std::string from_env;   // KILN_SECRET, or the supervisor's copy of it
     std::string generated;  // the supervisor's random key, when nothing set one
     std::string tls_pem;    // the self-signed certificate and key, when asked for
-    std::string database_url;  // KILN_DATABASE_URL, or the supervisor's copy of it
-    std::string redis_url;     // KILN_REDIS_URL, likewise
+    std::optional<std::string> database_url;  // KILN_DATABASE_URL (set, maybe empty), or the supervisor's copy
+    std::optional<std::string> redis_url;     // KILN_REDIS_URL, likewise
 };
 
 // Whether an environment variable is one take_env_secrets() takes (the settings
