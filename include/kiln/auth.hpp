@@ -24,7 +24,9 @@
 // refused before any password is checked (Error::Kind::Throttled, with the seconds to
 // wait); a success clears its account's counts. One guesser thus stops after 5 tries
 // at an account while its owner, elsewhere, still logs in; only guesses spread over
-// many addresses (50 in all by default) lock the account for everyone.
+// many addresses (50 in all by default) lock the account for everyone. An IPv6
+// client counts by its /64. Attempts that arrive together are all checked before
+// any is counted, so a burst can pass a limit by its own size.
 //
 // Sessions: a log-in regenerates the session id (an id seen before it is worth
 // nothing) and stores the user's id and the account's session epoch; changing the
@@ -60,7 +62,8 @@ struct User {
 };
 
 // A failed log-in counter (the auth_failures table): "account:<email>",
-// "account:<email> from:<ip>" or "address:<ip>".
+// "account:<email> from:<address>" or "address:<address>", where an IPv6 address
+// counts by its /64 ("2001:db8:1:2::/64").
 struct Failures {
     int64_t id = 0;
     std::string key;  // unique
@@ -144,7 +147,8 @@ private:
     struct ThrottleKeys {  // the auth_failures rows one attempt counts in
         std::string account, pair, address;
     };
-    static ThrottleKeys throttle_keys(std::string_view account, const Request& req);
+    // No account (nullopt): the attempt named none, and counts for its address only.
+    static ThrottleKeys throttle_keys(std::optional<std::string_view> account, const Request& req);
     Task<> check_throttle(const ThrottleKeys& keys, int64_t now);
     Task<> count_failure(const ThrottleKeys& keys, int64_t now);
     Task<> forget_failures(const ThrottleKeys& keys);

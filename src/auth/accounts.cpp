@@ -1,3 +1,6 @@
+#include <arpa/inet.h>
+
+#include <cstring>
 #include <ctime>
 
 #include <kiln/auth.hpp>
@@ -13,6 +16,17 @@ constexpr std::string_view kUserKey = "kiln.user_id";
 constexpr std::string_view kEpochKey = "kiln.user_epoch";
 
 int64_t now_seconds() { return static_cast<int64_t>(std::time(nullptr)); }
+
+// Where failures are counted from: the client's address, or for IPv6 its /64 (one
+// host is usually given a whole /64, and would otherwise have 2^64 addresses).
+std::string counted_address(const Request& req) {
+    std::string address = req.client_address();
+    in6_addr a6;
+    if (address.find(':') == std::string::npos || inet_pton(AF_INET6, address.c_str(), &a6) != 1) return address;
+    std::memset(a6.s6_addr + 8, 0, 8);
+    char text[INET6_ADDRSTRLEN];
+    return inet_ntop(AF_INET6, &a6, text, sizeof text) ? std::string(text) + "/64" : address;
+}
 
 // Characters (code points) in s, or nullopt if it is not UTF-8.
 std::optional<size_t> chars(std::string_view s) {
@@ -97,9 +111,12 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
     co_return u;
 }
 
-Accounts::ThrottleKeys Accounts::throttle_keys(std::string_view account, const Request& req) {
-    std::string address = req.client_address();
-    return {"account:" + std::string(account), "account:" + std::string(account) + " from:" + address,
+Accounts::ThrottleKeys Accounts::throttle_keys(std::optional<std::string_view> account, const Request& req) {
+    std::string address = counted_address(req);
+    // An account is a normalized address (no spaces), so "account:<email>" and
+    // "account:<email> from:<address>" can never be taken one for the other.
+    if (!account) return {{}, {}, "address:" + address};
+    return {"account:" + std::string(*account), "account:" + std::string(*account) + " from:" + address,
             "address:" + address};
 }
 
@@ -122,13 +139,15 @@ Task<> Accounts::check_throttle(const ThrottleKeys& keys, int64_t now) {
 
 Task<> Accounts::count_failure(const ThrottleKeys& keys, int64_t now) {
     int64_t stale = now - options_.throttle_window.count();  // a window started before this is over
-    for (const std::string* key : {&keys.account, &keys.pair, &keys.address})
+    for (const std::string* key : {&keys.account, &keys.pair, &keys.address}) {
+        if (key->empty()) continue;  // no account to count for
         co_await store_.execute(
             "INSERT INTO auth_failures (key, failures, window_start) VALUES (?, 1, ?) "
             "ON CONFLICT (key) DO UPDATE SET "
             "failures = CASE WHEN auth_failures.window_start <= ? THEN 1 ELSE auth_failures.failures + 1 END, "
             "window_start = CASE WHEN auth_failures.window_start <= ? THEN ? ELSE auth_failures.window_start END",
             *key, now, stale, stale, now);
+    }
 }
 
 Task<> Accounts::forget_failures(const ThrottleKeys& keys) {
@@ -137,15 +156,17 @@ Task<> Accounts::forget_failures(const ThrottleKeys& keys) {
 
 Task<User> Accounts::log_in(Request& req, std::string email, std::string password) {
     int64_t now = now_seconds();
-    std::string normalized;
+    std::optional<std::string> normalized;
     try {
         normalized = normalize_email(email);
     } catch (const Error&) {
-        normalized = std::string(trim(email));  // not an address: it matches no account, and is counted so
+        // Not an address: it matches no account, so only its client's failures count
+        // (its text must not reach the account keys, where it could name another's).
     }
     ThrottleKeys keys = throttle_keys(normalized, req);
     co_await check_throttle(keys, now);
-    std::vector<User> found = co_await store_.where<User>("email = ?", normalized);
+    std::vector<User> found;
+    if (normalized) found = co_await store_.where<User>("email = ?", *normalized);
     // Plain statements around each co_await: GCC 12 mis-destroys temporaries of a
     // co_await inside ?: or && (a double free).
     bool known = !found.empty();
@@ -183,6 +204,7 @@ Task<> Accounts::change_password(Request& req, std::string current, std::string 
     me->password_hash = co_await hash_password(std::move(next));
     ++me->epoch;  // every other session of the account ends
     co_await store_.update(*me);
+    co_await forget_failures(keys);
     start_session(req, *me);
 }
 

@@ -513,6 +513,27 @@ class AccountThrottle(BlogCase):
         self.assertEqual(r.status, 429, r)
         self.assertGreater(int(r.header("Retry-After")), 0)
 
+    def test_text_that_is_not_an_email_counts_for_no_account(self):
+        # It would otherwise be counted under a key that names the owner's own
+        # address ("account:<email> from:<address>") and lock the owner out there.
+        owner_address = "198.51.100.62"
+        attacker = Client(self.port, [("X-Forwarded-For", "203.0.113.90")])
+        for i in range(6):
+            r = attacker.log_in(self.email + " from:" + owner_address, "wrong password")
+            self.assertEqual(r.status, 422, (i, r))
+        owner = Client(self.port, [("X-Forwarded-For", owner_address)])
+        self.assertEqual(owner.log_in(self.email).status, 303)
+
+    def test_an_ipv6_client_counts_by_its_64(self):
+        # One host with a /64 cannot take a fresh address for each guess.
+        for i in range(5):
+            c = Client(self.port, [("X-Forwarded-For", "2001:db8:1:2::%x" % (i + 1))])
+            self.assertEqual(c.log_in(self.email, "wrong password").status, 422, i)
+        r = Client(self.port, [("X-Forwarded-For", "2001:db8:1:2:ffff::9")]).log_in(self.email)
+        self.assertEqual(r.status, 429, r)
+        other = Client(self.port, [("X-Forwarded-For", "2001:db8:1:3::1")])  # the next /64
+        self.assertEqual(other.log_in(self.email).status, 303)
+
 
 class Pagination(BlogCase):
     def test_twelve_posts_make_two_pages_newest_first(self):
