@@ -7,18 +7,19 @@ namespace kiln::redis {
 
 namespace {
 // The URL as an error message may show it: its password replaced by ***, since the
-// message goes to logs and terminals.
+// message goes to logs and terminals. Everything up to the last @ may be password
+// (one with an unescaped / or @ in it, or a URL without its scheme); a unix:// path
+// holds none.
 std::string without_password(std::string_view url) {
+    if (url.starts_with("unix://")) return std::string(url);
     size_t scheme = url.find("://");
-    if (scheme == std::string_view::npos) return std::string(url);
-    size_t begin = scheme + 3, end = url.find('/', begin);
-    std::string_view authority = url.substr(begin, end == std::string_view::npos ? end : end - begin);
-    size_t at = authority.rfind('@');
-    if (at == std::string_view::npos) return std::string(url);
-    std::string_view userinfo = authority.substr(0, at);
+    size_t begin = scheme == std::string_view::npos ? 0 : scheme + 3;
+    size_t at = url.rfind('@');
+    if (at == std::string_view::npos || at < begin) return std::string(url);
+    std::string_view userinfo = url.substr(begin, at - begin);
     size_t colon = userinfo.find(':');
     std::string user(colon == std::string_view::npos ? std::string_view() : userinfo.substr(0, colon + 1));
-    return std::string(url.substr(0, begin)) + user + "***" + std::string(url.substr(begin + at));
+    return std::string(url.substr(0, begin)) + user + "***" + std::string(url.substr(at));
 }
 
 [[noreturn]] void bad_url(std::string_view url, const std::string& why) {

@@ -160,7 +160,8 @@ TEST(RedisClient, RefusesABadUrl) {
     EXPECT_EQ(redis::parse_url("unix:///run/redis.sock?db=2").unix_path, "/run/redis.sock");
     // The message names the URL without its password (it goes to logs).
     for (const char* bad : {"redis://user:hunter2-secret@127.0.0.1:6379/x", "redis://hunter2-secret@127.0.0.1:0",
-                            "redis://:hunter2-secret%zz@127.0.0.1"}) {
+                            "redis://:hunter2-secret%zz@127.0.0.1", "redis://:hunter2/secret@127.0.0.1:0",
+                            ":hunter2-secret@127.0.0.1:6379"}) {
         try {
             redis::parse_url(bad);
             ADD_FAILURE() << bad << " was accepted";

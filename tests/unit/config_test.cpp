@@ -64,6 +64,21 @@ TEST(Config, EveryFlagOfTheHelpSetsItsKey) {
     }
 }
 
+// A refused URL's message names what is wrong, never the password in it (it goes to
+// logs and terminals): libpq quotes the token it stumbled on.
+TEST(ConfigErrors, ARefusedDatabaseUrlDoesNotShowItsPassword) {
+    ServerOptions o;
+    for (const char* url : {"postgresql://app:hunter2%zzsecret@127.0.0.1/app", "host=x password=hunter2 secret",
+                            "host=x password='hunter2"}) {
+        std::string why = apply_setting("database.url", url, &o);
+        EXPECT_NE(why, "") << url;
+        EXPECT_EQ(why.find("hunter2"), std::string::npos) << why;
+        EXPECT_EQ(why.find("secret"), std::string::npos) << why;
+    }
+    std::string why = apply_setting("database.url", "postgresql://app@127.0.0.1/app?bogus=1", &o);
+    EXPECT_NE(why.find("\"bogus\""), std::string::npos) << why;  // what is not secret is still named
+}
+
 TEST(ConfigErrors, ARefusedSettingChangesNothing) {
     ServerOptions o;
     EXPECT_NE(apply_setting("listen", "10.1.2.3:81,bogus", &o), "");
