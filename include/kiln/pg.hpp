@@ -319,8 +319,11 @@ struct Options {
     std::chrono::milliseconds connect_timeout{5000};  // one connection attempt
     // A connection whose queries get no answer for this long (its server stopped,
     // its host gone without a word) is closed: what it carried fails with
-    // db::Error(Io), and the client connects again. Longer than any query should
-    // run (the server sends nothing while it executes one); 0: wait for ever.
+    // db::Error(Io), and the client connects again. 0: wait for ever. The server
+    // sends nothing while it runs a query, nor before the end of SELECTs sent
+    // together (they share a Sync), so this must exceed what they may take; and
+    // the server goes on with a query the client gave up on until statement_timeout
+    // (set it below this one) or until it next writes.
     std::chrono::milliseconds reply_timeout{30000};
     std::chrono::milliseconds reconnect_min{50};      // first retry after a loss,
     std::chrono::milliseconds reconnect_max{5000};    // doubling up to this

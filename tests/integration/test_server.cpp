@@ -118,7 +118,9 @@ int main(int argc, char** argv) {
     // without passing through the environment).
     static std::string configured_urls;
     app.on_worker_start([](const kiln::ServerOptions& o) { configured_urls = o.database_url + "\n" + o.redis_url; });
-    app.get("/configured-urls", [](kiln::Request&, kiln::Response& res) { res.text(configured_urls); });
+    app.get("/configured-urls", [](kiln::Request&, kiln::Response& res) {
+        res.text(std::to_string(getpid()) + "\n" + configured_urls);
+    });
 
     // Ergonomics (test_routing.py): typed parameters, JSON values, controllers,
     // handler classes, per-request values, the error page.

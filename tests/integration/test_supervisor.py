@@ -725,8 +725,9 @@ class HandlerChildren(SupervisorCase):
         for _ in range(40):  # and every worker has them, whole
             r, err = fetch(self.port, "/configured-urls")
             self.assertIsNotNone(r, err)
-            self.assertEqual(r.body.decode(), self.URLS["KILN_DATABASE_URL"] + "\n" + self.URLS["KILN_REDIS_URL"])
-            pids.add(int(fetch(self.port, "/pid")[0].body))
+            pid, database_url, redis_url = r.body.decode().split("\n")
+            self.assertEqual((database_url, redis_url), (self.URLS["KILN_DATABASE_URL"], self.URLS["KILN_REDIS_URL"]))
+            pids.add(int(pid))
         self.assertEqual(len(pids), WORKERS, "both workers answered")
         self.assert_signed_cookies_verify_on_every_worker()
 

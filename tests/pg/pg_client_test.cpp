@@ -382,10 +382,17 @@ TEST(PgClient, AServerThatStopsAnsweringIsLeftAndTheClientReconnects) {
     kiln::net::Loop loop;
     pg::Client db({.url = pg_url(), .pool = 1, .reply_timeout = 400ms, .reconnect_min = 20ms});
     run(loop, [&]() -> Task<> {
-        // Slow answers that keep coming are not silence: 12 queries of 100 ms in a
-        // row (1.2 s in all, three times the limit), then one of 300 ms alone.
-        for (int i = 0; i < 12; ++i) co_await db.exec("SELECT pg_sleep(0.1)");
-        co_await db.exec("SELECT pg_sleep(0.3)");
+        // Slow answers that keep coming are not silence: 12 queries of 100 ms sent at
+        // once, each with a Sync of its own (a WITH is not grouped as SELECTs are), so
+        // an answer arrives every 100 ms for 1.2 s, three times the limit; then one of
+        // 200 ms alone.
+        std::vector<pg::Query> slow;
+        for (int i = 0; i < 12; ++i) slow.push_back(db.exec("WITH s AS (SELECT pg_sleep(0.1)) SELECT 1 FROM s"));
+        for (pg::Query& q : slow) {
+            std::optional<db::Error> e = co_await error_of<db::Error>(std::move(q));
+            EXPECT_FALSE(e.has_value()) << e->what();
+        }
+        co_await db.exec("SELECT pg_sleep(0.2)");
         // The server process of this session stops (SIGSTOP: the kernel still
         // acknowledges, so TCP alone would wait for ever).
         int backend = co_await db.scalar<int>("SELECT pg_backend_pid()");

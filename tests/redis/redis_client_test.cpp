@@ -267,6 +267,7 @@ TEST(RedisClient, AStuckServerTimesOut) {
     redis::Client probe({.url = redis_url(), .command_timeout = 50ms, .reconnect_min = 20ms});
     run(loop, [&]() -> Task<> {
         co_await r.command("PING");
+        co_await probe.command("PING");  // connected now: its 50 ms are for answers only
         Ctl pause("pause 2000");  // SIGSTOP for two seconds
         // The control script takes a moment to start (longer on a loaded machine): a
         // second client finds out when the server has really stopped.
