@@ -32,13 +32,19 @@ std::string contents(int fd) {
     return all;
 }
 
-TEST(SecretHandoff, EveryValueComesBackWhole) {
+// Every value set, as a supervisor with a secret, URLs and --tls-self-signed hands down.
+EnvSecrets all_set() {
     EnvSecrets in;
     in.from_env = "a-secret-of-thirty-two-characters";
     in.generated = "0123456789abcdef";
     in.database_url = "postgresql://app:p%40ss@127.0.0.1:5432/app?sslmode=disable";
     in.redis_url = "redis://:pw@[::1]:6380/2";
-    in.tls_pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+    in.tls_pem = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n";
+    return in;
+}
+
+TEST(SecretHandoff, EveryValueComesBackWhole) {
+    EnvSecrets in = all_set();
     std::string err;
     int fd = kiln::server::make_secret_memfd(in, &err);
     ASSERT_GE(fd, 0) << err;
@@ -83,11 +89,7 @@ TEST(SecretHandoff, AnOlderSupervisorsMemfdIsRead) {
 TEST(SecretHandoff, AnOlderWorkerFindsItsValuesWhereTheyWere) {
     // An older worker splits at the first two NULs and hands the rest to its PEM
     // reader, which stops at the key's END line.
-    EnvSecrets in;
-    in.from_env = "a-secret-of-thirty-two-characters";
-    in.generated = "0123456789abcdef";
-    in.tls_pem = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n";
-    in.database_url = "postgresql://app:pw@127.0.0.1/app";
+    EnvSecrets in = all_set();
     std::string err;
     int fd = kiln::server::make_secret_memfd(in, &err);
     ASSERT_GE(fd, 0) << err;
