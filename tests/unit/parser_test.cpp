@@ -382,8 +382,9 @@ size_t first_refusal(const std::string& req, const Limits& lim, ParseError want)
             EXPECT_TRUE(head_may_be_complete(buf, n - 1, lim)) << "buffer of " << n << " bytes";
             return n;
         }
-        if (buf.find('\n', n - 1 > 3 ? n - 4 : 0) == std::string::npos)
+        if (buf.find('\n', n - 1 > 3 ? n - 4 : 0) == std::string::npos) {
             EXPECT_FALSE(head_may_be_complete(buf, n - 1, lim)) << "buffer of " << n << " bytes";
+        }
     }
     return 0;
 }
