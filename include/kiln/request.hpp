@@ -111,6 +111,12 @@ public:
     // the nearest hop) that is not itself a trusted proxy. What a client writes in
     // those fields itself never counts.
     std::string client_address() const;
+    // The client as per-client limits count it: its IPv4 address ("192.0.2.7", also
+    // for a dual-stack listener's ::ffff:192.0.2.7), or its IPv6 address's /64
+    // ("2001:db8:1:2::/64"), since one host usually holds a whole /64. "" when unknown.
+    // limits.rate, limits.max_connections_per_address and the log-in throttle count
+    // clients this way; an app's own limits should too.
+    std::string client_block() const;
 
     // Per-request values, one per type, from middleware to handler: a middleware
     // calls req.set_local(CurrentUser{...}), the handler req.local<CurrentUser>()

@@ -1,6 +1,8 @@
 #include <kiln/request.hpp>
 #include <kiln/app.hpp>  // HttpError
 
+#include <sys/socket.h>
+
 #include <stdexcept>
 
 #include "app/session_binding.hpp"
@@ -51,6 +53,14 @@ std::string Request::client_address() const {
     const net::PeerAddress& a = msg_->client();
     if (a.family == 0) return {};
     return std::string(buf, a.format(buf, sizeof buf));
+}
+std::string Request::client_block() const {
+    char buf[64];
+    const net::PeerAddress a = msg_->client().counted();
+    if (a.family == 0) return {};
+    std::string s(buf, a.format(buf, sizeof buf));
+    if (a.family == AF_INET6) s += "/64";
+    return s;
 }
 std::string_view Request::body() const { return msg_->body(); }
 std::span<const Header> Request::headers() const { return msg_->headers(); }

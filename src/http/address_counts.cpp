@@ -5,9 +5,9 @@
 namespace kiln::http {
 
 std::string AddressCounts::key(const net::PeerAddress& peer) {
-    size_t n = peer.family == AF_INET ? 4 : 16;
-    std::string k(1, static_cast<char>(peer.family));
-    k.append(reinterpret_cast<const char*>(peer.addr), n);
+    const net::PeerAddress c = peer.counted();  // an IPv6 client by its /64
+    std::string k(1, static_cast<char>(c.family));
+    k.append(reinterpret_cast<const char*>(c.addr), c.family == AF_INET ? 4 : 8);
     return k;
 }
 

@@ -1,6 +1,7 @@
 // Open connections per client address, for limits.max_connections_per_address:
 // shared by every loop of a process (a mutex; taken once at accept and once at
-// close, never per request). Addresses of unknown family (Unix sockets) are not
+// close, never per request). An IPv6 client counts by its /64
+// (net::PeerAddress::counted); addresses of unknown family (Unix sockets) are not
 // counted.
 #pragma once
 #include <cstddef>

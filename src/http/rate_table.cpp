@@ -52,7 +52,7 @@ RateTable::Decision RateTable::take(const net::PeerAddress& peer, uint64_t now_u
     if (peer.family != AF_INET && peer.family != AF_INET6) return {true, 0};
     const uint64_t interval = static_cast<uint64_t>(std::max(1.0, 1e6 / rate_per_s));  // us per request
     const uint64_t tolerance = interval * (burst > 0 ? burst - 1 : 0);
-    const uint64_t key = hash_of(peer);
+    const uint64_t key = hash_of(peer.counted());  // an IPv6 client by its /64
     const uint64_t mask = slots_ - 1;
     Slot* found = nullptr;
     for (int i = 0; i < kProbes && !found; ++i) {

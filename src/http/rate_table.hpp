@@ -1,10 +1,10 @@
-// limits.rate: requests per second per client address, with bursts, counted
-// together by every worker of a node in a table in shared memory (the supervisor
-// makes it, the workers inherit it, as the session store). Each address's bucket
-// is one word, its "theoretical arrival time" (GCRA, the leaky bucket as a meter):
-// a request at `now` is allowed when that time is no more than (burst - 1)
-// intervals ahead of now, and pushes it one interval (1/rate s) further. Updated
-// with compare-and-swap: no lock, any process.
+// limits.rate: requests per second per client address (an IPv6 client by its /64:
+// net::PeerAddress::counted), with bursts, counted together by every worker of a
+// node in a table in shared memory (the supervisor makes it, the workers inherit it,
+// as the session store). Each address's bucket is one word, its "theoretical arrival
+// time" (GCRA, the leaky bucket as a meter): a request at `now` is allowed when that
+// time is no more than (burst - 1) intervals ahead of now, and pushes it one
+// interval (1/rate s) further. Updated with compare-and-swap: no lock, any process.
 //
 // The table is a fixed array of slots, addressed by a hash of the address and
 // probed linearly for 8 slots. A slot whose bucket has refilled completely is free

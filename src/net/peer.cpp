@@ -8,6 +8,11 @@
 #include <string>
 
 namespace kiln::net {
+namespace {
+
+constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};  // ::ffff:a.b.c.d
+
+}  // namespace
 
 PeerAddress PeerAddress::from(const sockaddr* sa) {
     PeerAddress p;
@@ -35,6 +40,20 @@ size_t PeerAddress::format(char* out, size_t cap) const {
     return std::strlen(out);
 }
 
+PeerAddress PeerAddress::counted() const {
+    PeerAddress c;
+    c.family = family;
+    if (family == AF_INET) {
+        std::memcpy(c.addr, addr, 4);
+    } else if (family == AF_INET6 && std::memcmp(addr, kMapped, 12) == 0) {
+        c.family = AF_INET;
+        std::memcpy(c.addr, addr + 12, 4);
+    } else if (family == AF_INET6) {
+        std::memcpy(c.addr, addr, 8);
+    }
+    return c;
+}
+
 bool AddressRange::parse(std::string_view text, AddressRange* out) {
     size_t slash = text.find('/');
     std::string host(text.substr(0, slash));
@@ -56,7 +75,6 @@ bool AddressRange::parse(std::string_view text, AddressRange* out) {
 }
 
 bool AddressRange::contains(const PeerAddress& peer) const {
-    static constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
     const uint8_t* a = peer.addr;
     if (peer.family == AF_INET6 && family == AF_INET && std::memcmp(a, kMapped, 12) == 0) a += 12;
     else if (peer.family != family) return false;

@@ -19,6 +19,11 @@ struct PeerAddress {
     static PeerAddress from(const sockaddr* sa);
     // Writes "127.0.0.1" or "::1" (no port) into out (>= 46 bytes); returns its length.
     size_t format(char* out, size_t cap) const;
+    // The address per-client limits count this peer as, port cleared: an IPv4 address
+    // as it is; an IPv4-mapped IPv6 one (a dual-stack listener's IPv4 peer,
+    // ::ffff:192.0.2.7) as that IPv4 address; any other IPv6 address as its /64, the
+    // block one host is usually given, so a client cannot count as 2^64 clients.
+    PeerAddress counted() const;
 };
 
 struct AddressRange {

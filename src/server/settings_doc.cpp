@@ -68,10 +68,11 @@ const std::vector<SettingDoc>& table() {
         {"limits.max_connections", "", "", "open connections per worker process; beyond, 503 and closed, logged (0: no cap)",
          [](const O& o) { return num(o.max_connections); }},
         {"limits.max_connections_per_address", "", "",
-         "open connections from one client address per worker process; beyond, 503 and closed, logged (0: no cap)",
+         "open connections from one client address (an IPv6 client: its /64) per worker process; beyond, 503 and "
+         "closed, logged (0: no cap)",
          [](const O& o) { return num(o.max_connections_per_address); }},
         {"limits.rate", "", "",
-         "requests per second from one client address, all workers of the node together; beyond, 429 with "
+         "requests per second from one client address (an IPv6 client: its /64), all workers of the node together; beyond, 429 with "
          "Retry-After and the connection closed (0: no limit)",
          [](const O& o) { return num(o.rate); }},
         {"limits.rate_burst", "", "", "requests at once above limits.rate (0: as many as limits.rate, at least 1)",

@@ -296,6 +296,14 @@ class RateBehindTrustedProxies(harness.ServerTestCase):
         statuses = self.burst(lambda i: [("X-Forwarded-For", "198.51.100.%d" % (10 + i))], source="127.0.0.2")
         self.assertIn(429, statuses, "an untrusted peer's claims gave it new budgets: %r" % statuses)
 
+    def test_an_ipv6_client_is_counted_by_its_64(self):
+        time.sleep(1.1)  # every bucket full
+        statuses = self.burst(lambda i: [("X-Forwarded-For", "2001:db8:7:7::%x" % (i + 1))])
+        self.assertIn(429, statuses, "a new address of one /64 each request bought new budgets: %r" % statuses)
+        with harness.RawConnection(self.port) as c:  # the next /64: a budget of its own
+            r = c.request("GET", "/client", [("X-Forwarded-For", "2001:db8:7:8::1")])
+            self.assertEqual(r.status, 200, r)
+
 
 class TrustedChain(harness.ServerTestCase):
     server_args = ("--trusted-proxies", "127.0.0.1,10.0.0.0/8")

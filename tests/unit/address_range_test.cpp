@@ -1,4 +1,5 @@
-// net::AddressRange: the address blocks of `proxy.trusted`, matched against peers.
+// net::AddressRange: the address blocks of `proxy.trusted`, matched against peers;
+// net::PeerAddress::counted: the client per-client limits count a peer as.
 #include <gtest/gtest.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -61,4 +62,26 @@ TEST(AddressRange, MalformedTextIsRefused) {
 
 TEST(AddressRange, UnknownPeerMatchesNothing) {
     EXPECT_FALSE(range("0.0.0.0/0").contains(PeerAddress{}));
+}
+
+namespace {
+std::string text(const PeerAddress& p) {
+    char buf[64];
+    return std::string(buf, p.format(buf, sizeof buf));
+}
+}  // namespace
+
+TEST(PeerAddress, CountedIsTheIpv4AddressOrTheIpv6Slash64) {
+    EXPECT_EQ(text(peer("192.0.2.7").counted()), "192.0.2.7");
+    EXPECT_EQ(text(peer("2001:db8:1:2:aaaa:bbbb:cccc:dddd").counted()), "2001:db8:1:2::");
+    EXPECT_EQ(text(peer("::1").counted()), "::");
+    // A dual-stack listener's IPv4 peer is that IPv4 client, not the /64 all of them share.
+    PeerAddress mapped = peer("::ffff:192.0.2.7").counted();
+    EXPECT_EQ(mapped.family, AF_INET);
+    EXPECT_EQ(text(mapped), "192.0.2.7");
+    EXPECT_EQ(text(peer("::ffff:192.0.2.8").counted()), "192.0.2.8");
+    EXPECT_EQ(PeerAddress{}.counted().family, 0);
+    PeerAddress with_port = peer("192.0.2.7");
+    with_port.port = 4711;
+    EXPECT_EQ(with_port.counted().port, 0);
 }

@@ -1,12 +1,16 @@
 // http::RateTable (limits.rate): a burst passes, then one request per interval;
 // the refusal says how long to wait; addresses have buckets of their own; a full
 // table lets requests through rather than refusing innocent clients, and counts it.
+// http::AddressCounts (limits.max_connections_per_address) beside it: both count an
+// IPv6 client by its /64 and a dual-stack listener's IPv4 client by its IPv4 address.
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
 #include <sys/socket.h>
 
 #include <cstring>
 #include <vector>
 
+#include "http/address_counts.hpp"
 #include "http/rate_table.hpp"
 
 namespace {
@@ -18,6 +22,13 @@ kiln::net::PeerAddress v4(uint8_t a, uint8_t b, uint8_t c, uint8_t d) {
     p.addr[1] = b;
     p.addr[2] = c;
     p.addr[3] = d;
+    return p;
+}
+
+kiln::net::PeerAddress v6(const char* text) {
+    kiln::net::PeerAddress p;
+    p.family = AF_INET6;
+    EXPECT_EQ(inet_pton(AF_INET6, text, p.addr), 1) << text;
     return p;
 }
 
@@ -72,4 +83,36 @@ TEST(RateTable, AFullTableLetsRequestsThroughAndCountsThem) {
 TEST(RateTable, AttachRefusesWhatIsNotATable) {
     std::vector<uint64_t> junk(64, 7);
     EXPECT_EQ(kiln::http::RateTable::attach(junk.data(), junk.size() * 8), nullptr);
+}
+
+TEST(RateTable, AnIpv6ClientIsOneBucketForItsSlash64) {
+    Table tb(1024);
+    uint64_t now = 1000 * kSecond;
+    // Three addresses of one /64 share a burst of three.
+    EXPECT_TRUE(tb.t->take(v6("2001:db8:1:2::1"), now, 1, 3).allowed);
+    EXPECT_TRUE(tb.t->take(v6("2001:db8:1:2::2"), now, 1, 3).allowed);
+    EXPECT_TRUE(tb.t->take(v6("2001:db8:1:2:ffff:ffff:ffff:ffff"), now, 1, 3).allowed);
+    EXPECT_FALSE(tb.t->take(v6("2001:db8:1:2::4"), now, 1, 3).allowed);
+    EXPECT_TRUE(tb.t->take(v6("2001:db8:1:3::1"), now, 1, 3).allowed);  // the next /64
+    // Dual-stack: ::ffff:10.0.0.9 is 10.0.0.9, and ::ffff:10.0.0.10 another client.
+    EXPECT_TRUE(tb.t->take(v4(10, 0, 0, 9), now, 1, 1).allowed);
+    EXPECT_FALSE(tb.t->take(v6("::ffff:10.0.0.9"), now, 1, 1).allowed);
+    EXPECT_TRUE(tb.t->take(v6("::ffff:10.0.0.10"), now, 1, 1).allowed);
+}
+
+TEST(AddressCounts, CountsAnIpv6ClientByItsSlash64AndAMappedOneAsIpv4) {
+    kiln::http::AddressCounts counts;
+    EXPECT_TRUE(counts.add(v6("2001:db8:1:2::1"), 2));
+    EXPECT_TRUE(counts.add(v6("2001:db8:1:2::2"), 2));
+    EXPECT_FALSE(counts.add(v6("2001:db8:1:2::3"), 2));  // a third connection from the /64
+    EXPECT_TRUE(counts.add(v6("2001:db8:1:3::1"), 2));
+    EXPECT_EQ(counts.addresses(), 2u);
+    counts.remove(v6("2001:db8:1:2::1"));  // closing any of them frees one
+    EXPECT_TRUE(counts.add(v6("2001:db8:1:2::3"), 2));
+
+    EXPECT_TRUE(counts.add(v4(10, 0, 0, 9), 1));
+    EXPECT_FALSE(counts.add(v6("::ffff:10.0.0.9"), 1));
+    EXPECT_TRUE(counts.add(v6("::ffff:10.0.0.10"), 1));
+    counts.remove(v6("::ffff:10.0.0.9"));
+    EXPECT_TRUE(counts.add(v4(10, 0, 0, 9), 1));
 }
