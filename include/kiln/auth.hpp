@@ -25,8 +25,13 @@
 // wait); a success clears its account's counts. One guesser thus stops after 5 tries
 // at an account while its owner, elsewhere, still logs in; only guesses spread over
 // many addresses (50 in all by default) lock the account for everyone. An IPv6
-// client counts by its /64. Attempts that arrive together are all checked before
-// any is counted, so a burst can pass a limit by its own size.
+// client counts by its /64 (Request::client_block). Attempts that arrive together
+// are all checked before any is counted, so a burst can pass a limit by its own size.
+//
+// Sign-up throttling: every sign-up that passes the field checks costs a hash, and
+// one for a taken address tells that it has an account. So sign-ups are counted per
+// client address too ("sign-up:<address>", max_sign_ups_per_address in the window),
+// success or not, and refused beyond with Throttled before any hash.
 //
 // Sessions: a log-in regenerates the session id (an id seen before it is worth
 // nothing) and stores the user's id and the account's session epoch; changing the
@@ -62,8 +67,8 @@ struct User {
 };
 
 // A failed log-in counter (the auth_failures table): "account:<email>",
-// "account:<email> from:<address>" or "address:<address>", where an IPv6 address
-// counts by its /64 ("2001:db8:1:2::/64").
+// "account:<email> from:<address>" or "address:<address>", or a sign-up counter,
+// "sign-up:<address>"; an IPv6 address counts by its /64 ("2001:db8:1:2::/64").
 struct Failures {
     int64_t id = 0;
     std::string key;  // unique
@@ -97,6 +102,7 @@ struct Options {
     int max_failures_per_account_and_address = 5;  // one account from one address, within the window
     int max_failures_per_account = 50;             // one account from all addresses together
     int max_failures_per_address = 50;  // within the window (many users may share one address)
+    int max_sign_ups_per_address = 50;  // sign-ups that reach the hash, from one address within the window
     size_t min_password_chars = 8;
     size_t max_password_bytes = 1024;
     std::string login_path = "/login";  // where require_login sends the logged-out
@@ -117,7 +123,7 @@ public:
     Accounts& operator=(const Accounts&) = delete;
 
     // A new account, logged in on this request's session. Throws Error: Invalid
-    // (with its field), Taken.
+    // (with its field), Throttled (field "email"; nothing checked), Taken.
     Task<User> sign_up(Request& req, std::string email, std::string name, std::string password);
     // Throws Error: Throttled (nothing checked), BadCredentials (counted).
     Task<User> log_in(Request& req, std::string email, std::string password);
@@ -150,7 +156,10 @@ private:
     // No account (nullopt): the attempt named none, and counts for its address only.
     static ThrottleKeys throttle_keys(std::optional<std::string_view> account, const Request& req);
     Task<> check_throttle(const ThrottleKeys& keys, int64_t now);
+    // Seconds until `key`'s count, if at `limit` within the window, starts over; 0 if not.
+    static int64_t wait_for(const Failures& f, int limit, int64_t window, int64_t now);
     Task<> count_failure(const ThrottleKeys& keys, int64_t now);
+    Task<> count(const std::string& key, int64_t now);  // one more in key's window
     Task<> forget_failures(const ThrottleKeys& keys);
     void start_session(Request& req, const User& user);
     std::string check_password(std::string_view password) const;  // "" or why not

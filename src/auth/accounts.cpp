@@ -1,6 +1,3 @@
-#include <arpa/inet.h>
-
-#include <cstring>
 #include <ctime>
 
 #include <kiln/auth.hpp>
@@ -17,17 +14,6 @@ constexpr std::string_view kEpochKey = "kiln.user_epoch";
 
 int64_t now_seconds() { return static_cast<int64_t>(std::time(nullptr)); }
 
-// Where failures are counted from: the client's address, or for IPv6 its /64 (one
-// host is usually given a whole /64, and would otherwise have 2^64 addresses).
-std::string counted_address(const Request& req) {
-    std::string address = req.client_address();
-    in6_addr a6;
-    if (address.find(':') == std::string::npos || inet_pton(AF_INET6, address.c_str(), &a6) != 1) return address;
-    std::memset(a6.s6_addr + 8, 0, 8);
-    char text[INET6_ADDRSTRLEN];
-    return inet_ntop(AF_INET6, &a6, text, sizeof text) ? std::string(text) + "/64" : address;
-}
-
 // Characters (code points) in s, or nullopt if it is not UTF-8.
 std::optional<size_t> chars(std::string_view s) {
     size_t n = 0;
@@ -37,6 +23,12 @@ std::optional<size_t> chars(std::string_view s) {
         i += len;
     }
     return n;
+}
+
+// "3 minutes", "1 minute": a wait of `seconds`, rounded up.
+std::string minutes(int64_t seconds) {
+    int64_t m = (seconds + 59) / 60;
+    return std::to_string(m) + (m == 1 ? " minute" : " minutes");
 }
 
 std::string_view trim(std::string_view s) {
@@ -98,8 +90,18 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
         throw Error(Error::Kind::Invalid, "name", "Name must be 1 to 100 characters");
     u.name = std::string(shown);
     if (std::string why = check_password(password); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
+    int64_t now = now_seconds();
+    std::string key = "sign-up:" + req.client_block();
+    std::vector<Failures> counted = co_await store_.where<Failures>("key = ?", key);
+    int64_t wait = counted.empty() ? 0
+                                   : wait_for(counted.front(), options_.max_sign_ups_per_address,
+                                              options_.throttle_window.count(), now);
+    if (wait > 0)
+        throw Error(Error::Kind::Throttled, "email",
+                    "Too many sign-ups from your address: try again in " + minutes(wait), wait);
+    co_await count(key, now);  // before the hash: a flood is counted as it comes
     u.password_hash = co_await hash_password(std::move(password));
-    u.created_at = now_seconds();
+    u.created_at = now;
     bool taken = false;
     try {
         co_await store_.insert(u);
@@ -112,7 +114,7 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
 }
 
 Accounts::ThrottleKeys Accounts::throttle_keys(std::optional<std::string_view> account, const Request& req) {
-    std::string address = counted_address(req);
+    std::string address = req.client_block();  // IPv6 by its /64
     // An account is a normalized address (no spaces), so "account:<email>" and
     // "account:<email> from:<address>" can never be taken one for the other.
     if (!account) return {{}, {}, "address:" + address};
@@ -129,25 +131,29 @@ Task<> Accounts::check_throttle(const ThrottleKeys& keys, int64_t now) {
         int limit = f.key == keys.account ? options_.max_failures_per_account
                     : f.key == keys.pair  ? options_.max_failures_per_account_and_address
                                           : options_.max_failures_per_address;
-        if (f.window_start + window > now && f.failures >= limit) wait = std::max(wait, f.window_start + window - now);
+        wait = std::max(wait, wait_for(f, limit, window, now));
     }
     if (wait > 0)
-        throw Error(Error::Kind::Throttled, "", "Too many failed log-ins: try again in " + std::to_string((wait + 59) / 60) +
-                                                     " minute" + ((wait + 59) / 60 == 1 ? "" : "s"),
-                    wait);
+        throw Error(Error::Kind::Throttled, "", "Too many failed log-ins: try again in " + minutes(wait), wait);
+}
+
+int64_t Accounts::wait_for(const Failures& f, int limit, int64_t window, int64_t now) {
+    return f.window_start + window > now && f.failures >= limit ? f.window_start + window - now : 0;
 }
 
 Task<> Accounts::count_failure(const ThrottleKeys& keys, int64_t now) {
+    for (const std::string* key : {&keys.account, &keys.pair, &keys.address})
+        if (!key->empty()) co_await count(*key, now);  // empty: no account to count for
+}
+
+Task<> Accounts::count(const std::string& key, int64_t now) {
     int64_t stale = now - options_.throttle_window.count();  // a window started before this is over
-    for (const std::string* key : {&keys.account, &keys.pair, &keys.address}) {
-        if (key->empty()) continue;  // no account to count for
-        co_await store_.execute(
-            "INSERT INTO auth_failures (key, failures, window_start) VALUES (?, 1, ?) "
-            "ON CONFLICT (key) DO UPDATE SET "
-            "failures = CASE WHEN auth_failures.window_start <= ? THEN 1 ELSE auth_failures.failures + 1 END, "
-            "window_start = CASE WHEN auth_failures.window_start <= ? THEN ? ELSE auth_failures.window_start END",
-            *key, now, stale, stale, now);
-    }
+    co_await store_.execute(
+        "INSERT INTO auth_failures (key, failures, window_start) VALUES (?, 1, ?) "
+        "ON CONFLICT (key) DO UPDATE SET "
+        "failures = CASE WHEN auth_failures.window_start <= ? THEN 1 ELSE auth_failures.failures + 1 END, "
+        "window_start = CASE WHEN auth_failures.window_start <= ? THEN ? ELSE auth_failures.window_start END",
+        key, now, stale, stale, now);
 }
 
 Task<> Accounts::forget_failures(const ThrottleKeys& keys) {

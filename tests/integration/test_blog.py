@@ -483,6 +483,36 @@ class AddressThrottle(BlogCase):
         self.assertEqual(other.get("/posts/new").status, 200)
 
 
+class SignUpThrottle(BlogCase):
+    """Each sign-up costs a password hash, and one for a taken address tells that it has
+    an account: 50 from one client address in the window, then 429 before any hash,
+    while other addresses sign up."""
+
+    extra_args = ("--trusted-proxies", "127.0.0.1")
+
+    def sign_up_as(self, client, email):
+        return client.post("/signup", [("_csrf", client.token("/signup")), ("email", email), ("name", "Eve"),
+                                       ("password", "correct horse battery")])
+
+    def test_one_address_probing_sign_up_is_stopped_there_only(self):
+        prober = Client(self.port, [("X-Forwarded-For", "192.0.2.90")])
+        for i in range(50):
+            r = self.sign_up_as(prober, self.email)  # taken: it says so
+            self.assertEqual(r.status, 422, "try %d: %r" % (i, r))
+            self.assertIn(b"exists already", r.body)
+        r = self.sign_up_as(prober, self.email)
+        self.assertEqual(r.status, 429, r)
+        self.assertGreater(int(r.header("Retry-After")), 0)
+        self.assertIn(b"Too many sign-ups", r.body)
+        self.assertNotIn(b"exists already", r.body)
+        r = self.sign_up_as(prober, self.new_email())  # a new account from there: refused too
+        self.assertEqual(r.status, 429, r)
+        mapped = Client(self.port, [("X-Forwarded-For", "::ffff:192.0.2.90")])  # the same client
+        self.assertEqual(self.sign_up_as(mapped, self.new_email()).status, 429)
+        other = Client(self.port, [("X-Forwarded-For", "192.0.2.91")])
+        self.assertEqual(self.sign_up_as(other, self.new_email()).status, 303)
+
+
 class AccountThrottle(BlogCase):
     """Failed log-ins at one account are counted per address too: a guesser that fails
     5 times is stopped there, while the account's owner, from another address, still
@@ -533,6 +563,19 @@ class AccountThrottle(BlogCase):
         self.assertEqual(r.status, 429, r)
         other = Client(self.port, [("X-Forwarded-For", "2001:db8:1:3::1")])  # the next /64
         self.assertEqual(other.log_in(self.email).status, 303)
+
+    def test_a_dual_stack_listeners_ipv4_clients_count_one_by_one(self):
+        # Behind a listener on [::], IPv4 clients arrive as ::ffff:a.b.c.d. Each counts
+        # as its IPv4 address, not all of them as the one /64 those addresses share.
+        def at(address):
+            return Client(self.port, [("X-Forwarded-For", address)])
+
+        guesser = at("::ffff:192.0.2.80")
+        for i in range(5):
+            self.assertEqual(guesser.log_in(self.email, "wrong password %d" % i).status, 422, i)
+        self.assertEqual(at("192.0.2.80").log_in(self.email).status, 429, "the same client, written as IPv4")
+        self.assertEqual(at("::ffff:192.0.2.81").log_in(self.email).status, 303,
+                         "one IPv4 guesser locked out every IPv4 client of a dual-stack listener")
 
 
 class Pagination(BlogCase):

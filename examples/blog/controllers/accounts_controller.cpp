@@ -34,17 +34,25 @@ kiln::Task<> AccountsController::signup_form(kiln::Request& req, kiln::Response&
 kiln::Task<> AccountsController::signup(kiln::Request& req, kiln::Response& res) {
     std::string email = field(req, "email"), name = field(req, "name");
     kiln::FieldErrors errors;
+    int status = 422;
+    int64_t retry = 0;
     try {
         kiln::auth::User u = co_await accounts_.sign_up(req, email, name, field(req, "password"));
         kiln::flash(req, "notice", "Welcome, " + u.name + "!");
         co_return res.redirect("/posts", 303);
     } catch (const Error& e) {
-        if (e.kind() != Error::Kind::Invalid && e.kind() != Error::Kind::Taken) throw;
+        if (e.kind() == Error::Kind::Throttled) {
+            status = 429;
+            retry = e.retry_after();
+        } else if (e.kind() != Error::Kind::Invalid && e.kind() != Error::Kind::Taken) {
+            throw;
+        }
         errors.add(e.field(), e.what());
     }
     std::string token = kiln::csrf_token(req);
     kiln::render(res, views::accounts::signup{.email = email, .name = name, .errors = errors, .token = token});
-    res.status(422);
+    res.status(status);
+    if (retry > 0) res.header("Retry-After", std::to_string(retry));
 }
 
 kiln::Task<> AccountsController::login_form(kiln::Request& req, kiln::Response& res) {
