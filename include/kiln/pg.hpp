@@ -323,7 +323,9 @@ struct Options {
     // sends nothing while it runs a query, nor before the end of SELECTs sent
     // together (they share a Sync), so this must exceed what they may take; and
     // the server goes on with a query the client gave up on until statement_timeout
-    // (set it below this one) or until it next writes.
+    // (set it below this one) or until it next writes. A LISTEN session, which owes
+    // nothing while it waits, is sent a SELECT 1 this often, so its silence is noticed
+    // too (within twice this).
     std::chrono::milliseconds reply_timeout{30000};
     std::chrono::milliseconds reconnect_min{50};      // first retry after a loss,
     std::chrono::milliseconds reconnect_max{5000};    // doubling up to this

@@ -36,11 +36,14 @@ Hub::Hub(net::Loop& loop, const ConnectSpec& spec, const Options& options)
     : loop_(loop), spec_(spec), options_(options) {
     reconnect_.retry.owner = this;
     reconnect_.retry.fire = [](net::Deadline* d) { static_cast<Hub*>(d->owner)->open(); };
+    probe_.owner = this;
+    probe_.fire = [](net::Deadline* d) { static_cast<Hub*>(d->owner)->probe(); };
     open();
 }
 
 Hub::~Hub() {
     loop_.deadlines().disarm(reconnect_.retry);
+    loop_.deadlines().disarm(probe_);
     conn_.reset();
     for (auto& [channel, states] : channels_) {
         for (ListenerState* s : states) {
@@ -55,10 +58,20 @@ void Hub::open() {
     conn_->start();  // may report down() at once, which arms the retry
 }
 
+void Hub::probe() {
+    if (!conn_ || conn_->dead()) return;  // down: up() arms it again
+    Query dropped = submit("SELECT 1");
+    loop_.deadlines().arm(probe_, loop_.now_ms() + spec_.reply_timeout_ms);
+}
+
 Query Hub::send(const char* verb, const std::string& channel) {
     std::string sql = std::string(verb) + " \"";
     for (char c : channel) sql += c == '"' ? std::string("\"\"") : std::string(1, c);
     sql += '"';
+    return submit(std::move(sql));
+}
+
+Query Hub::submit(std::string sql) {
     Op* op = new Op(loop_);
     Query q(op);
     if (conn_ && !conn_->dead()) {
@@ -86,12 +99,14 @@ void Hub::unsubscribe(ListenerState* s) {
 void Hub::up(Connection&) {
     was_up_ = true;
     reconnect_.recovered();
+    if (spec_.reply_timeout_ms) loop_.deadlines().arm(probe_, loop_.now_ms() + spec_.reply_timeout_ms);
     for (const auto& [channel, states] : channels_) Query again = send("LISTEN", channel);
 }
 
 void Hub::down(Connection& c, const std::string& message) {
     if (&c != conn_.get()) return;
     loop_.destroy_later(conn_.release());
+    loop_.deadlines().disarm(probe_);
     if (std::exchange(was_up_, false)) {  // once per outage, not per failed retry
         for (auto& [channel, states] : channels_)
             for (ListenerState* s : states)

@@ -5,6 +5,11 @@
 // every listener once (its next next() throws db::Error(Io): what was sent meanwhile
 // is missed), then reconnects with the pool's back-off and LISTENs again to every
 // channel by itself.
+//
+// A LISTEN session only waits, so the reply timeout, which counts only while answers
+// are owed, would never see it go silent (a stopped server, a host gone without a RST).
+// So while it is up it sends a SELECT 1 every reply_timeout_ms: a server silent that
+// long is noticed within twice that, and the session is lost and made again as above.
 #pragma once
 #include <deque>
 #include <exception>
@@ -57,14 +62,17 @@ public:
 
 private:
     void open();
+    void probe();  // SELECT 1, its answer owed within the reply timeout
     // LISTEN or UNLISTEN `channel` (its answer not awaited when the Query is dropped).
     Query send(const char* verb, const std::string& channel);
+    Query submit(std::string sql);
 
     net::Loop& loop_;
     const ConnectSpec& spec_;
     const Options& options_;
     std::unique_ptr<Connection> conn_;  // null while waiting to retry
     net::Reconnect reconnect_;
+    net::Deadline probe_;  // armed while the session is up, when there is a reply timeout
     bool was_up_ = false;  // the session was up since the last loss was reported
     std::map<std::string, std::vector<ListenerState*>, std::less<>> channels_;
 };

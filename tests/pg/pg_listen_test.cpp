@@ -1,13 +1,18 @@
 // LISTEN/NOTIFY as a stream (pg::Client::listen) against a real PostgreSQL
 // (tests/pg/pg_server.py): notifications in order from this client and from other
 // sessions, every listener of a channel gets each one, only committed ones arrive,
-// only what was sent after listen() is queued, a cancelled wait ends cleanly, and a server restart is reported once, after which
-// the listener is subscribed again by itself.
+// only what was sent after listen() is queued, a cancelled wait ends cleanly, and a
+// server restart, or a LISTEN session's server gone silent, is reported once, after
+// which the listener is subscribed again by itself.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <kiln/pg.hpp>
@@ -153,6 +158,69 @@ TEST(PgListen, AServerRestartIsReportedOnceThenTheListenerIsBackByItself) {
                 co_await c.notify("restart", "after");
             } catch (const db::Error&) {  // the query connection may still be reconnecting
             }
+            co_await kiln::sleep(20ms);
+            if (l.pending() > 0) payload = (co_await l.next()).payload;
+        }
+        EXPECT_EQ(payload, "after");
+    });
+}
+
+TEST(PgListen, ASilentServerIsNoticedByTheProbeAndTheListenerIsBackByItself) {
+    run([&]() -> Task<> {
+        pg::Client c({.url = pg_url(), .reply_timeout = 500ms, .reconnect_min = 20ms, .reconnect_max = 200ms});
+        std::string channel = "silent" + std::to_string(::getpid());
+        pg::Listener l = co_await c.listen(channel);
+        // The LISTEN session's server process, found while LISTEN is still its last
+        // statement (its first probe comes 500 ms later).
+        int backend = 0;
+        try {
+            backend = co_await c.scalar<int>(
+                "SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN \"' || $1 || '\"'", channel);
+        } catch (const db::Error& e) {
+            ADD_FAILURE() << "the LISTEN session was not found: " << e.what();
+            co_return;
+        }
+        if (::kill(backend, SIGSTOP) != 0) {
+            ADD_FAILURE() << "cannot stop PostgreSQL's backend " << backend;
+            co_return;
+        }
+        std::atomic<bool> resumed{false};
+        std::thread watchdog([&] {  // a failure after 5 s, never a stopped backend left behind
+            for (int i = 0; i < 500 && !resumed; ++i) std::this_thread::sleep_for(10ms);
+            ::kill(backend, SIGCONT);
+        });
+        // Nothing is owed on a LISTEN session, so only the probe can notice. Bounded:
+        // without it next() would wait for ever.
+        auto started = std::chrono::steady_clock::now();
+        std::string lost;
+        kiln::net::AsyncScope scope;
+        auto waiter = [&]() -> Task<> {
+            try {
+                co_await l.next();
+            } catch (const db::Error& e) {
+                if (e.kind() == db::ErrorKind::Io) lost = e.message();
+            } catch (const kiln::Cancelled&) {
+            }
+        };
+        Task<> t;
+        {
+            kiln::net::AsyncScope::Enter enter(&scope);
+            t = waiter();
+            t.start();
+        }
+        while (!t.done() && std::chrono::steady_clock::now() - started < 4s) co_await kiln::sleep(10ms);
+        auto waited = std::chrono::steady_clock::now() - started;
+        scope.cancel();
+        while (!t.done()) co_await kiln::sleep(1ms);
+        resumed = true;
+        watchdog.join();
+        EXPECT_NE(lost.find("no answer from PostgreSQL in 500 ms"), std::string::npos) << "'" << lost << "'";
+        EXPECT_NE(lost.find("missed"), std::string::npos) << lost;
+        EXPECT_LT(waited, 2500ms);  // at most one probe interval and one reply timeout, with slack
+        // Subscribed again by itself, on a new session.
+        std::string payload;
+        for (int attempt = 0; attempt < 200 && payload.empty(); ++attempt) {
+            co_await c.notify(channel, "after");
             co_await kiln::sleep(20ms);
             if (l.pending() > 0) payload = (co_await l.next()).payload;
         }
