@@ -17,7 +17,8 @@
 // (Error::Kind::Io), then reconnects with back-off; while none is up a command fails
 // at once with the last reason, instead of waiting. A reply slower than
 // `command_timeout` closes its connection (the server is stuck or gone), failing
-// what it carried.
+// what it carried; the connection of subscriptions, which waits without owing a
+// reply, sends a PING that often and is closed when the next one finds nothing heard.
 #pragma once
 #include <charconv>
 #include <chrono>

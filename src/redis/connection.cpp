@@ -37,12 +37,15 @@ Connection::Connection(net::Loop& loop, Owner& owner, const Endpoint& endpoint, 
     : loop_(loop), owner_(owner), endpoint_(endpoint), options_(options), mode_(mode) {
     deadline_.owner = this;
     deadline_.fire = [](net::Deadline* d) { static_cast<Connection*>(d->owner)->timed_out(); };
+    probe_.owner = this;
+    probe_.fire = [](net::Deadline* d) { static_cast<Connection*>(d->owner)->probe(); };
 }
 
 Connection::~Connection() {
     closing_ = true;
     if (ticket_) ticket_->conn = nullptr;
     loop_.deadlines().disarm(deadline_);
+    loop_.deadlines().disarm(probe_);
     if (ac_) close("the Redis client was closed");
     for (Sent& s : std::exchange(in_flight_, {})) {  // none left by hiredis, unless it never ran
         if (s.op) {
@@ -118,13 +121,19 @@ void Connection::on_connect(const redisAsyncContext* ac, int status) {
     self->loop_.deadlines().disarm(self->deadline_);
     self->update_watch();  // EPOLLOUT only if hiredis still has bytes to send
     if (!self->in_flight_.empty()) self->arm_timeout();
+    if (self->mode_ == Mode::Subscriber && self->options_.command_timeout.count() > 0) {
+        self->heard_ms_ = self->loop_.now_ms();
+        self->loop_.deadlines().arm(self->probe_,
+                                    self->heard_ms_ + static_cast<uint64_t>(self->options_.command_timeout.count()));
+    }
     self->owner_.up(*self);
 }
 
 void Connection::on_reply(redisAsyncContext* ac, void* reply, void* privdata) {
     auto* self = static_cast<Connection*>(ac->data);
     auto* r = static_cast<redisReply*>(reply);
-    if (privdata == &subscriber_tag) {
+    if (privdata == &subscriber_tag) {  // a confirmation, a message, or a PING's answer
+        self->heard_ms_ = self->loop_.now_ms();
         if (r) self->deliver_message(r);
         return;
     }
@@ -278,10 +287,21 @@ void Connection::timed_out() {
     arm_timeout();  // the oldest was answered meanwhile: watch the one now oldest
 }
 
+void Connection::probe() {
+    if (!ac_ || state_ != State::Ready) return;
+    uint64_t limit = static_cast<uint64_t>(options_.command_timeout.count());
+    if (pinged_ms_ && heard_ms_ < pinged_ms_) return close("no reply from Redis in " + std::to_string(limit) + " ms");
+    pinged_ms_ = loop_.now_ms();
+    static constexpr std::string_view kPing = "*1\r\n$4\r\nPING\r\n";
+    redisAsyncFormattedCommand(ac_, on_reply, &subscriber_tag, kPing.data(), kPing.size());
+    loop_.deadlines().arm(probe_, pinged_ms_ + limit);
+}
+
 void Connection::die(const std::string& why) {
     if (state_ == State::Dead) return;
     state_ = State::Dead;
     loop_.deadlines().disarm(deadline_);
+    loop_.deadlines().disarm(probe_);
     for (Sent& s : std::exchange(in_flight_, {})) {
         if (s.op) {
             s.op->fail(io_error("connection to Redis lost: " + why));

@@ -97,12 +97,14 @@ void Hub::unsubscribe(SubscriptionState* s) {
 }
 
 void Hub::up(Connection&) {
-    link_.recovered();
-    was_up_ = true;
+    link_.recovered();  // connected; up for the listeners once Redis confirms a SUBSCRIBE
 }
 
 void Hub::subscribed(Connection&, const std::string& channel) {
     if (!channels_.count(channel)) return;  // unsubscribed meanwhile
+    // Up only now: a stopped server still accepts TCP connections, and a loss
+    // between a connect and an answer is the same outage, reported once.
+    was_up_ = true;
     confirmed_.insert(channel);
     auto it = confirms_.find(channel);
     if (it == confirms_.end()) return;

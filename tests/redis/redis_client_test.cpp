@@ -16,6 +16,7 @@
 #include <kiln/redis.hpp>
 #include <kiln/sleep.hpp>
 
+#include "net/async.hpp"
 #include "net/loop.hpp"
 #include "support/async_test.hpp"
 
@@ -333,6 +334,66 @@ TEST(RedisClient, PublishSubscribe) {
         co_await r.publish("t:other", "after");
         redis::Message after = co_await other.next();
         EXPECT_EQ(after.payload, "after");
+    });
+}
+
+TEST(RedisClient, ASilentServerIsNoticedOnASubscriptionAndItSubscribesAgain) {
+    kiln::net::Loop loop;
+    redis::Client r({.url = redis_url(), .command_timeout = 200ms, .reconnect_min = 20ms, .reconnect_max = 100ms});
+    redis::Client probe({.url = redis_url(), .command_timeout = 50ms, .reconnect_min = 20ms});
+    run(loop, [&]() -> Task<> {
+        redis::Subscription s = co_await r.subscribe("t:silent");
+        // A second of messages crosses five of the subscriber's PINGs: each message
+        // arrives once, in order, whichever callback hiredis hands it to.
+        for (int i = 0; i < 40; ++i) {
+            co_await r.publish("t:silent", std::to_string(i));
+            co_await kiln::sleep(25ms);
+        }
+        for (int i = 0; i < 40; ++i) EXPECT_EQ((co_await s.next()).payload, std::to_string(i));
+        EXPECT_EQ(s.pending(), 0u);
+        co_await probe.command("PING");
+        Ctl pause("pause 3000");  // SIGSTOP for three seconds
+        bool stopped = false;
+        for (int i = 0; i < 150 && !stopped; ++i) {
+            stopped = (co_await error_of(probe.command("PING"))).has_value();
+            if (!stopped) co_await kiln::sleep(10ms);
+        }
+        EXPECT_TRUE(stopped) << "the server never stopped";
+        // Nothing is owed on a subscribed connection, so only its PINGs can tell. The
+        // wait is bounded: without them next() would wait for a message for ever.
+        auto t0 = std::chrono::steady_clock::now();
+        std::string lost;
+        kiln::net::AsyncScope scope;
+        auto waiter = [&]() -> Task<> {
+            try {
+                co_await s.next();
+            } catch (const redis::Error& e) {
+                if (e.kind() == redis::Error::Kind::Io) lost = e.what();
+            } catch (const kiln::Cancelled&) {
+            }
+        };
+        Task<> t;
+        {
+            kiln::net::AsyncScope::Enter enter(&scope);
+            t = waiter();
+            t.start();
+        }
+        while (!t.done() && std::chrono::steady_clock::now() - t0 < 2500ms) co_await kiln::sleep(10ms);
+        auto waited = std::chrono::steady_clock::now() - t0;
+        scope.cancel();
+        while (!t.done()) co_await kiln::sleep(1ms);
+        EXPECT_NE(lost.find("no reply from Redis in 200 ms"), std::string::npos) << "'" << lost << "'";
+        EXPECT_LT(waited, 1500ms);  // two PING intervals and slack; the pause lasts 3 s
+        while (!pause.done()) co_await kiln::sleep(10ms);
+        // Subscribed again by itself once the server is back.
+        EXPECT_TRUE(co_await eventually(r, 5s));
+        for (int i = 0; i < 100; ++i) {
+            redis::Reply n = co_await r.command("PUBSUB", "NUMSUB", "t:silent");
+            if (n.elements().size() == 2 && n.elements()[1].integer() == 1) break;
+            co_await kiln::sleep(20ms);
+        }
+        co_await r.publish("t:silent", "after");
+        EXPECT_EQ((co_await s.next()).payload, "after");
     });
 }
 
