@@ -25,8 +25,9 @@
 // wait); a success clears its account's counts. One guesser thus stops after 5 tries
 // at an account while its owner, elsewhere, still logs in; only guesses spread over
 // many addresses (50 in all by default) lock the account for everyone. An IPv6
-// client counts by its /64 (Request::client_block). Attempts that arrive together
-// are all checked before any is counted, so a burst can pass a limit by its own size.
+// client counts by its /64 (Request::client_block). Each attempt is counted before it
+// is checked (and given back when it succeeds), so attempts that arrive together see
+// each other: a burst cannot pass a limit by its own size.
 //
 // Sign-up throttling: every sign-up that passes the field checks costs a hash, and
 // one for a taken address tells that it has an account. So sign-ups are counted per
@@ -155,12 +156,14 @@ private:
     };
     // No account (nullopt): the attempt named none, and counts for its address only.
     static ThrottleKeys throttle_keys(std::optional<std::string_view> account, const Request& req);
-    Task<> check_throttle(const ThrottleKeys& keys, int64_t now);
-    // Seconds until `key`'s count, if at `limit` within the window, starts over; 0 if not.
+    // Counts the attempt under each key, then throws Throttled if any is past its limit.
+    Task<> take_attempt(const ThrottleKeys& keys, int64_t now);
+    // A success: the account's counts go, the address's gives the attempt back.
+    Task<> forget_attempt(const ThrottleKeys& keys);
+    // Seconds until f's window ends, if f (which counts the asking attempt) is past
+    // `limit` within it; 0 if not.
     static int64_t wait_for(const Failures& f, int limit, int64_t window, int64_t now);
-    Task<> count_failure(const ThrottleKeys& keys, int64_t now);
     Task<> count(const std::string& key, int64_t now);  // one more in key's window
-    Task<> forget_failures(const ThrottleKeys& keys);
     void start_session(Request& req, const User& user);
     std::string check_password(std::string_view password) const;  // "" or why not
 

@@ -92,6 +92,9 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
     if (std::string why = check_password(password); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
     int64_t now = now_seconds();
     std::string key = "sign-up:" + req.client_block();
+    // Counted before it is checked, and before the hash: of sign-ups that arrive
+    // together each sees the others, so a flood cannot pass the limit by its size.
+    co_await count(key, now);
     std::vector<Failures> counted = co_await store_.where<Failures>("key = ?", key);
     int64_t wait = counted.empty() ? 0
                                    : wait_for(counted.front(), options_.max_sign_ups_per_address,
@@ -99,7 +102,6 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
     if (wait > 0)
         throw Error(Error::Kind::Throttled, "email",
                     "Too many sign-ups from your address: try again in " + minutes(wait), wait);
-    co_await count(key, now);  // before the hash: a flood is counted as it comes
     u.password_hash = co_await hash_password(std::move(password));
     u.created_at = now;
     bool taken = false;
@@ -122,7 +124,11 @@ Accounts::ThrottleKeys Accounts::throttle_keys(std::optional<std::string_view> a
             "address:" + address};
 }
 
-Task<> Accounts::check_throttle(const ThrottleKeys& keys, int64_t now) {
+Task<> Accounts::take_attempt(const ThrottleKeys& keys, int64_t now) {
+    // Counted first, as a failure until it succeeds: of attempts that arrive together
+    // each sees the others, so a burst cannot pass a limit by its own size.
+    for (const std::string* key : {&keys.account, &keys.pair, &keys.address})
+        if (!key->empty()) co_await count(*key, now);  // empty: no account to count for
     int64_t window = options_.throttle_window.count();
     int64_t wait = 0;
     std::vector<Failures> counts =
@@ -138,12 +144,8 @@ Task<> Accounts::check_throttle(const ThrottleKeys& keys, int64_t now) {
 }
 
 int64_t Accounts::wait_for(const Failures& f, int limit, int64_t window, int64_t now) {
-    return f.window_start + window > now && f.failures >= limit ? f.window_start + window - now : 0;
-}
-
-Task<> Accounts::count_failure(const ThrottleKeys& keys, int64_t now) {
-    for (const std::string* key : {&keys.account, &keys.pair, &keys.address})
-        if (!key->empty()) co_await count(*key, now);  // empty: no account to count for
+    // f counts the attempt asking: `limit` attempts pass, the next is refused.
+    return f.window_start + window > now && f.failures > limit ? f.window_start + window - now : 0;
 }
 
 Task<> Accounts::count(const std::string& key, int64_t now) {
@@ -156,8 +158,11 @@ Task<> Accounts::count(const std::string& key, int64_t now) {
         key, now, stale, stale, now);
 }
 
-Task<> Accounts::forget_failures(const ThrottleKeys& keys) {
+Task<> Accounts::forget_attempt(const ThrottleKeys& keys) {
+    // The account's counts start over; its address gets back what this attempt took.
     co_await store_.execute("DELETE FROM auth_failures WHERE key = ? OR key = ?", keys.account, keys.pair);
+    co_await store_.execute("UPDATE auth_failures SET failures = failures - 1 WHERE key = ? AND failures > 0",
+                            keys.address);
 }
 
 Task<User> Accounts::log_in(Request& req, std::string email, std::string password) {
@@ -170,7 +175,7 @@ Task<User> Accounts::log_in(Request& req, std::string email, std::string passwor
         // (its text must not reach the account keys, where it could name another's).
     }
     ThrottleKeys keys = throttle_keys(normalized, req);
-    co_await check_throttle(keys, now);
+    co_await take_attempt(keys, now);
     std::vector<User> found;
     if (normalized) found = co_await store_.where<User>("email = ?", *normalized);
     // Plain statements around each co_await: GCC 12 mis-destroys temporaries of a
@@ -181,11 +186,8 @@ Task<User> Accounts::log_in(Request& req, std::string email, std::string passwor
     else hash = co_await decoy_hash();
     bool ok = false;
     if (password.size() <= options_.max_password_bytes) ok = co_await verify_password(std::move(hash), std::move(password));
-    if (!known || !ok) {
-        co_await count_failure(keys, now);
-        throw Error(Error::Kind::BadCredentials, "", "Wrong email address or password");
-    }
-    co_await forget_failures(keys);
+    if (!known || !ok) throw Error(Error::Kind::BadCredentials, "", "Wrong email address or password");
+    co_await forget_attempt(keys);
     start_session(req, found.front());
     co_return found.front();
 }
@@ -200,17 +202,14 @@ Task<> Accounts::change_password(Request& req, std::string current, std::string 
     if (!me) throw Error(Error::Kind::NotLoggedIn, "", "Log in first");
     int64_t now = now_seconds();
     ThrottleKeys keys = throttle_keys(me->email, req);
-    co_await check_throttle(keys, now);
+    co_await take_attempt(keys, now);
     bool right = co_await verify_password(me->password_hash, std::move(current));
-    if (!right) {
-        co_await count_failure(keys, now);
-        throw Error(Error::Kind::BadCredentials, "current_password", "The current password is wrong");
-    }
+    if (!right) throw Error(Error::Kind::BadCredentials, "current_password", "The current password is wrong");
+    co_await forget_attempt(keys);  // the password was right, whatever becomes of the new one
     if (std::string why = check_password(next); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
     me->password_hash = co_await hash_password(std::move(next));
     ++me->epoch;  // every other session of the account ends
     co_await store_.update(*me);
-    co_await forget_failures(keys);
     start_session(req, *me);
 }
 

@@ -7,6 +7,7 @@ password change logs out the account's other sessions. Validation errors keep th
 the index pages by 10 newest first, and hostile titles are stored verbatim and shown
 escaped. Each server runs on its own temporary database (BLOG_DB)."""
 
+import concurrent.futures
 import json
 import os
 import re
@@ -563,6 +564,20 @@ class AccountThrottle(BlogCase):
         self.assertEqual(r.status, 429, r)
         other = Client(self.port, [("X-Forwarded-For", "2001:db8:1:3::1")])  # the next /64
         self.assertEqual(other.log_in(self.email).status, 303)
+
+    def test_a_burst_sent_together_gets_no_more_than_the_limit(self):
+        # Twenty wrong passwords at once from one address: were each checked before
+        # any was counted, all twenty would be tried.
+        def attempt(i):
+            c = Client(self.port, [("X-Forwarded-For", "192.0.2.100")])
+            return c.log_in(self.email, "wrong password %d" % i).status
+
+        with concurrent.futures.ThreadPoolExecutor(20) as pool:
+            statuses = list(pool.map(attempt, range(20)))
+        self.assertLessEqual(statuses.count(422), 5, statuses)
+        self.assertEqual(statuses.count(422) + statuses.count(429), 20, statuses)
+        owner = Client(self.port, [("X-Forwarded-For", "192.0.2.101")])
+        self.assertEqual(owner.log_in(self.email).status, 303)
 
     def test_a_dual_stack_listeners_ipv4_clients_count_one_by_one(self):
         # Behind a listener on [::], IPv4 clients arrive as ::ffff:a.b.c.d. Each counts
