@@ -37,7 +37,7 @@ bool PostsController::needs_login(const kiln::Request& req) {
 kiln::Task<> PostsController::index(kiln::Request& req, kiln::Response& res) {
     // A missing or malformed ?page= shows the first page; one past the end is empty.
     int64_t number = std::max<int64_t>(1, req.query_or<int64_t>("page", 1));
-    auto page = co_await store_.page<Post>(number, kPerPage, "created_at DESC, id DESC");
+    auto page = co_await store_.page<PostListing>(number, kPerPage, "created_at DESC, id DESC");  // no bodies
     std::string notice = kiln::take_flash(req, "notice");
     Viewer v = co_await viewer_of(accounts_, req);
     kiln::render(res, views::posts::index{.page = page, .notice = notice, .user = v.name, .token = v.token});
