@@ -95,24 +95,14 @@ TEST(PgListen, ACancelledWaitEndsCleanlyAndOnlyWhatCameAfterListenIsQueued) {
         pg::Listener kept = co_await c.listen("kept");
         pg::Listener again = co_await c.listen("temporary");
 
-        kiln::net::AsyncScope scope;
         bool cancelled = false;
-        auto waiter = [&]() -> Task<> {
+        co_await kiln::test::run_for_at_most(20ms, [&]() -> Task<> {
             try {
                 co_await kept.next();
             } catch (const kiln::Cancelled&) {
                 cancelled = true;
             }
-        };
-        Task<> t;
-        {
-            kiln::net::AsyncScope::Enter enter(&scope);
-            t = waiter();
-            t.start();
-        }
-        co_await kiln::sleep(20ms);
-        scope.cancel();
-        while (!t.done()) co_await kiln::sleep(1ms);
+        });
         EXPECT_TRUE(cancelled);
         // The listener works on after the cancelled wait.
         co_await c.notify("kept", "still here");
@@ -191,27 +181,15 @@ TEST(PgListen, ASilentServerIsNoticedByTheProbeAndTheListenerIsBackByItself) {
         });
         // Nothing is owed on a LISTEN session, so only the probe can notice. Bounded:
         // without it next() would wait for ever.
-        auto started = std::chrono::steady_clock::now();
         std::string lost;
-        kiln::net::AsyncScope scope;
-        auto waiter = [&]() -> Task<> {
+        auto waited = co_await kiln::test::run_for_at_most(4s, [&]() -> Task<> {
             try {
                 co_await l.next();
             } catch (const db::Error& e) {
                 if (e.kind() == db::ErrorKind::Io) lost = e.message();
             } catch (const kiln::Cancelled&) {
             }
-        };
-        Task<> t;
-        {
-            kiln::net::AsyncScope::Enter enter(&scope);
-            t = waiter();
-            t.start();
-        }
-        while (!t.done() && std::chrono::steady_clock::now() - started < 4s) co_await kiln::sleep(10ms);
-        auto waited = std::chrono::steady_clock::now() - started;
-        scope.cancel();
-        while (!t.done()) co_await kiln::sleep(1ms);
+        });
         resumed = true;
         watchdog.join();
         EXPECT_NE(lost.find("no answer from PostgreSQL in 500 ms"), std::string::npos) << "'" << lost << "'";

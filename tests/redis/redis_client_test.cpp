@@ -16,7 +16,6 @@
 #include <kiln/redis.hpp>
 #include <kiln/sleep.hpp>
 
-#include "net/async.hpp"
 #include "net/loop.hpp"
 #include "support/async_test.hpp"
 
@@ -49,7 +48,18 @@ Task<std::optional<redis::Error::Kind>> error_of(redis::Command c) {
     co_return std::nullopt;
 }
 
-// Polls until `fn` succeeds (bounded): the client reconnects by itself.
+// Polls until `probe` (a client with a short command timeout) gets no answer: the
+// control script that stops the server takes a moment to start, longer on a loaded
+// machine. Bounded (1.5 s).
+Task<bool> stopped(redis::Client& probe) {
+    for (int i = 0; i < 150; ++i) {
+        if ((co_await error_of(probe.command("PING"))).has_value()) co_return true;
+        co_await kiln::sleep(10ms);
+    }
+    co_return false;
+}
+
+// Polls until r's PING succeeds (bounded): the client reconnects by itself.
 Task<bool> eventually(redis::Client& r, std::chrono::milliseconds limit) {
     auto until = std::chrono::steady_clock::now() + limit;
     while (std::chrono::steady_clock::now() < until) {
@@ -270,14 +280,7 @@ TEST(RedisClient, AStuckServerTimesOut) {
         co_await r.command("PING");
         co_await probe.command("PING");  // connected now: its 50 ms are for answers only
         Ctl pause("pause 2000");  // SIGSTOP for two seconds
-        // The control script takes a moment to start (longer on a loaded machine): a
-        // second client finds out when the server has really stopped.
-        bool stopped = false;
-        for (int i = 0; i < 150 && !stopped; ++i) {
-            stopped = (co_await error_of(probe.command("PING"))).has_value();
-            if (!stopped) co_await kiln::sleep(10ms);
-        }
-        EXPECT_TRUE(stopped) << "the server never stopped";
+        EXPECT_TRUE(co_await stopped(probe)) << "the server never stopped";
         auto t0 = std::chrono::steady_clock::now();
         try {
             co_await r.command("PING");
@@ -353,35 +356,18 @@ TEST(RedisClient, ASilentServerIsNoticedOnASubscriptionAndItSubscribesAgain) {
         EXPECT_EQ(s.pending(), 0u);
         co_await probe.command("PING");
         Ctl pause("pause 3000");  // SIGSTOP for three seconds
-        bool stopped = false;
-        for (int i = 0; i < 150 && !stopped; ++i) {
-            stopped = (co_await error_of(probe.command("PING"))).has_value();
-            if (!stopped) co_await kiln::sleep(10ms);
-        }
-        EXPECT_TRUE(stopped) << "the server never stopped";
+        EXPECT_TRUE(co_await stopped(probe)) << "the server never stopped";
         // Nothing is owed on a subscribed connection, so only its PINGs can tell. The
         // wait is bounded: without them next() would wait for a message for ever.
-        auto t0 = std::chrono::steady_clock::now();
         std::string lost;
-        kiln::net::AsyncScope scope;
-        auto waiter = [&]() -> Task<> {
+        auto waited = co_await kiln::test::run_for_at_most(2500ms, [&]() -> Task<> {
             try {
                 co_await s.next();
             } catch (const redis::Error& e) {
                 if (e.kind() == redis::Error::Kind::Io) lost = e.what();
             } catch (const kiln::Cancelled&) {
             }
-        };
-        Task<> t;
-        {
-            kiln::net::AsyncScope::Enter enter(&scope);
-            t = waiter();
-            t.start();
-        }
-        while (!t.done() && std::chrono::steady_clock::now() - t0 < 2500ms) co_await kiln::sleep(10ms);
-        auto waited = std::chrono::steady_clock::now() - t0;
-        scope.cancel();
-        while (!t.done()) co_await kiln::sleep(1ms);
+        });
         EXPECT_NE(lost.find("no reply from Redis in 200 ms"), std::string::npos) << "'" << lost << "'";
         EXPECT_LT(waited, 1500ms);  // two PING intervals and slack; the pause lasts 3 s
         while (!pause.done()) co_await kiln::sleep(10ms);

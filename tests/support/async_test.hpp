@@ -2,6 +2,7 @@
 // coroutine ends (the client tests of pg and redis share it).
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <functional>
@@ -13,6 +14,7 @@
 #include <kiln/sleep.hpp>
 #include <kiln/task.hpp>
 
+#include "net/async.hpp"
 #include "net/loop.hpp"
 
 namespace kiln::test {
@@ -48,6 +50,26 @@ inline Task<> join(std::vector<Task<>>& tasks) {
         co_await sleep(1);
     }
     for (auto& t : tasks) t.result();
+}
+
+// Runs body() in a scope of its own for at most `limit`, then cancels it (its wait
+// throws kiln::Cancelled); returns how long it ran. For a wait that would never end
+// were the code under test wrong: the test fails instead of hanging.
+inline Task<std::chrono::steady_clock::duration> run_for_at_most(std::chrono::milliseconds limit,
+                                                                 std::function<Task<>()> body) {
+    auto started = std::chrono::steady_clock::now();
+    net::AsyncScope scope;
+    Task<> task;
+    {
+        net::AsyncScope::Enter enter(&scope);
+        task = body();
+        task.start();
+    }
+    while (!task.done() && std::chrono::steady_clock::now() - started < limit) co_await sleep(10);
+    auto ran = std::chrono::steady_clock::now() - started;
+    scope.cancel();
+    while (!task.done()) co_await sleep(1);
+    co_return ran;
 }
 
 // Runs `$<env> <action>` (a test server's ctl: stop, start, ...) on a thread, so the
