@@ -18,21 +18,24 @@
 // (no timing tells which addresses have accounts), and both get the same message.
 //
 // Log-in throttling: failures are counted per account from each client address
-// (Request::client_address), per account from all addresses together and per
+// (Request::client_block), per account from all addresses together and per
 // address, in the store's auth_failures table, so every node that shares the
 // database shares the counts. Past max_failures_* within the window a log-in is
 // refused before any password is checked (Error::Kind::Throttled, with the seconds to
 // wait); a success clears its account's counts. One guesser thus stops after 5 tries
 // at an account while its owner, elsewhere, still logs in; only guesses spread over
 // many addresses (50 in all by default) lock the account for everyone. An IPv6
-// client counts by its /64 (Request::client_block). Each attempt is counted before it
-// is checked (and given back when it succeeds), so attempts that arrive together see
-// each other: a burst cannot pass a limit by its own size.
+// client counts by its /64. Each attempt is counted before its password is checked
+// (given back when it succeeds, or when a limit refuses it), in one statement per
+// count that also checks the limit, so attempts that arrive together see each other:
+// a burst cannot pass a limit by its own size. A client whose address is unknown (a
+// unix socket listener) is counted for its account only.
 //
 // Sign-up throttling: every sign-up that passes the field checks costs a hash, and
 // one for a taken address tells that it has an account. So sign-ups are counted per
 // client address too ("sign-up:<address>", max_sign_ups_per_address in the window),
-// success or not, and refused beyond with Throttled before any hash.
+// success or not, and refused beyond with Throttled before any hash (not counted
+// when the address is unknown).
 //
 // Sessions: a log-in regenerates the session id (an id seen before it is worth
 // nothing) and stores the user's id and the account's session epoch; changing the
@@ -151,19 +154,22 @@ public:
     const Options& options() const { return options_; }
 
 private:
-    struct ThrottleKeys {  // the auth_failures rows one attempt counts in
+    struct ThrottleKeys {  // the auth_failures rows one attempt counts in ("": none)
         std::string account, pair, address;
     };
-    // No account (nullopt): the attempt named none, and counts for its address only.
+    // No account (nullopt): the attempt named none, and counts for its address only;
+    // no known address (a unix socket): for its account only.
     static ThrottleKeys throttle_keys(std::optional<std::string_view> account, const Request& req);
-    // Counts the attempt under each key, then throws Throttled if any is past its limit.
+    // Counts the attempt under each key, narrowest first, each only while under its
+    // limit; at a key already at its limit, gives back what it took at the others and
+    // throws Throttled.
     Task<> take_attempt(const ThrottleKeys& keys, int64_t now);
     // A success: the account's counts go, the address's gives the attempt back.
     Task<> forget_attempt(const ThrottleKeys& keys);
-    // Seconds until f's window ends, if f (which counts the asking attempt) is past
-    // `limit` within it; 0 if not.
-    static int64_t wait_for(const Failures& f, int limit, int64_t window, int64_t now);
-    Task<> count(const std::string& key, int64_t now);  // one more in key's window
+    // One more in key's window unless `limit` are counted in it already (false).
+    Task<bool> count_within(const std::string& key, int limit, int64_t now);
+    Task<> give_back(const std::string& key);  // one less
+    Task<int64_t> wait_of(const std::string& key, int64_t now);  // seconds left of key's window (>= 1)
     void start_session(Request& req, const User& user);
     std::string check_password(std::string_view password) const;  // "" or why not
 

@@ -1,4 +1,7 @@
+#include <algorithm>
 #include <ctime>
+#include <iterator>
+#include <utility>
 
 #include <kiln/auth.hpp>
 #include <kiln/csrf.hpp>  // flash
@@ -91,17 +94,17 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
     u.name = std::string(shown);
     if (std::string why = check_password(password); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
     int64_t now = now_seconds();
-    std::string key = "sign-up:" + req.client_block();
-    // Counted before it is checked, and before the hash: of sign-ups that arrive
-    // together each sees the others, so a flood cannot pass the limit by its size.
-    co_await count(key, now);
-    std::vector<Failures> counted = co_await store_.where<Failures>("key = ?", key);
-    int64_t wait = counted.empty() ? 0
-                                   : wait_for(counted.front(), options_.max_sign_ups_per_address,
-                                              options_.throttle_window.count(), now);
-    if (wait > 0)
-        throw Error(Error::Kind::Throttled, "email",
-                    "Too many sign-ups from your address: try again in " + minutes(wait), wait);
+    // Counted before the hash, and only while under the limit (one statement: sign-ups
+    // that arrive together cannot pass it by their number). A client of unknown
+    // address (a unix socket) is not counted: all of them would share one count.
+    if (std::string block = req.client_block(); !block.empty()) {
+        std::string key = "sign-up:" + block;
+        if (!co_await count_within(key, options_.max_sign_ups_per_address, now)) {
+            int64_t wait = co_await wait_of(key, now);
+            throw Error(Error::Kind::Throttled, "email",
+                        "Too many sign-ups from your address: try again in " + minutes(wait), wait);
+        }
+    }
     u.password_hash = co_await hash_password(std::move(password));
     u.created_at = now;
     bool taken = false;
@@ -116,53 +119,66 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
 }
 
 Accounts::ThrottleKeys Accounts::throttle_keys(std::optional<std::string_view> account, const Request& req) {
-    std::string address = req.client_block();  // IPv6 by its /64
+    std::string address = req.client_block();  // IPv6 by its /64; "" when unknown (a unix socket)
+    ThrottleKeys keys;
     // An account is a normalized address (no spaces), so "account:<email>" and
     // "account:<email> from:<address>" can never be taken one for the other.
-    if (!account) return {{}, {}, "address:" + address};
-    return {"account:" + std::string(*account), "account:" + std::string(*account) + " from:" + address,
-            "address:" + address};
+    if (account) keys.account = "account:" + std::string(*account);
+    if (account && !address.empty()) keys.pair = keys.account + " from:" + address;
+    if (!address.empty()) keys.address = "address:" + address;
+    return keys;
 }
 
 Task<> Accounts::take_attempt(const ThrottleKeys& keys, int64_t now) {
-    // Counted first, as a failure until it succeeds: of attempts that arrive together
-    // each sees the others, so a burst cannot pass a limit by its own size.
-    for (const std::string* key : {&keys.account, &keys.pair, &keys.address})
-        if (!key->empty()) co_await count(*key, now);  // empty: no account to count for
-    int64_t window = options_.throttle_window.count();
-    int64_t wait = 0;
-    std::vector<Failures> counts =
-        co_await store_.where<Failures>("key = ? OR key = ? OR key = ?", keys.account, keys.pair, keys.address);
-    for (const Failures& f : counts) {
-        int limit = f.key == keys.account ? options_.max_failures_per_account
-                    : f.key == keys.pair  ? options_.max_failures_per_account_and_address
-                                          : options_.max_failures_per_address;
-        wait = std::max(wait, wait_for(f, limit, window, now));
-    }
-    if (wait > 0)
+    // Counted as a failure until it succeeds, and before anything is checked, so
+    // attempts that arrive together see each other. Narrowest key first; an attempt
+    // refused at one key gives back what it took at the others, so refusals never
+    // add up (a guesser stopped at its 5 tries cannot go on to lock the account).
+    const std::pair<const std::string*, int> limits[] = {
+        {&keys.pair, options_.max_failures_per_account_and_address},
+        {&keys.account, options_.max_failures_per_account},
+        {&keys.address, options_.max_failures_per_address},
+    };
+    for (size_t i = 0; i < std::size(limits); ++i) {
+        const std::string& key = *limits[i].first;
+        if (key.empty()) continue;  // no account, or no known address
+        if (co_await count_within(key, limits[i].second, now)) continue;
+        for (size_t j = 0; j < i; ++j)
+            if (!limits[j].first->empty()) co_await give_back(*limits[j].first);
+        int64_t wait = co_await wait_of(key, now);
         throw Error(Error::Kind::Throttled, "", "Too many failed log-ins: try again in " + minutes(wait), wait);
+    }
 }
 
-int64_t Accounts::wait_for(const Failures& f, int limit, int64_t window, int64_t now) {
-    // f counts the attempt asking: `limit` attempts pass, the next is refused.
-    return f.window_start + window > now && f.failures > limit ? f.window_start + window - now : 0;
-}
-
-Task<> Accounts::count(const std::string& key, int64_t now) {
+Task<bool> Accounts::count_within(const std::string& key, int limit, int64_t now) {
+    // One statement, so concurrent attempts each see the others: the row changes
+    // only if its window is over (it starts again at 1) or it is under the limit.
     int64_t stale = now - options_.throttle_window.count();  // a window started before this is over
-    co_await store_.execute(
+    int64_t changed = co_await store_.execute(
         "INSERT INTO auth_failures (key, failures, window_start) VALUES (?, 1, ?) "
         "ON CONFLICT (key) DO UPDATE SET "
         "failures = CASE WHEN auth_failures.window_start <= ? THEN 1 ELSE auth_failures.failures + 1 END, "
-        "window_start = CASE WHEN auth_failures.window_start <= ? THEN ? ELSE auth_failures.window_start END",
-        key, now, stale, stale, now);
+        "window_start = CASE WHEN auth_failures.window_start <= ? THEN ? ELSE auth_failures.window_start END "
+        "WHERE auth_failures.window_start <= ? OR auth_failures.failures < ?",
+        key, now, stale, stale, now, stale, limit);
+    co_return changed > 0;
+}
+
+Task<> Accounts::give_back(const std::string& key) {
+    co_await store_.execute("UPDATE auth_failures SET failures = failures - 1 WHERE key = ? AND failures > 0", key);
+}
+
+Task<int64_t> Accounts::wait_of(const std::string& key, int64_t now) {
+    std::vector<Failures> f = co_await store_.where<Failures>("key = ?", key);
+    int64_t end = f.empty() ? now : f.front().window_start + options_.throttle_window.count();
+    co_return std::max<int64_t>(1, end - now);
 }
 
 Task<> Accounts::forget_attempt(const ThrottleKeys& keys) {
     // The account's counts start over; its address gets back what this attempt took.
-    co_await store_.execute("DELETE FROM auth_failures WHERE key = ? OR key = ?", keys.account, keys.pair);
-    co_await store_.execute("UPDATE auth_failures SET failures = failures - 1 WHERE key = ? AND failures > 0",
-                            keys.address);
+    if (!keys.account.empty())
+        co_await store_.execute("DELETE FROM auth_failures WHERE key = ? OR key = ?", keys.account, keys.pair);
+    if (!keys.address.empty()) co_await give_back(keys.address);
 }
 
 Task<User> Accounts::log_in(Request& req, std::string email, std::string password) {

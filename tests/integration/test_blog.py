@@ -565,6 +565,15 @@ class AccountThrottle(BlogCase):
         other = Client(self.port, [("X-Forwarded-For", "2001:db8:1:3::1")])  # the next /64
         self.assertEqual(other.log_in(self.email).status, 303)
 
+    def test_a_guesser_refused_again_and_again_adds_nothing(self):
+        # 5 tries, then 55 refused ones: were refusals counted at the account, they
+        # would pass its limit of 50 and lock the owner out everywhere.
+        guesser = Client(self.port, [("X-Forwarded-For", "192.0.2.110")])
+        statuses = [guesser.log_in(self.email, "wrong password %d" % i).status for i in range(60)]
+        self.assertEqual(statuses, [422] * 5 + [429] * 55)
+        owner = Client(self.port, [("X-Forwarded-For", "192.0.2.111")])
+        self.assertEqual(owner.log_in(self.email).status, 303, "refused guesses locked the owner out")
+
     def test_a_burst_sent_together_gets_no_more_than_the_limit(self):
         # Twenty wrong passwords at once from one address: were each checked before
         # any was counted, all twenty would be tried.

@@ -36,12 +36,13 @@ if(TARGET techempower)
 endif()
 
 # The blog on PostgreSQL: the same end-to-end tests as on SQLite (tests/integration/
-# test_blog.py's Crud, Pagination and Workers), the server given --database-url.
+# test_blog.py's Crud, Pagination, Workers, the accounts and their throttles), the
+# server given --database-url.
 if(TARGET blog)
   add_test(NAME pg_blog
            COMMAND ${_kiln_pg_py} ${CMAKE_CURRENT_LIST_DIR}/pg_server.py run --
                    ${_kiln_pg_py} ${PROJECT_SOURCE_DIR}/tests/integration/test_blog.py --blog $<TARGET_FILE:blog>
-                   Crud Pagination Workers OnPostgres)
+                   Crud Pagination Workers Accounts AddressThrottle AccountThrottle SignUpThrottle OnPostgres)
   set_tests_properties(pg_blog PROPERTIES TIMEOUT 300 LABELS pg
                        ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;KILN_BLOG_POSTGRES=1")
 endif()
