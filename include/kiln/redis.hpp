@@ -18,7 +18,8 @@
 // at once with the last reason, instead of waiting. A reply slower than
 // `command_timeout` closes its connection (the server is stuck or gone), failing
 // what it carried; the connection of subscriptions, which waits without owing a
-// reply, sends a PING that often and is closed when the next one finds nothing heard.
+// reply, is probed that often (it subscribes again to a channel of its own, "kiln:probe")
+// and is closed when the next probe finds nothing heard since.
 #pragma once
 #include <charconv>
 #include <chrono>

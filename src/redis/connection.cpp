@@ -9,6 +9,9 @@
 namespace kiln::redis::detail {
 namespace {
 char subscriber_tag;  // the privdata of subscription callbacks
+// What a subscriber connection stays subscribed to, and subscribes to again as its
+// probe; nothing is published there (a message would be ignored: no Subscription has it).
+const std::string kProbeChannel = "kiln:probe";
 
 Reply convert(const redisReply* r) {
     switch (r->type) {
@@ -122,6 +125,7 @@ void Connection::on_connect(const redisAsyncContext* ac, int status) {
     self->update_watch();  // EPOLLOUT only if hiredis still has bytes to send
     if (!self->in_flight_.empty()) self->arm_timeout();
     if (self->mode_ == Mode::Subscriber && self->options_.command_timeout.count() > 0) {
+        self->subscription("SUBSCRIBE", kProbeChannel);  // for good: the connection never leaves pub/sub mode
         self->heard_ms_ = self->loop_.now_ms();
         self->loop_.deadlines().arm(self->probe_,
                                     self->heard_ms_ + static_cast<uint64_t>(self->options_.command_timeout.count()));
@@ -132,7 +136,7 @@ void Connection::on_connect(const redisAsyncContext* ac, int status) {
 void Connection::on_reply(redisAsyncContext* ac, void* reply, void* privdata) {
     auto* self = static_cast<Connection*>(ac->data);
     auto* r = static_cast<redisReply*>(reply);
-    if (privdata == &subscriber_tag) {  // a confirmation, a message, or a PING's answer
+    if (privdata == &subscriber_tag) {  // a confirmation (the probe's too) or a message
         self->heard_ms_ = self->loop_.now_ms();
         if (r) self->deliver_message(r);
         return;
@@ -234,6 +238,7 @@ void Connection::on_io(uint32_t events) {
         if (state_ == State::Connecting || want_write_) redisAsyncHandleWrite(ac_);  // may free the context
         if (!ac_) return;
     }
+    if (events & EPOLLIN) heard_ms_ = loop_.now_ms();  // anything at all: the server is alive
     if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) redisAsyncHandleRead(ac_);
 }
 
@@ -292,9 +297,8 @@ void Connection::probe() {
     uint64_t limit = static_cast<uint64_t>(options_.command_timeout.count());
     if (pinged_ms_ && heard_ms_ < pinged_ms_) return close("no reply from Redis in " + std::to_string(limit) + " ms");
     pinged_ms_ = loop_.now_ms();
-    static constexpr std::string_view kPing = "*1\r\n$4\r\nPING\r\n";
-    redisAsyncFormattedCommand(ac_, on_reply, &subscriber_tag, kPing.data(), kPing.size());
     loop_.deadlines().arm(probe_, pinged_ms_ + limit);
+    subscription("SUBSCRIBE", kProbeChannel);  // again: Redis confirms it, which is all we need
 }
 
 void Connection::die(const std::string& why) {

@@ -19,12 +19,13 @@
 // A connection either carries commands or subscriptions (Mode::Subscriber: after
 // SUBSCRIBE, Redis 6 in RESP2 accepts nothing but (UN)SUBSCRIBE and PING on it).
 // A subscriber owes nothing while it waits for messages, so the command timeout
-// would never see its server go silent: while it is up it sends a PING every
-// command_timeout, and closes when nothing at all (a reply or a message) came
-// since the previous one. hiredis 0.14 gives a subscribed context's reply to the
-// oldest pending callback, which may be a message that overtook the PONG: the
-// PING's callback therefore takes either, and a PONG that finds no callback is
-// dropped by hiredis; either way, hearing anything is what counts.
+// would never see its server go silent. So while it is up it is subscribed to one
+// more channel, "kiln:probe", and subscribes to it again every command_timeout: Redis
+// confirms each time, and a connection that heard nothing at all (no byte) since the
+// previous probe is closed. Not PING: hiredis 0.14 keeps the callback of each command
+// sent in pub/sub mode for ever (sub.invalid) and drops the PONG unread, and a PING
+// in flight while the last channel is unsubscribed gets an answer hiredis asserts
+// against. The probe channel also keeps the connection in pub/sub mode for good.
 #pragma once
 #include <deque>
 #include <string>
@@ -119,9 +120,9 @@ private:
     bool closing_ = false;     // the destructor runs: the owner is not told
     std::deque<Sent> in_flight_;  // commands sent, in order; their replies come in this order
     net::Deadline deadline_;      // connect timeout, then the oldest reply's
-    net::Deadline probe_;         // Mode::Subscriber, while ready: the next PING
+    net::Deadline probe_;         // Mode::Subscriber, while ready: the next probe
     uint64_t heard_ms_ = 0;       // Mode::Subscriber: when the server last sent anything
-    uint64_t pinged_ms_ = 0;      // Mode::Subscriber: when the last PING went (0: none yet)
+    uint64_t pinged_ms_ = 0;      // Mode::Subscriber: when the last probe went (0: none yet)
     std::string error_;           // why kiln closed it, once it did
     // The deferred flush or close, while one is due; it outlives the Connection if
     // need be (the loop's deferred work may run after the owner destroyed it).

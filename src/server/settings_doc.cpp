@@ -137,7 +137,7 @@ const std::vector<SettingDoc>& table() {
         {"redis.url", "--redis-url", "URL", "Redis for kiln::redis and the session store \"redis\": "
          "\"redis://[:password@]127.0.0.1:6379[/db]\" (empty: none)", [](const O& o) { return quoted(o.redis_url); }},
         {"redis.pool", "--redis-pool", "N", "Redis connections per event loop thread", [](const O& o) { return num(o.redis_pool); }},
-        {"redis.command_timeout_ms", "", "", "no reply from Redis in this long closes the connection; a subscribed one is PINGed this often (0: wait)",
+        {"redis.command_timeout_ms", "", "", "no reply from Redis in this long closes the connection; a subscribed one is probed this often (0: wait)",
          [](const O& o) { return num(o.redis_command_timeout_ms); }},
         {"redis.prefix", "", "", "the session store's keys: PREFIXsession:ID", [](const O& o) { return quoted(o.redis_prefix); }},
         {"server.trusted_proxies", "--trusted-proxies", "LIST", "proxies whose Forwarded / X-Forwarded-For (the client) and "
