@@ -60,8 +60,8 @@ void Hub::open() {
 
 void Hub::probe() {
     if (!conn_ || conn_->dead()) return;  // down: up() arms it again
-    Query dropped = submit("SELECT 1");
     loop_.deadlines().arm(probe_, loop_.now_ms() + spec_.reply_timeout_ms);
+    Query dropped = submit("SELECT 1");  // a loss inside it (down) disarms the probe again
 }
 
 Query Hub::send(const char* verb, const std::string& channel) {

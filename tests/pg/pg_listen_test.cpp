@@ -157,15 +157,18 @@ TEST(PgListen, AServerRestartIsReportedOnceThenTheListenerIsBackByItself) {
 
 TEST(PgListen, ASilentServerIsNoticedByTheProbeAndTheListenerIsBackByItself) {
     run([&]() -> Task<> {
-        pg::Client c({.url = pg_url(), .reply_timeout = 500ms, .reconnect_min = 20ms, .reconnect_max = 200ms});
-        std::string channel = "silent" + std::to_string(::getpid());
+        // A name of its own, so its sessions are found whatever they ran last (the
+        // LISTEN session's probe may already have run on a loaded machine).
+        std::string name = "kiln_listen_probe_" + std::to_string(::getpid());
+        pg::Client c({.url = pg_url() + "?application_name=" + name, .pool = 1, .reply_timeout = 500ms,
+                      .reconnect_min = 20ms, .reconnect_max = 200ms});
+        std::string channel = "silent";
         pg::Listener l = co_await c.listen(channel);
-        // The LISTEN session's server process, found while LISTEN is still its last
-        // statement (its first probe comes 500 ms later).
+        // The LISTEN session's server process: this client's other session.
         int backend = 0;
         try {
             backend = co_await c.scalar<int>(
-                "SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN \"' || $1 || '\"'", channel);
+                "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()", name);
         } catch (const db::Error& e) {
             ADD_FAILURE() << "the LISTEN session was not found: " << e.what();
             co_return;
