@@ -286,15 +286,21 @@ _STATUS_LINE = re.compile(rb"^(HTTP/\d\.\d) (\d{3}) ?(.*)$")
 
 
 class RawConnection:
-    """A TCP connection to 127.0.0.1:port that sends exact bytes and parses
-    responses. Bytes received beyond one response are kept for the next one."""
+    """A TCP connection to 127.0.0.1:port (or, when port is a path, to that unix
+    socket) that sends exact bytes and parses responses. Bytes received beyond one
+    response are kept for the next one."""
 
     def __init__(self, port, timeout=READ_TIMEOUT, nodelay=False, source=None):
         self.port = port
         self.timeout = timeout
-        # source: the local address to connect from (another 127.x.y.z is another client)
-        self.sock = socket.create_connection((HOST, port), timeout=timeout,
-                                             source_address=(source, 0) if source else None)
+        if isinstance(port, str):
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.settimeout(timeout)
+            self.sock.connect(port)
+        else:
+            # source: the local address to connect from (another 127.x.y.z is another client)
+            self.sock = socket.create_connection((HOST, port), timeout=timeout,
+                                                 source_address=(source, 0) if source else None)
         if nodelay:
             self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buf = b""

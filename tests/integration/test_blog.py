@@ -514,6 +514,22 @@ class SignUpThrottle(BlogCase):
         self.assertEqual(self.sign_up_as(other, self.new_email()).status, 303)
 
 
+class UnknownAddress(BlogCase):
+    """Through a unix-socket listener kiln knows no client address. Such clients are
+    counted for their accounts only: as one shared address, one of them could lock
+    out all the others."""
+
+    sock = os.path.join(tempfile.gettempdir(), "kiln-blog-%d.sock" % os.getpid())
+    extra_args = ("--listen", "unix:" + sock)
+
+    def test_failures_at_many_accounts_do_not_lock_out_the_others(self):
+        guesser = Client(self.sock)
+        for i in range(51):  # one wrong try at each of 51 accounts: past the per-address limit
+            r = guesser.log_in("nobody%d-%s" % (i, self.email), "wrong password")
+            self.assertEqual(r.status, 422, "try %d: %r" % (i, r))
+        self.assertEqual(Client(self.sock).log_in(self.email).status, 303)
+
+
 class AccountThrottle(BlogCase):
     """Failed log-ins at one account are counted per address too: a guesser that fails
     5 times is stopped there, while the account's owner, from another address, still
