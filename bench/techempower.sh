@@ -9,7 +9,10 @@
 #      wrk, TESTS (plaintext,json,db,queries,fortunes,updates,cached-queries), QUERIES
 #      (20: N for queries, updates and cached-queries), ONLY (e.g. kiln,actix-http),
 #      KILN_BUILD (build), KILN_ARGS (kiln's defaults), SKIP_SETUP=1, STARTUP_TIMEOUT
-#      (120), LOCK_WAIT (3600), OUT (bench/results/techempower.md).
+#      (120), LOCK_WAIT (3600), OUT (bench/results/techempower.md). KILN_ALT_ENV
+#      (VAR=VALUE ...) and/or KILN_ALT_ARGS add the server kiln-alt: the same binary
+#      with that environment and those arguments, measured in the same rounds as kiln
+#      (e.g. KILN_ALT_ENV=KILN_DATABASE_REPLY_TIMEOUT_MS=0: what the reply timeout costs).
 # PostgreSQL: tests/pg/pg_server.py starts Debian's postgres in a temp dir on
 # 127.0.0.1 (a free port), this script runs inside it, and it is stopped by PID at the
 # end. Its schema and data are examples/techempower's migration, loaded by psql before
@@ -44,13 +47,18 @@ STARTUP_TIMEOUT=${STARTUP_TIMEOUT:-120}
 LOCK_WAIT=${LOCK_WAIT:-3600}
 OUT=${OUT:-$root/bench/results/techempower.md}
 KILN_SERVER=$KILN_BUILD/bin/techempower
+KILN_ALT_ENV=${KILN_ALT_ENV:-}
+KILN_ALT_ARGS=${KILN_ALT_ARGS:-}
 ALL_SERVERS=(kiln actix-web actix-http go)
+[[ -n $KILN_ALT_ENV$KILN_ALT_ARGS ]] && ALL_SERVERS=(kiln kiln-alt actix-web actix-http go)
 DB_URL=$KILN_TEST_PG_URL
 
 command_line="DURATION=$DURATION WARMUP=$WARMUP ROUNDS=$ROUNDS CONNS=$CONNS THREADS=$THREADS QUERIES=$QUERIES"
 [[ $TESTS != plaintext,json,db,queries,fortunes,updates,cached-queries ]] && command_line+=" TESTS=$TESTS"
 [[ -n $ONLY ]] && command_line+=" ONLY=$ONLY"
 [[ -n $KILN_ARGS ]] && command_line+=" KILN_ARGS=\"$KILN_ARGS\""
+[[ -n $KILN_ALT_ENV ]] && command_line+=" KILN_ALT_ENV=\"$KILN_ALT_ENV\""
+[[ -n $KILN_ALT_ARGS ]] && command_line+=" KILN_ALT_ARGS=\"$KILN_ALT_ARGS\""
 command_line+=" bash bench/techempower.sh"
 
 servers=()
@@ -96,7 +104,7 @@ setup_server() {  # name: 0 if it can be started; else sets not_run[name]
   local name=$1 log="$raw/setup-$1.log"
   if [[ $SKIP_SETUP != 1 ]]; then
     case $name in
-      kiln)
+      kiln|kiln-alt)
         if [[ ! -f $KILN_BUILD/build.ninja ]]; then
           timeout 600 flock /tmp/kiln-build.lock cmake -S "$root" -B "$KILN_BUILD" -G Ninja \
             -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$log" 2>&1 || true
@@ -110,7 +118,7 @@ setup_server() {  # name: 0 if it can be started; else sets not_run[name]
           { not_run[$name]="setup failed: $(tail -1 "$log" | cut -c1-160)"; return 1; } ;;
     esac
   fi
-  if [[ $name == kiln && ! -x $KILN_SERVER ]]; then not_run[$name]="$KILN_SERVER was not built"; return 1; fi
+  if [[ $name == kiln* && ! -x $KILN_SERVER ]]; then not_run[$name]="$KILN_SERVER was not built"; return 1; fi
   return 0
 }
 
@@ -121,6 +129,9 @@ start_server() {  # name: in a process group of its own, waits for 200 on /plain
     # shellcheck disable=SC2086
     kiln) env -u KILN_TEST_PG_URL -u KILN_TEST_PG_CTL -u KILN_PG_SETTINGS setsid "$KILN_SERVER" --port "$port" \
             --database-url "$DB_URL" $KILN_ARGS >>"$log" 2>&1 </dev/null 8>&- 9>&- & ;;
+    # shellcheck disable=SC2086
+    kiln-alt) env -u KILN_TEST_PG_URL -u KILN_TEST_PG_CTL -u KILN_PG_SETTINGS $KILN_ALT_ENV setsid "$KILN_SERVER" \
+            --port "$port" --database-url "$DB_URL" $KILN_ALT_ARGS >>"$log" 2>&1 </dev/null 8>&- 9>&- & ;;
     actix-web) DATABASE_URL=$DB_URL setsid bash "$root/bench/peers/tfb-actix/run.sh" "$port" web >>"$log" 2>&1 </dev/null 8>&- 9>&- & ;;
     actix-http) DATABASE_URL=$DB_URL setsid bash "$root/bench/peers/tfb-actix/run.sh" "$port" http >>"$log" 2>&1 </dev/null 8>&- 9>&- & ;;
     go) DATABASE_URL=$DB_URL setsid bash "$root/bench/peers/tfb-go/run.sh" "$port" >>"$log" 2>&1 </dev/null 8>&- 9>&- & ;;
@@ -238,6 +249,7 @@ crate_version() {  # name: its exact pin in the actix peer's Cargo.toml
 version_of() {
   case $1 in
     kiln) echo "kiln $(git -C "$root" describe --always --dirty 2>/dev/null), \`build/bin/techempower${KILN_ARGS:+ $KILN_ARGS}\` (kiln's defaults$([[ -n $KILN_ARGS ]] && echo " but $KILN_ARGS")), $(g++ --version | head -1)" ;;
+    kiln-alt) echo "the same binary as kiln, with${KILN_ALT_ENV:+ environment $KILN_ALT_ENV}${KILN_ALT_ARGS:+ arguments $KILN_ALT_ARGS}" ;;
     actix-web|actix-http) echo "$1 $(crate_version "$1"), tokio-postgres $(crate_version tokio-postgres), $(rustc --version 2>/dev/null | cut -d' ' -f1-2), one worker thread and one connection per core" ;;
     go) echo "$(go version 2>/dev/null | cut -d' ' -f3) net/http, pgx $(sed -n 's|.*github.com/jackc/pgx/v5 \(v[^ ]*\).*|\1|p' "$root/bench/peers/tfb-go/go.mod" | head -1)" ;;
   esac
