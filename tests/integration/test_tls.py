@@ -398,6 +398,8 @@ class CertificateReload(unittest.TestCase):
                                        ["--workers", "2", "--tls-cert", cert, "--tls-key", key])
         self.addCleanup(harness.check_clean_stop, server)
         server.start()
+        # Each worker reads the files as it starts: swap them only once all have.
+        self.assertTrue(server.wait_for_output(r"ready: all 2 workers serve", timeout=15), server.output())
 
         def presented():
             with tls_connect(server.port) as s:
