@@ -58,6 +58,9 @@ struct WsOptions {
     std::chrono::milliseconds ping_interval{30000};
     size_t max_backlog = 1 << 20;  // bytes waiting for a slow reader; past it, it is cut (1008)
     bool compression = true;       // permessage-deflate, when the client offers it
+    // zlib's level (1..9) for the messages kiln sends. 1 spends about a third of 6's
+    // CPU on text for an output some 18% larger (bench/results/ws-deflate-level.md).
+    int compression_level = 1;
     // Subprotocols this endpoint speaks, best first: the first the client also
     // offers is chosen (WebSocket::protocol()); none in common: no subprotocol.
     std::vector<std::string> protocols;

@@ -215,6 +215,7 @@ struct WsHandshake {
                 if (http::iequals(h.name, "sec-websocket-extensions")) offers.append(h.value).append(",");
             if (auto answer = http::negotiate_deflate(offers)) {
                 settings.deflate = answer->params;
+                settings.deflate.level = opts.compression_level;
                 res.header("Sec-WebSocket-Extensions", answer->header);
             }
         }

@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <stdexcept>
@@ -119,28 +120,37 @@ std::optional<WsDeflateAnswer> read_offer(Scanner& sc) {
 }
 
 // The loop thread's streams (one deflater per window size asked for).
+struct Deflater {
+    z_stream z{};
+    int level = 0;  // what z is set to; 0: not made yet
+};
+
 struct Codecs {
-    std::array<std::unique_ptr<z_stream>, 16> deflaters;
+    std::array<std::unique_ptr<Deflater>, 16> deflaters;
     std::unique_ptr<z_stream> inflater;
     ~Codecs() {
         for (auto& d : deflaters)
-            if (d) deflateEnd(d.get());
+            if (d) deflateEnd(&d->z);
         if (inflater) inflateEnd(inflater.get());
     }
 };
 thread_local Codecs codecs;
 
-z_stream& deflater(int bits) {
+// The stream for a window size, at `level`. memLevel 5, not 8: the stream is reset
+// after every message, and a reset clears the hash table (8 KiB here, 64 KiB at 8).
+// A level change goes through deflateParams, which on a stream just reset codes nothing.
+z_stream& deflater(int bits, int level) {
     auto& d = codecs.deflaters[static_cast<size_t>(bits)];
     if (!d) {
-        auto z = std::make_unique<z_stream>();
-        // Level 6 (zlib's default); memLevel 5, not 8: the stream is reset after every
-        // message, and a reset clears the hash table (8 KiB here, 64 KiB at 8).
-        if (deflateInit2(z.get(), Z_DEFAULT_COMPRESSION, Z_DEFLATED, -bits, 5, Z_DEFAULT_STRATEGY) != Z_OK)
-            throw std::bad_alloc();
-        d = std::move(z);
+        auto made = std::make_unique<Deflater>();
+        if (deflateInit2(&made->z, level, Z_DEFLATED, -bits, 5, Z_DEFAULT_STRATEGY) != Z_OK) throw std::bad_alloc();
+        made->level = level;
+        d = std::move(made);
+    } else if (d->level != level) {
+        if (deflateParams(&d->z, level, Z_DEFAULT_STRATEGY) != Z_OK) throw std::bad_alloc();
+        d->level = level;
     }
-    return *d;
+    return d->z;
 }
 
 z_stream& inflater() {
@@ -169,8 +179,8 @@ std::optional<WsDeflateAnswer> negotiate_deflate(std::string_view offers) {
     return std::nullopt;
 }
 
-void deflate_message(std::string_view payload, int window_bits, std::string& out) {
-    z_stream& z = deflater(window_bits);
+void deflate_message(std::string_view payload, int window_bits, int level, std::string& out) {
+    z_stream& z = deflater(window_bits, std::clamp(level, 1, 9));
     out.clear();
     z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(payload.data()));
     z.avail_in = static_cast<uInt>(payload.size());

@@ -17,6 +17,7 @@ namespace kiln::http {
 struct WsDeflate {
     bool enabled = false;
     int server_window_bits = 15;  // what kiln's deflater may use (9..15)
+    int level = 1;                // zlib's level for what kiln sends (1..9)
 };
 
 struct WsDeflateAnswer {
@@ -31,8 +32,9 @@ struct WsDeflateAnswer {
 std::optional<WsDeflateAnswer> negotiate_deflate(std::string_view offers);
 
 // A message's payload, deflated as RFC 7692 §7.2.1 says (the final empty block's
-// 00 00 FF FF removed). The loop thread's stream, reset after each message.
-void deflate_message(std::string_view payload, int window_bits, std::string& out);
+// 00 00 FF FF removed), at zlib `level` (clamped to 1..9). The loop thread's stream,
+// reset after each message.
+void deflate_message(std::string_view payload, int window_bits, int level, std::string& out);
 
 // A compressed message's payload inflated into out; false if it is not valid
 // DEFLATE data or would inflate past `limit` bytes (then *too_big says which).

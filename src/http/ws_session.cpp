@@ -46,7 +46,7 @@ WsSession::Send WsSession::send(ws::Opcode op, std::string_view payload) {
     if (settings_.deflate.enabled) {
         // Every message, even one that does not shrink: RFC 7692 allows sending some
         // uncompressed, but clients in the field (and one Autobahn runner) mishandle it.
-        deflate_message(payload, settings_.deflate.server_window_bits, coded);
+        deflate_message(payload, settings_.deflate.server_window_bits, settings_.deflate.level, coded);
         payload = coded;
         rsv1 = true;
     }

@@ -24,7 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(out.size() <= kLimit + 1);
     FUZZ_CHECK(!too_big || !ok);
     std::string coded, back;
-    kiln::http::deflate_message(in.substr(0, 8192), 9 + static_cast<int>(size % 7), coded);
+    kiln::http::deflate_message(in.substr(0, 8192), 9 + static_cast<int>(size % 7), 1 + static_cast<int>(size / 7 % 9),
+                                coded);
     FUZZ_CHECK(kiln::http::inflate_message(coded, kLimit, back, &too_big));
     FUZZ_CHECK(back == in.substr(0, 8192));
     return 0;

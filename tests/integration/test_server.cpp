@@ -462,9 +462,13 @@ int main(int argc, char** argv) {
     kiln::WsOptions big;
     big.max_message = 20 << 20;  // Autobahn's 9.x sends 16 MiB messages
     big.max_backlog = 64 << 20;
-    app.ws("/ws/echo", kiln::WsHandlers{.message = [](kiln::WebSocket& ws, std::string_view data, bool binary) {
+    const kiln::WsHandlers echo{.message = [](kiln::WebSocket& ws, std::string_view data, bool binary) {
         binary ? ws.send_binary(data) : ws.send(data);
-    }}, big);
+    }};
+    app.ws("/ws/echo", echo, big);
+    kiln::WsOptions big_level6 = big;  // bench/ws_deflate_level.sh: zlib's default level beside kiln's
+    big_level6.compression_level = 6;
+    app.ws("/ws/echo-level6", echo, big_level6);
     app.ws("/ws/echo-co", [](kiln::WebSocket& ws) -> kiln::Task<> {
         while (auto msg = co_await ws.receive()) {
             if (msg->data == "sleep") co_await kiln::sleep(std::chrono::milliseconds(50));

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <cstdint>
 #include <string>
 
 using kiln::http::deflate_message;
@@ -84,10 +85,10 @@ TEST(WsDeflate, MessagesRoundTripBothWays) {
     std::string text;
     for (int i = 0; i < 2000; ++i) text += "message " + std::to_string(i % 17) + " ";
     std::string coded;
-    deflate_message(text, 15, coded);
+    deflate_message(text, 15, 1, coded);
     EXPECT_LT(coded.size(), text.size() / 4);
     EXPECT_EQ(client_inflate(coded), text);
-    deflate_message("", 15, coded);  // an empty message still codes to something
+    deflate_message("", 15, 1, coded);  // an empty message still codes to something
     EXPECT_EQ(client_inflate(coded), "");
 
     std::string out;
@@ -98,6 +99,32 @@ TEST(WsDeflate, MessagesRoundTripBothWays) {
     // The same stream again: the loop's inflater was reset in between.
     ASSERT_TRUE(inflate_message(client_deflate("second"), 1 << 20, out, &too_big));
     EXPECT_EQ(out, "second");
+}
+
+TEST(WsDeflate, TheLevelIsTheOneAskedForEachMessage) {
+    // Words drawn from a small vocabulary by a fixed generator: text with matches to
+    // find, where a longer search (level 9) finds more than a short one (level 1).
+    const char* words[] = {"kiln", "fires", "clay", "at", "a", "high", "heat", "and", "the", "glaze", "sets"};
+    std::string text;
+    uint32_t x = 12345;
+    for (int i = 0; i < 20000; ++i) {
+        x = x * 1103515245u + 12345u;
+        text += words[(x >> 16) % 11];
+        text += ' ';
+    }
+    std::string best, fast, again;
+    deflate_message(text, 15, 9, best);
+    deflate_message(text, 15, 1, fast);
+    deflate_message(text, 15, 9, again);  // the same thread's stream, set back to 9
+    EXPECT_LT(best.size(), fast.size());
+    EXPECT_EQ(again, best);
+    EXPECT_EQ(client_inflate(best), text);
+    EXPECT_EQ(client_inflate(fast), text);
+    std::string clamped;
+    deflate_message(text, 15, 0, clamped);
+    EXPECT_EQ(clamped, fast) << "below 1 is 1";
+    deflate_message(text, 15, 42, clamped);
+    EXPECT_EQ(clamped, best) << "above 9 is 9";
 }
 
 TEST(WsDeflate, ABombStopsAtTheLimit) {
