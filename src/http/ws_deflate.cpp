@@ -119,12 +119,12 @@ std::optional<WsDeflateAnswer> read_offer(Scanner& sc) {
     return a;
 }
 
-// The loop thread's streams (one deflater per window size asked for).
 struct Deflater {
     z_stream z{};
-    int level = 0;  // what z is set to; 0: not made yet
+    int level = 0;  // what z is set to
 };
 
+// The loop thread's streams (one deflater per window size asked for).
 struct Codecs {
     std::array<std::unique_ptr<Deflater>, 16> deflaters;
     std::unique_ptr<z_stream> inflater;
@@ -147,7 +147,7 @@ z_stream& deflater(int bits, int level) {
         made->level = level;
         d = std::move(made);
     } else if (d->level != level) {
-        if (deflateParams(&d->z, level, Z_DEFAULT_STRATEGY) != Z_OK) throw std::bad_alloc();
+        if (deflateParams(&d->z, level, Z_DEFAULT_STRATEGY) != Z_OK) throw std::runtime_error("zlib: deflateParams");
         d->level = level;
     }
     return d->z;

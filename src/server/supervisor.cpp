@@ -240,7 +240,7 @@ void Supervisor::on_ready(Process& p) {
             std::count_if(procs_.begin(), procs_.end(), [](const Process& q) { return q.state == State::Running; }) ==
                 static_cast<std::ptrdiff_t>(slots_.size())) {
             ready_told_ = true;  // the first start: every slot serves
-            log(LogLevel::Info, "ready: all %zu workers serve", slots_.size());
+            log(LogLevel::Info, "ready: every worker serves (%zu)", slots_.size());
             sd_notify("READY=1");
         }
         return;

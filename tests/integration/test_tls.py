@@ -399,7 +399,7 @@ class CertificateReload(unittest.TestCase):
         self.addCleanup(harness.check_clean_stop, server)
         server.start()
         # Each worker reads the files as it starts: swap them only once all have.
-        self.assertTrue(server.wait_for_output(r"ready: all 2 workers serve", timeout=15), server.output())
+        self.assertTrue(server.wait_for_output(r"ready: every worker serves \(2\)", timeout=15), server.output())
 
         def presented():
             with tls_connect(server.port) as s:
