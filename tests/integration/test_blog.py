@@ -538,25 +538,26 @@ class AccountThrottle(BlogCase):
 
     extra_args = ("--trusted-proxies", "127.0.0.1")
 
-    def test_one_guesser_cannot_lock_the_owner_out_and_many_can(self):
-        def at(address):
-            return Client(self.port, [("X-Forwarded-For", address)])
+    def at(self, address):
+        """A client the trusted proxy says is at `address`."""
+        return Client(self.port, [("X-Forwarded-For", address)])
 
-        guesser = at("203.0.113.60")
+    def test_one_guesser_cannot_lock_the_owner_out_and_many_can(self):
+        guesser = self.at("203.0.113.60")
         for i in range(5):
             self.assertEqual(guesser.log_in(self.email, "wrong password %d" % i).status, 422)
         r = guesser.log_in(self.email)  # even the right password, from there
         self.assertEqual(r.status, 429, r)
         self.assertIn(b"Too many failed log-ins", r.body)
-        owner = at("198.51.100.60")
+        owner = self.at("198.51.100.60")
         self.assertEqual(owner.log_in(self.email).status, 303, "the guesser locked the owner out")
         # Ten more addresses, five failures each: 50 at the account, which is now locked
         # from everywhere (the owner's log-in above cleared the first guesser's count).
         for n in range(10):
-            c = at("203.0.113.%d" % (70 + n))
+            c = self.at("203.0.113.%d" % (70 + n))
             for i in range(5):
                 self.assertEqual(c.log_in(self.email, "wrong password %d" % i).status, 422, (n, i))
-        r = at("198.51.100.61").log_in(self.email)
+        r = self.at("198.51.100.61").log_in(self.email)
         self.assertEqual(r.status, 429, r)
         self.assertGreater(int(r.header("Retry-After")), 0)
 
@@ -564,57 +565,54 @@ class AccountThrottle(BlogCase):
         # It would otherwise be counted under a key that names the owner's own
         # address ("account:<email> from:<address>") and lock the owner out there.
         owner_address = "198.51.100.62"
-        attacker = Client(self.port, [("X-Forwarded-For", "203.0.113.90")])
+        attacker = self.at("203.0.113.90")
         for i in range(6):
             r = attacker.log_in(self.email + " from:" + owner_address, "wrong password")
             self.assertEqual(r.status, 422, (i, r))
-        owner = Client(self.port, [("X-Forwarded-For", owner_address)])
+        owner = self.at(owner_address)
         self.assertEqual(owner.log_in(self.email).status, 303)
 
     def test_an_ipv6_client_counts_by_its_64(self):
         # One host with a /64 cannot take a fresh address for each guess.
         for i in range(5):
-            c = Client(self.port, [("X-Forwarded-For", "2001:db8:1:2::%x" % (i + 1))])
+            c = self.at("2001:db8:1:2::%x" % (i + 1))
             self.assertEqual(c.log_in(self.email, "wrong password").status, 422, i)
-        r = Client(self.port, [("X-Forwarded-For", "2001:db8:1:2:ffff::9")]).log_in(self.email)
+        r = self.at("2001:db8:1:2:ffff::9").log_in(self.email)
         self.assertEqual(r.status, 429, r)
-        other = Client(self.port, [("X-Forwarded-For", "2001:db8:1:3::1")])  # the next /64
+        other = self.at("2001:db8:1:3::1")  # the next /64
         self.assertEqual(other.log_in(self.email).status, 303)
 
     def test_a_guesser_refused_again_and_again_adds_nothing(self):
         # 5 tries, then 55 refused ones: were refusals counted at the account, they
         # would pass its limit of 50 and lock the owner out everywhere.
-        guesser = Client(self.port, [("X-Forwarded-For", "192.0.2.110")])
+        guesser = self.at("192.0.2.110")
         statuses = [guesser.log_in(self.email, "wrong password %d" % i).status for i in range(60)]
         self.assertEqual(statuses, [422] * 5 + [429] * 55)
-        owner = Client(self.port, [("X-Forwarded-For", "192.0.2.111")])
+        owner = self.at("192.0.2.111")
         self.assertEqual(owner.log_in(self.email).status, 303, "refused guesses locked the owner out")
 
     def test_a_burst_sent_together_gets_no_more_than_the_limit(self):
         # Twenty wrong passwords at once from one address: were each checked before
         # any was counted, all twenty would be tried.
         def attempt(i):
-            c = Client(self.port, [("X-Forwarded-For", "192.0.2.100")])
+            c = self.at("192.0.2.100")
             return c.log_in(self.email, "wrong password %d" % i).status
 
         with concurrent.futures.ThreadPoolExecutor(20) as pool:
             statuses = list(pool.map(attempt, range(20)))
         self.assertLessEqual(statuses.count(422), 5, statuses)
         self.assertEqual(statuses.count(422) + statuses.count(429), 20, statuses)
-        owner = Client(self.port, [("X-Forwarded-For", "192.0.2.101")])
+        owner = self.at("192.0.2.101")
         self.assertEqual(owner.log_in(self.email).status, 303)
 
     def test_a_dual_stack_listeners_ipv4_clients_count_one_by_one(self):
         # Behind a listener on [::], IPv4 clients arrive as ::ffff:a.b.c.d. Each counts
         # as its IPv4 address, not all of them as the one /64 those addresses share.
-        def at(address):
-            return Client(self.port, [("X-Forwarded-For", address)])
-
-        guesser = at("::ffff:192.0.2.80")
+        guesser = self.at("::ffff:192.0.2.80")
         for i in range(5):
             self.assertEqual(guesser.log_in(self.email, "wrong password %d" % i).status, 422, i)
-        self.assertEqual(at("192.0.2.80").log_in(self.email).status, 429, "the same client, written as IPv4")
-        self.assertEqual(at("::ffff:192.0.2.81").log_in(self.email).status, 303,
+        self.assertEqual(self.at("192.0.2.80").log_in(self.email).status, 429, "the same client, written as IPv4")
+        self.assertEqual(self.at("::ffff:192.0.2.81").log_in(self.email).status, 303,
                          "one IPv4 guesser locked out every IPv4 client of a dual-stack listener")
 
 
