@@ -321,9 +321,11 @@ struct Options {
     // its host gone without a word) is closed: what it carried fails with
     // db::Error(Io), and the client connects again. 0: wait for ever. The server
     // sends nothing while it runs a query, nor before the end of SELECTs sent
-    // together (they share a Sync), so this must exceed what they may take; and
-    // the server goes on with a query the client gave up on until statement_timeout
-    // (set it below this one) or until it next writes. A LISTEN session, which owes
+    // together (they share a Sync), so this must exceed what they may take. A query
+    // the client gave up on stops on the server within a second on PostgreSQL 14 and
+    // later (each session is set client_connection_check_interval = 1000, unless the
+    // URL's options set it); older servers go on with it until statement_timeout (set
+    // it below this one) or until it next writes. A LISTEN session, which owes
     // nothing while it waits, is sent a SELECT 1 this often, so its silence is noticed
     // too (within twice this).
     std::chrono::milliseconds reply_timeout{30000};

@@ -79,6 +79,7 @@ void Connection::poll_connect() {
     if (PQenterPipelineMode(conn_) != 1) return die("cannot enter pipeline mode: " + one_line(PQerrorMessage(conn_)));
     state_ = State::Ready;
     watch(kRead);
+    ask_to_notice_a_gone_client();  // ahead of the queued queries
     std::vector<Queued> queued = std::exchange(queued_, {});
     for (Queued& q : queued) {
         if (state_ == State::Dead) {  // a send failed: the rest fail with it
@@ -93,6 +94,19 @@ void Connection::poll_connect() {
     if (state_ == State::Dead) return;
     flush();
     if (state_ == State::Ready) owner_.up(*this);
+}
+
+void Connection::ask_to_notice_a_gone_client() {
+    // A connection kiln leaves (a reply timeout, a worker's end) would otherwise leave
+    // its query running on the server until the query next writes. Its answer (or
+    // error: a server that refuses the setting) goes nowhere.
+    if (spec_.check_interval_ms == 0 || PQserverVersion(conn_) < 140000) return;
+    bool prepare;
+    std::shared_ptr<Statement> stmt =
+        statement("SET client_connection_check_interval = " + std::to_string(spec_.check_interval_ms), &prepare);
+    Op* op = new Op(loop_);
+    send(op, stmt, prepare);  // holds it until answered
+    op->abandon();
 }
 
 std::shared_ptr<Connection::Statement> Connection::statement(std::string_view sql, bool* prepare) {

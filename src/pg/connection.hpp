@@ -58,6 +58,10 @@ struct ConnectSpec {
     std::vector<std::string> keys, values;
     uint64_t timeout_ms = 5000;
     uint64_t reply_timeout_ms = 0;  // 0: none
+    // PostgreSQL 14+ checks this often (ms) during a query whether its client is gone,
+    // and stops the query if so; 0: the server's setting (also when the URL's options
+    // set it).
+    uint64_t check_interval_ms = 0;
 };
 
 class Connection final : public net::IoHandler {
@@ -117,6 +121,7 @@ private:
     };
 
     void poll_connect();
+    void ask_to_notice_a_gone_client();
     void send(Op* op, const std::shared_ptr<Statement>& stmt, bool prepare, bool alone = false);
     std::shared_ptr<Statement> statement(std::string_view sql, bool* prepare);
     void close_group();         // the Sync after an open group

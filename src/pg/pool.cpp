@@ -13,15 +13,16 @@ ConnectSpec connect_spec(const Options& options) {
     spec.reply_timeout_ms = static_cast<uint64_t>(std::max<int64_t>(options.reply_timeout.count(), 0));
     spec.keys = {"dbname", "fallback_application_name"};
     spec.values = {options.url, "kiln"};
+    std::string opts;  // the URL's own options=
+    char* err = nullptr;
+    if (PQconninfoOption* parsed = PQconninfoParse(options.url.c_str(), &err)) {
+        for (PQconninfoOption* o = parsed; o->keyword; ++o)
+            if (std::string_view(o->keyword) == "options" && o->val) opts = o->val;
+        PQconninfoFree(parsed);
+    }
+    if (err) PQfreemem(err);  // a bad URL: the connect attempt reports it
+    if (opts.find("client_connection_check_interval") == std::string::npos) spec.check_interval_ms = 1000;
     if (options.statement_timeout.count() > 0) {
-        std::string opts;
-        char* err = nullptr;
-        if (PQconninfoOption* parsed = PQconninfoParse(options.url.c_str(), &err)) {
-            for (PQconninfoOption* o = parsed; o->keyword; ++o)
-                if (std::string_view(o->keyword) == "options" && o->val) opts = o->val;
-            PQconninfoFree(parsed);
-        }
-        if (err) PQfreemem(err);  // a bad URL: the connect attempt reports it
         if (!opts.empty()) opts += ' ';
         opts += "-c statement_timeout=" + std::to_string(options.statement_timeout.count());
         spec.keys.push_back("options");

@@ -378,6 +378,29 @@ TEST(PgClient, StatementTimeoutFailsTheQueryAsBusy) {
     });
 }
 
+TEST(PgClient, AQueryTheClientGaveUpOnStopsOnTheServerToo) {
+    // The reply timeout closes the connection under a long query. Without
+    // client_connection_check_interval the backend would sleep its 20 s out: it only
+    // looks at its socket when it writes.
+    kiln::net::Loop loop;
+    const std::string name = "kiln_given_up_" + std::to_string(::getpid());
+    pg::Client db({.url = pg_url() + "?application_name=" + name, .pool = 1, .reply_timeout = 400ms});
+    pg::Client watcher({.url = pg_url()});
+    run(loop, [&]() -> Task<> {
+        auto e = co_await error_of<db::Error>(db.exec("SELECT pg_sleep(20)"));
+        EXPECT_TRUE(e.has_value()) << "the reply timeout did not end the query";
+        int64_t running = -1;
+        for (auto until = std::chrono::steady_clock::now() + 5s; std::chrono::steady_clock::now() < until;) {
+            running = co_await watcher.scalar<int64_t>(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND state = 'active' "
+                "AND query = 'SELECT pg_sleep(20)'", name);
+            if (running == 0) break;
+            co_await kiln::sleep(100ms);
+        }
+        EXPECT_EQ(running, 0) << "PostgreSQL still runs the query 5 s after its client left";
+    });
+}
+
 TEST(PgClient, AServerThatStopsAnsweringIsLeftAndTheClientReconnects) {
     kiln::net::Loop loop;
     pg::Client db({.url = pg_url(), .pool = 1, .reply_timeout = 400ms, .reconnect_min = 20ms});
