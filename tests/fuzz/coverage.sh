@@ -38,16 +38,9 @@ declare -A sources=(
   [fuzz_ws]="src/http/ws_session.cpp"
   [fuzz_h2]="src/http/h2_session.cpp"
 )
-all=(fuzz_parser fuzz_chunked fuzz_url fuzz_multipart fuzz_form fuzz_cookie fuzz_template fuzz_escape
-     fuzz_router fuzz_session_record fuzz_log_escape fuzz_static_path fuzz_config fuzz_form_values
-     fuzz_pg_values fuzz_json_writer fuzz_proxy_protocol fuzz_forwarded fuzz_ws_frame fuzz_ws_deflate
-     fuzz_ws fuzz_h2)
+source "$here/targets.sh"
+all=("${fuzz_targets[@]}")
 
-dict_for() {  # the same choice as run.sh: <name>.dict when there is one, else http.dict
-  local d="$here/${1#fuzz_}.dict"
-  [[ $1 == fuzz_proxy_protocol || $1 == fuzz_forwarded ]] && d="$here/proxy.dict"
-  [[ -f $d ]] && echo "$d" || echo "$here/http.dict"
-}
 
 tool() {  # llvm-cov and llvm-profdata, unversioned or from Debian's llvm-14
   command -v "$1" 2>/dev/null || ls /usr/lib/llvm-*/bin/"$1" 2>/dev/null | tail -1

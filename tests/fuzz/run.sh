@@ -11,9 +11,8 @@ set -uo pipefail
 build=${1:?usage: run.sh BUILD_DIR SECONDS}
 seconds=${2:?usage: run.sh BUILD_DIR SECONDS}
 here=$(cd "$(dirname "$0")" && pwd)
-targets=(fuzz_parser fuzz_chunked fuzz_url fuzz_multipart fuzz_form fuzz_cookie fuzz_template fuzz_escape
-         fuzz_router fuzz_session_record fuzz_log_escape fuzz_static_path fuzz_config fuzz_form_values
-         fuzz_pg_values fuzz_json_writer fuzz_proxy_protocol fuzz_forwarded fuzz_h2 fuzz_ws_frame fuzz_ws fuzz_ws_deflate)
+source "$here/targets.sh"
+targets=("${fuzz_targets[@]}")
 
 work=$(mktemp -d /tmp/kiln-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -32,12 +31,8 @@ fuzz_one() {
   cp "$here/corpus/$t/"* "$work/$t/corpus/" 2>/dev/null
   local seeds log="$work/$t/log"
   seeds=$(ls "$work/$t/corpus" | wc -l)
-  local dict="$here/http.dict"
-  [[ $t == fuzz_template ]] && dict="$here/template.dict"
-  [[ $t == fuzz_escape ]] && dict="$here/escape.dict"
-  [[ $t == fuzz_router ]] && dict="$here/router.dict"
-  [[ $t == fuzz_config ]] && dict="$here/config.dict"
-  [[ $t == fuzz_proxy_protocol || $t == fuzz_forwarded ]] && dict="$here/proxy.dict"
+  local dict
+  dict=$(dict_for "$t")
   # Outer timeout: libFuzzer's own -max_total_time is checked between runs, so a hang
   # inside one input is caught by -timeout and anything worse by timeout(1).
   timeout --kill-after=10 $((seconds + 60)) "$bin" \
