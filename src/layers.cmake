@@ -164,6 +164,7 @@ target_link_libraries(kiln_redis PUBLIC kiln_net PRIVATE PkgConfig::HIREDIS)
 pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)
 kiln_layer(kiln_auth
   auth/password.cpp
+  auth/failure_counts.cpp
   auth/accounts.cpp
 )
 target_link_libraries(kiln_auth PUBLIC kiln_app kiln_db kiln_pg PRIVATE PkgConfig::SODIUM)

@@ -164,12 +164,9 @@ private:
     // limit; at a key already at its limit, gives back what it took at the others and
     // throws Throttled.
     Task<> take_attempt(const ThrottleKeys& keys, int64_t now);
-    // A success: the account's counts go, the address's gives the attempt back.
-    Task<> forget_attempt(const ThrottleKeys& keys);
-    // One more in key's window unless `limit` are counted in it already (false).
-    Task<bool> count_within(const std::string& key, int limit, int64_t now);
-    Task<> give_back(const std::string& key);  // one less
-    Task<int64_t> wait_of(const std::string& key, int64_t now);  // seconds left of key's window (>= 1)
+    // A success: the account's counts go, the address's gives back the count this
+    // attempt took at counted_at.
+    Task<> forget_attempt(const ThrottleKeys& keys, int64_t counted_at);
     void start_session(Request& req, const User& user);
     std::string check_password(std::string_view password) const;  // "" or why not
 

@@ -7,6 +7,7 @@
 #include <kiln/csrf.hpp>  // flash
 #include <kiln/view.hpp>  // url_encode
 
+#include "auth/failure_counts.hpp"
 #include "util/utf8.hpp"
 
 namespace kiln::auth {
@@ -99,8 +100,9 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
     // address (a unix socket) is not counted: all of them would share one count.
     if (std::string block = req.client_block(); !block.empty()) {
         std::string key = "sign-up:" + block;
-        if (!co_await count_within(key, options_.max_sign_ups_per_address, now)) {
-            int64_t wait = co_await wait_of(key, now);
+        FailureCounts counts(store_, options_.throttle_window);
+        if (!co_await counts.count_within(key, options_.max_sign_ups_per_address, now)) {
+            int64_t wait = co_await counts.wait_of(key, now);
             throw Error(Error::Kind::Throttled, "email",
                         "Too many sign-ups from your address: try again in " + minutes(wait), wait);
         }
@@ -139,46 +141,23 @@ Task<> Accounts::take_attempt(const ThrottleKeys& keys, int64_t now) {
         {&keys.account, options_.max_failures_per_account},
         {&keys.address, options_.max_failures_per_address},
     };
+    FailureCounts counts(store_, options_.throttle_window);
     for (size_t i = 0; i < std::size(limits); ++i) {
         const std::string& key = *limits[i].first;
         if (key.empty()) continue;  // no account, or no known address
-        if (co_await count_within(key, limits[i].second, now)) continue;
+        if (co_await counts.count_within(key, limits[i].second, now)) continue;
         for (size_t j = 0; j < i; ++j)
-            if (!limits[j].first->empty()) co_await give_back(*limits[j].first);
-        int64_t wait = co_await wait_of(key, now);
+            if (!limits[j].first->empty()) co_await counts.give_back(*limits[j].first, now);
+        int64_t wait = co_await counts.wait_of(key, now);
         throw Error(Error::Kind::Throttled, "", "Too many failed log-ins: try again in " + minutes(wait), wait);
     }
 }
 
-Task<bool> Accounts::count_within(const std::string& key, int limit, int64_t now) {
-    // One statement, so concurrent attempts each see the others: the row changes
-    // only if its window is over (it starts again at 1) or it is under the limit.
-    int64_t stale = now - options_.throttle_window.count();  // a window started before this is over
-    int64_t changed = co_await store_.execute(
-        "INSERT INTO auth_failures (key, failures, window_start) VALUES (?, 1, ?) "
-        "ON CONFLICT (key) DO UPDATE SET "
-        "failures = CASE WHEN auth_failures.window_start <= ? THEN 1 ELSE auth_failures.failures + 1 END, "
-        "window_start = CASE WHEN auth_failures.window_start <= ? THEN ? ELSE auth_failures.window_start END "
-        "WHERE auth_failures.window_start <= ? OR auth_failures.failures < ?",
-        key, now, stale, stale, now, stale, limit);
-    co_return changed > 0;
-}
-
-Task<> Accounts::give_back(const std::string& key) {
-    co_await store_.execute("UPDATE auth_failures SET failures = failures - 1 WHERE key = ? AND failures > 0", key);
-}
-
-Task<int64_t> Accounts::wait_of(const std::string& key, int64_t now) {
-    std::vector<Failures> f = co_await store_.where<Failures>("key = ?", key);
-    int64_t end = f.empty() ? now : f.front().window_start + options_.throttle_window.count();
-    co_return std::max<int64_t>(1, end - now);
-}
-
-Task<> Accounts::forget_attempt(const ThrottleKeys& keys) {
+Task<> Accounts::forget_attempt(const ThrottleKeys& keys, int64_t counted_at) {
     // The account's counts start over; its address gets back what this attempt took.
-    if (!keys.account.empty())
-        co_await store_.execute("DELETE FROM auth_failures WHERE key = ? OR key = ?", keys.account, keys.pair);
-    if (!keys.address.empty()) co_await give_back(keys.address);
+    FailureCounts counts(store_, options_.throttle_window);
+    if (!keys.account.empty()) co_await counts.forget(keys.account, keys.pair);
+    if (!keys.address.empty()) co_await counts.give_back(keys.address, counted_at);
 }
 
 Task<User> Accounts::log_in(Request& req, std::string email, std::string password) {
@@ -203,7 +182,7 @@ Task<User> Accounts::log_in(Request& req, std::string email, std::string passwor
     bool ok = false;
     if (password.size() <= options_.max_password_bytes) ok = co_await verify_password(std::move(hash), std::move(password));
     if (!known || !ok) throw Error(Error::Kind::BadCredentials, "", "Wrong email address or password");
-    co_await forget_attempt(keys);
+    co_await forget_attempt(keys, now);
     start_session(req, found.front());
     co_return found.front();
 }
@@ -221,7 +200,7 @@ Task<> Accounts::change_password(Request& req, std::string current, std::string 
     co_await take_attempt(keys, now);
     bool right = co_await verify_password(me->password_hash, std::move(current));
     if (!right) throw Error(Error::Kind::BadCredentials, "current_password", "The current password is wrong");
-    co_await forget_attempt(keys);  // the password was right, whatever becomes of the new one
+    co_await forget_attempt(keys, now);  // the password was right, whatever becomes of the new one
     if (std::string why = check_password(next); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
     me->password_hash = co_await hash_password(std::move(next));
     ++me->epoch;  // every other session of the account ends
