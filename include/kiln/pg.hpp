@@ -313,7 +313,8 @@ private:
 struct Options {
     std::string url;  // libpq connection string or URI: "postgresql://user@host:port/db"
     size_t pool = 1;  // connections kept up (each pipelines any number of queries)
-    // Sent at connect as options=-c statement_timeout=...; 0 keeps the server's.
+    // Sent at connect as options=-c statement_timeout=..., after the URL's own options
+    // (or PGOPTIONS when it has none); 0 keeps the server's.
     // A query that runs longer fails with db::BusyError, sqlstate "57014".
     std::chrono::milliseconds statement_timeout{0};
     std::chrono::milliseconds connect_timeout{5000};  // one connection attempt
@@ -324,10 +325,10 @@ struct Options {
     // together (they share a Sync), so this must exceed what they may take. A query
     // the client gave up on stops on the server within a second on PostgreSQL 14 and
     // later (each session is set client_connection_check_interval = 1000, unless the
-    // URL's options set it); older servers go on with it until statement_timeout (set
-    // it below this one) or until it next writes. A LISTEN session, which owes
-    // nothing while it waits, is sent a SELECT 1 this often, so its silence is noticed
-    // too (within twice this).
+    // URL's options or PGOPTIONS set it); older servers go on with it until
+    // statement_timeout (set it below this one) or until it next writes. A LISTEN
+    // session, which owes nothing while it waits, is sent a SELECT 1 this often, so its
+    // silence is noticed too (within twice this).
     std::chrono::milliseconds reply_timeout{30000};
     std::chrono::milliseconds reconnect_min{50};      // first retry after a loss,
     std::chrono::milliseconds reconnect_max{5000};    // doubling up to this

@@ -1,6 +1,7 @@
 #include "pg/pool.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "pg/errors.hpp"
@@ -21,6 +22,10 @@ ConnectSpec connect_spec(const Options& options) {
         PQconninfoFree(parsed);
     }
     if (err) PQfreemem(err);  // a bad URL: the connect attempt reports it
+    // A URL without options: libpq would use PGOPTIONS from the environment, but the
+    // options kiln adds below would replace it, so they are added to it instead.
+    if (opts.empty())
+        if (const char* env = std::getenv("PGOPTIONS")) opts = env;
     if (opts.find("client_connection_check_interval") == std::string::npos) spec.check_interval_ms = 1000;
     if (options.statement_timeout.count() > 0) {
         if (!opts.empty()) opts += ' ';

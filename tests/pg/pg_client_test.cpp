@@ -378,6 +378,25 @@ TEST(PgClient, StatementTimeoutFailsTheQueryAsBusy) {
     });
 }
 
+TEST(PgClient, PgoptionsFromTheEnvironmentAreKeptBesideKilnsOwn) {
+    // kiln passes libpq an `options` of its own when it sets statement_timeout, which
+    // would replace PGOPTIONS; and a check interval PGOPTIONS sets is the user's.
+    ::setenv("PGOPTIONS", "-c work_mem=1234kB -c client_connection_check_interval=2500", 1);
+    kiln::net::Loop loop;
+    pg::Client db({.url = pg_url(), .statement_timeout = 3000ms});
+    ::unsetenv("PGOPTIONS");  // read when the client was made
+    pg::Client plain({.url = pg_url()});
+    run(loop, [&]() -> Task<> {
+        EXPECT_EQ(co_await db.scalar<std::string>("SHOW work_mem"), "1234kB");
+        EXPECT_EQ(co_await db.scalar<std::string>("SHOW statement_timeout"), "3s");
+        if (co_await plain.scalar<int>("SELECT current_setting('server_version_num')::int") >= 140000) {
+            EXPECT_EQ(co_await db.scalar<std::string>("SHOW client_connection_check_interval"), "2500ms");
+            EXPECT_EQ(co_await plain.scalar<std::string>("SHOW client_connection_check_interval"), "1s");
+        }
+        EXPECT_NE(co_await plain.scalar<std::string>("SHOW work_mem"), "1234kB");
+    });
+}
+
 TEST(PgClient, AQueryTheClientGaveUpOnStopsOnTheServerToo) {
     // The reply timeout closes the connection under a long query. Without
     // client_connection_check_interval the backend would sleep its 20 s out: it only
