@@ -29,7 +29,9 @@
 // (given back when it succeeds, or when a limit refuses it), in one statement per
 // count that also checks the limit, so attempts that arrive together see each other:
 // a burst cannot pass a limit by its own size. A client whose address is unknown (a
-// unix socket listener) is counted for its account only.
+// unix socket listener) is counted for its account only: it is not stopped by
+// address, and can lock an account alone (use the PROXY protocol on such a listener).
+// The rows of windows that are over are deleted, once a window.
 //
 // Sign-up throttling: every sign-up that passes the field checks costs a hash, and
 // one for a taken address tells that it has an account. So sign-ups are counted per
@@ -40,9 +42,12 @@
 // Sessions: a log-in regenerates the session id (an id seen before it is worth
 // nothing) and stores the user's id and the account's session epoch; changing the
 // password bumps the epoch, so every other session of the account is logged out.
+// An account's first epoch is random, so a session of a deleted account does not
+// fit a later one that got its id again (SQLite reuses the highest id).
 // The tables (users, auth_failures) are the app's: `kiln generate auth` writes their
 // migration, a controller and views.
 #pragma once
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -61,12 +66,14 @@
 
 namespace kiln::auth {
 
+class FailureCounts;  // src/auth/failure_counts.hpp
+
 struct User {
     int64_t id = 0;
     std::string email;          // the log-in name: trimmed, lower-cased, unique
     std::string name;           // shown
     std::string password_hash;  // Argon2id in libsodium's string form; never shown
-    int64_t epoch = 1;          // bumped by a password change: older sessions end
+    int64_t epoch = 1;          // random at sign-up, bumped by a password change: older sessions end
     int64_t created_at = 0;     // unix seconds
 };
 
@@ -120,6 +127,12 @@ Task<bool> verify_password(std::string hash, std::string password);
 // of 3 to 254 bytes with an @ inside and no spaces or control characters.
 std::string normalize_email(std::string_view email);
 
+// Where to send a visitor once logged in: `next` (what require_login put in
+// login_path?next=) when it is a path of this site, else `fallback`. A path of this
+// site starts with one '/' and holds no backslash and no control character: a browser
+// reads "//host", "/\host" and "/<TAB>/host" (it drops tabs and newlines) as another site.
+std::string local_path_or(std::string_view next, std::string_view fallback);
+
 class Accounts {
 public:
     explicit Accounts(Store& store, Options options = {});
@@ -167,11 +180,14 @@ private:
     // A success: the account's counts go, the address's gives back the count this
     // attempt took at counted_at.
     Task<> forget_attempt(const ThrottleKeys& keys, int64_t counted_at);
+    // Drops the rows of windows that are over, once per window.
+    Task<> purge_now_and_then(FailureCounts& counts, int64_t now);
     void start_session(Request& req, const User& user);
     std::string check_password(std::string_view password) const;  // "" or why not
 
     Store& store_;
     Options options_;
+    std::atomic<int64_t> next_purge_{0};  // unix seconds
 };
 
 }  // namespace kiln::auth

@@ -8,6 +8,7 @@
 #include <kiln/view.hpp>  // url_encode
 
 #include "auth/failure_counts.hpp"
+#include "util/random.hpp"
 #include "util/utf8.hpp"
 
 namespace kiln::auth {
@@ -41,6 +42,13 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
+// 1 to 2^40: a new account's first session epoch.
+int64_t first_epoch() {
+    uint64_t r = 0;
+    util::random_bytes(&r, sizeof r);
+    return static_cast<int64_t>(r & ((uint64_t{1} << 40) - 1)) + 1;
+}
+
 // Hashed in place of an unknown account's, so a wrong e-mail address costs what a
 // wrong password does. Made once per loop thread, on first use (a coroutine resumes
 // on its own loop's thread, so nothing here is shared between threads).
@@ -63,6 +71,12 @@ std::string normalize_email(std::string_view email) {
     for (char& c : out)
         if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
     return out;
+}
+
+std::string local_path_or(std::string_view next, std::string_view fallback) {
+    bool local = !next.empty() && next[0] == '/' && (next.size() == 1 || next[1] != '/');
+    for (char c : next) local = local && static_cast<unsigned char>(c) >= 0x20 && c != 0x7f && c != '\\';
+    return std::string(local ? next : fallback);
 }
 
 Accounts::Accounts(Store& store, Options options) : store_(store), options_(std::move(options)) {}
@@ -101,6 +115,7 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
     if (std::string block = req.client_block(); !block.empty()) {
         std::string key = "sign-up:" + block;
         FailureCounts counts(store_, options_.throttle_window);
+        co_await purge_now_and_then(counts, now);
         if (!co_await counts.count_within(key, options_.max_sign_ups_per_address, now)) {
             int64_t wait = co_await counts.wait_of(key, now);
             throw Error(Error::Kind::Throttled, "email",
@@ -109,6 +124,7 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
     }
     u.password_hash = co_await hash_password(std::move(password));
     u.created_at = now;
+    u.epoch = first_epoch();
     bool taken = false;
     try {
         co_await store_.insert(u);
@@ -133,15 +149,17 @@ Accounts::ThrottleKeys Accounts::throttle_keys(std::optional<std::string_view> a
 
 Task<> Accounts::take_attempt(const ThrottleKeys& keys, int64_t now) {
     // Counted as a failure until it succeeds, and before anything is checked, so
-    // attempts that arrive together see each other. Narrowest key first; an attempt
-    // refused at one key gives back what it took at the others, so refusals never
-    // add up (a guesser stopped at its 5 tries cannot go on to lock the account).
+    // attempts that arrive together see each other. An attempt refused at one key
+    // gives back what it took at the others, so refusals never add up (a guesser
+    // stopped at its 5 tries cannot go on to lock the account). The address first: a
+    // client at its limit adds no row for each account it names.
     const std::pair<const std::string*, int> limits[] = {
-        {&keys.pair, options_.max_failures_per_account_and_address},
-        {&keys.account, options_.max_failures_per_account},
         {&keys.address, options_.max_failures_per_address},
+        {&keys.account, options_.max_failures_per_account},
+        {&keys.pair, options_.max_failures_per_account_and_address},
     };
     FailureCounts counts(store_, options_.throttle_window);
+    co_await purge_now_and_then(counts, now);
     for (size_t i = 0; i < std::size(limits); ++i) {
         const std::string& key = *limits[i].first;
         if (key.empty()) continue;  // no account, or no known address
@@ -160,6 +178,13 @@ Task<> Accounts::forget_attempt(const ThrottleKeys& keys, int64_t counted_at) {
     if (!keys.address.empty()) co_await counts.give_back(keys.address, counted_at);
 }
 
+Task<> Accounts::purge_now_and_then(FailureCounts& counts, int64_t now) {
+    // Once a window per Accounts (so per worker): rows of windows that are over.
+    int64_t due = next_purge_.load(std::memory_order_relaxed);
+    if (now < due || !next_purge_.compare_exchange_strong(due, now + options_.throttle_window.count())) co_return;
+    co_await counts.purge(now);
+}
+
 Task<User> Accounts::log_in(Request& req, std::string email, std::string password) {
     int64_t now = now_seconds();
     std::optional<std::string> normalized;
@@ -171,8 +196,9 @@ Task<User> Accounts::log_in(Request& req, std::string email, std::string passwor
     }
     ThrottleKeys keys = throttle_keys(normalized, req);
     co_await take_attempt(keys, now);
-    std::vector<User> found;
-    if (normalized) found = co_await store_.where<User>("email = ?", *normalized);
+    // Text that is not an address names no account whatever its timing: no hash.
+    if (!normalized) throw Error(Error::Kind::BadCredentials, "", "Wrong email address or password");
+    std::vector<User> found = co_await store_.where<User>("email = ?", *normalized);
     // Plain statements around each co_await: GCC 12 mis-destroys temporaries of a
     // co_await inside ?: or && (a double free).
     bool known = !found.empty();
@@ -203,8 +229,15 @@ Task<> Accounts::change_password(Request& req, std::string current, std::string 
     co_await forget_attempt(keys, now);  // the password was right, whatever becomes of the new one
     if (std::string why = check_password(next); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
     me->password_hash = co_await hash_password(std::move(next));
+    // Only if no other change came first (both read this epoch): the later one would
+    // put its password back and keep its session at the epoch the first one gave.
+    int64_t changed = co_await store_.execute("UPDATE users SET password_hash = ?, epoch = epoch + 1 WHERE id = ? AND epoch = ?",
+                                              me->password_hash, me->id, me->epoch);
+    if (changed == 0) {
+        log_out(req);
+        throw Error(Error::Kind::NotLoggedIn, "", "The password was changed meanwhile: log in again");
+    }
     ++me->epoch;  // every other session of the account ends
-    co_await store_.update(*me);
     start_session(req, *me);
 }
 

@@ -41,4 +41,8 @@ Task<> FailureCounts::forget(const std::string& key, const std::string& other) {
     co_await store_.execute("DELETE FROM auth_failures WHERE key = ? OR key = ?", key, other);
 }
 
+Task<> FailureCounts::purge(int64_t now) {
+    co_await store_.execute("DELETE FROM auth_failures WHERE window_start <= ?", now - window_);
+}
+
 }  // namespace kiln::auth

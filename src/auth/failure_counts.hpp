@@ -27,6 +27,8 @@ public:
     Task<int64_t> wait_of(const std::string& key, int64_t now);
     // The counts of both keys start over (one statement).
     Task<> forget(const std::string& key, const std::string& other);
+    // Drops the rows of every window over at `now` (their counts no longer matter).
+    Task<> purge(int64_t now);
 
 private:
     Store& store_;

@@ -367,9 +367,11 @@ class Accounts(BlogCase):
         self.assertEqual(r.header("Location"), "/posts/new")
         self.assertEqual(anon.get("/posts/new").status, 200)
         # next= only leads inside the site
-        other = Client(self.port)
-        r = other.log_in(self.email, next_path="//evil.example/")
-        self.assertEqual(r.header("Location"), "/posts")
+        for outside in ("//evil.example/", "/\\evil.example/", "/\t/evil.example/"):  # browsers drop the tab
+            other = Client(self.port)
+            r = other.log_in(self.email, next_path=outside)
+            self.assertEqual(r.status, 303, (outside, r))
+            self.assertEqual(r.header("Location"), "/posts", outside)
 
     def test_only_the_author_may_change_a_post(self):
         _, path = self.client.create("Mine", "by the first writer")
@@ -450,6 +452,45 @@ class Accounts(BlogCase):
         self.assertEqual(Client(self.port).log_in(email, "first password").status, 422)
         self.assertEqual(Client(self.port).log_in(email, "second password").status, 303)
 
+    def test_two_password_changes_at_once_leave_one_session(self):
+        # Both read the account before either writes (each hashes twice first): were
+        # the later write unconditional, it would put its password back and keep its
+        # session, though the first change ended every other one.
+        email = self.new_email()
+        a = Client(self.port)
+        a.sign_up(email, password="first password")
+        b = Client(self.port)
+        self.assertEqual(b.log_in(email, "first password").status, 303)
+        forms = [(c, [("_csrf", c.token("/password")), ("current_password", "first password"),
+                      ("password", new)]) for c, new in ((a, "password of a"), (b, "password of b"))]
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            results = list(pool.map(lambda cf: cf[0].post("/password", cf[1]), forms))
+        locations = sorted(r.header("Location") for r in results)
+        self.assertEqual([r.status for r in results], [303, 303], results)
+        self.assertEqual(locations, ["/login?next=%2Fpassword", "/posts"], "both changes were taken")
+        winner, loser = (a, b) if results[0].header("Location") == "/posts" else (b, a)
+        self.assertEqual(winner.get("/posts/new").status, 200)
+        self.assertEqual(loser.get("/posts/new").status, 303, "the later change kept its session")
+        new = "password of a" if winner is a else "password of b"
+        old = "password of b" if winner is a else "password of a"
+        self.assertEqual(Client(self.port).log_in(email, old).status, 422)
+        self.assertEqual(Client(self.port).log_in(email, new).status, 303)
+
+    def test_a_new_accounts_first_session_epoch_is_random(self):
+        # Not 1 for all: a session of a deleted account must not fit an account that
+        # gets its id again (SQLite gives a new row the highest id + 1).
+        sql = "SELECT epoch FROM users ORDER BY id DESC LIMIT 2"
+        Client(self.port).sign_up(self.new_email())
+        if ON_POSTGRES:
+            epochs = [int(e) for e in harness.psql(self.pg_url, sql).split()]
+        else:
+            import sqlite3
+            with sqlite3.connect(self.db_path) as db:
+                epochs = [row[0] for row in db.execute(sql)]
+        self.assertEqual(len(epochs), 2)
+        self.assertNotEqual(epochs[0], epochs[1])
+        self.assertNotIn(1, epochs)
+
     def test_passwords_are_stored_as_argon2id(self):
         if ON_POSTGRES:
             stored = harness.psql(self.pg_url, "SELECT password_hash FROM users WHERE email = '%s'" % self.email)
@@ -478,10 +519,23 @@ class AddressThrottle(BlogCase):
         self.assertEqual(r.status, 429, r)
         self.assertGreater(int(r.header("Retry-After")), 0)
         self.assertIn(b"Too many failed log-ins", r.body)
+        # Refused at its address first, it adds no row for each account it names.
+        for i in range(5):
+            self.assertEqual(guesser.log_in("fresh%d-%s" % (i, self.email), "wrong password").status, 429, i)
+        self.assertEqual(self.failure_rows("account:fresh%"), 0)
         # The account itself is not locked: from another address it logs in.
         other = Client(self.port, [("X-Forwarded-For", "198.51.100.20")])
         self.assertEqual(other.log_in(self.email).status, 303)
         self.assertEqual(other.get("/posts/new").status, 200)
+
+    def failure_rows(self, like):
+        """How many auth_failures rows have a key LIKE `like` (no quotes in it)."""
+        sql = "SELECT count(*) FROM auth_failures WHERE key LIKE '%s'" % like
+        if ON_POSTGRES:
+            return int(harness.psql(self.pg_url, sql))
+        import sqlite3
+        with sqlite3.connect(self.db_path) as db:
+            return db.execute(sql).fetchone()[0]
 
 
 class SignUpThrottle(BlogCase):

@@ -114,4 +114,19 @@ TEST_F(FailureCountsTest, ForgetDropsBothKeysAndNoOther) {
     });
 }
 
+TEST_F(FailureCountsTest, PurgeDropsTheRowsOfWindowsThatAreOverAndNoOther) {
+    kiln::Store store(path_);
+    FailureCounts counts(store, std::chrono::seconds(100));
+    kiln::test::run([&]() -> kiln::Task<> {
+        EXPECT_TRUE(co_await counts.count_within("address:old", 3, kT));
+        EXPECT_TRUE(co_await counts.count_within("address:edge", 3, kT + 2));
+        EXPECT_TRUE(co_await counts.count_within("address:new", 3, kT + 60));
+        co_await counts.purge(kT + 101);  // windows of 100 s: address:old's is over since kT + 100
+        EXPECT_EQ((co_await row(store, "address:old")).first, 0);
+        EXPECT_EQ((co_await row(store, "address:edge")).first, 1);  // its window is over at kT + 102
+        EXPECT_EQ((co_await row(store, "address:new")).first, 1);
+        EXPECT_EQ(co_await store.count<Failures>(), 2);
+    });
+}
+
 }  // namespace

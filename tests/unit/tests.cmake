@@ -38,6 +38,7 @@ if(TARGET kiln)
   kiln_test(blocking_test unit/blocking_test.cpp)
   kiln_test(store_test unit/store_test.cpp)
   kiln_test(rate_table_test unit/rate_table_test.cpp)
+  kiln_test(login_redirect_test unit/login_redirect_test.cpp)
   kiln_test(failure_counts_test unit/failure_counts_test.cpp)
   target_include_directories(failure_counts_test PRIVATE ${PROJECT_SOURCE_DIR}/tests)  # support/async_test.hpp
   kiln_test(proxy_protocol_test unit/proxy_protocol_test.cpp)

@@ -16,13 +16,6 @@ std::string field(kiln::Request& req, std::string_view name) {
     return std::string(req.form().get(name).value_or(""));
 }
 
-// Where to go after logging in: a path of this site, else the posts.
-std::string safe_next(std::string_view next) {
-    bool local = next.size() > 1 && next[0] == '/' && next[1] != '/' && next[1] != '\\' &&
-                 next.find_first_of("\r\n") == std::string_view::npos;
-    return local ? std::string(next) : "/posts";
-}
-
 }  // namespace
 
 kiln::Task<> AccountsController::signup_form(kiln::Request& req, kiln::Response& res) {
@@ -71,7 +64,7 @@ kiln::Task<> AccountsController::login(kiln::Request& req, kiln::Response& res) 
     try {
         kiln::auth::User u = co_await accounts_.log_in(req, email, field(req, "password"));
         kiln::flash(req, "notice", "Logged in as " + u.name);
-        co_return res.redirect(safe_next(next), 303);
+        co_return res.redirect(kiln::auth::local_path_or(next, "/posts"), 303);
     } catch (const Error& e) {
         if (e.kind() == Error::Kind::Throttled) {
             status = 429;
