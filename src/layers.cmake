@@ -152,6 +152,7 @@ kiln_layer(kiln_redis
   redis/url.cpp
   redis/connection.cpp
   redis/pool.cpp
+  redis/refused.cpp
   redis/hub.cpp
   redis/subscription.cpp
   redis/per_loop.cpp

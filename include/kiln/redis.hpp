@@ -285,7 +285,11 @@ public:
     Client(const Client&) = delete;
     Client& operator=(const Client&) = delete;
 
-    // Any command, its arguments bound: command("HSET", key, field, value).
+    // Any command, its arguments bound: command("HSET", key, field, value). Those
+    // that would change or hold the connection every coroutine of the loop shares
+    // fail with Error(Misuse): pub/sub verbs (use subscribe()), MULTI/EXEC/WATCH (use
+    // EVAL), SELECT, AUTH, HELLO, RESET, QUIT, MONITOR, CLIENT REPLY/TRACKING, and
+    // blocking reads (BLPOP and its kin, WAIT, XREAD with BLOCK).
     template <class... A>
     Command command(std::string_view name, const A&... args) {
         return send(detail::args_of(name, args...));

@@ -3,6 +3,7 @@
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <cassert>
 #include <memory>
 
@@ -86,11 +87,13 @@ void Connection::start() {
         send_internal(auth);
     }
     if (endpoint_.db != 0) send_internal("*2\r\n" + bulk("SELECT") + bulk(std::to_string(endpoint_.db)));
+    if (mode_ == Mode::Commands) send_internal("*1\r\n" + bulk("PING"));  // up once it answers
     uint64_t timeout = static_cast<uint64_t>(std::max<int64_t>(options_.connect_timeout.count(), 1));
     loop_.deadlines().arm(deadline_, loop_.now_ms() + timeout);
 }
 
 void Connection::send_internal(const std::string& wire) {
+    ++setup_left_;
     in_flight_.push_back({nullptr, loop_.now_ms()});
     redisAsyncFormattedCommand(ac_, on_reply, nullptr, wire.data(), wire.size());
 }
@@ -121,37 +124,67 @@ void Connection::on_connect(const redisAsyncContext* ac, int status) {
     auto* self = static_cast<Connection*>(ac->data);
     if (status != REDIS_OK) return;  // hiredis frees the context next: ev_cleanup reports it
     self->state_ = State::Ready;
-    self->loop_.deadlines().disarm(self->deadline_);
     self->update_watch();  // EPOLLOUT only if hiredis still has bytes to send
-    if (!self->in_flight_.empty()) self->arm_timeout();
-    if (self->mode_ == Mode::Subscriber && self->options_.command_timeout.count() > 0) {
+    // Commands: the connect deadline stays until the set-up is answered (answered()).
+    if (self->mode_ == Mode::Commands) return;
+    self->loop_.deadlines().disarm(self->deadline_);
+    if (self->options_.command_timeout.count() > 0) {
         self->subscription("SUBSCRIBE", kProbeChannel);  // for good: the connection never leaves pub/sub mode
-        self->heard_ms_ = self->loop_.now_ms();
-        self->loop_.deadlines().arm(self->probe_,
-                                    self->heard_ms_ + static_cast<uint64_t>(self->options_.command_timeout.count()));
+        self->heard_ = true;
+        self->loop_.deadlines().arm(self->probe_, self->loop_.now_ms() +
+                                                      static_cast<uint64_t>(self->options_.command_timeout.count()));
+    } else {
+        self->answered();  // nothing to wait for an answer to
     }
-    self->owner_.up(*self);
 }
 
 void Connection::on_reply(redisAsyncContext* ac, void* reply, void* privdata) {
     auto* self = static_cast<Connection*>(ac->data);
     auto* r = static_cast<redisReply*>(reply);
     if (privdata == &subscriber_tag) {  // a confirmation (the probe's too) or a message
-        self->heard_ms_ = self->loop_.now_ms();
-        if (r) self->deliver_message(r);
+        self->heard_ = true;
+        if (!r) return;
+        self->answered();
+        self->deliver_message(r);
         return;
     }
-    self->reply(r);
+    self->reply(r, privdata);
 }
 
-void Connection::reply(redisReply* r) {
-    assert(!in_flight_.empty());
+void Connection::answered() {
+    if (answered_) return;
+    answered_ = true;
+    if (mode_ == Mode::Commands) {  // from the connect deadline to the commands' own
+        loop_.deadlines().disarm(deadline_);
+        arm_timeout();
+    }
+    owner_.up(*this);
+}
+
+void Connection::reply(redisReply* r, void* privdata) {
+    // Replies come in the order of their commands. One that does not (a command that
+    // changed the connection's protocol: Pool::send refuses those) ends the connection.
+    if (in_flight_.empty() || in_flight_.front().op != privdata) {
+        error_ = "a Redis reply out of order";
+        auto it = std::find_if(in_flight_.begin(), in_flight_.end(), [&](const Sent& x) { return x.op == privdata; });
+        if (privdata && it != in_flight_.end()) {  // its callback is spent: fail it here
+            Op* op = it->op;
+            in_flight_.erase(it);
+            op->fail(io_error(error_));
+            op->release();
+        }
+        close_soon();
+        return;
+    }
     Sent s = in_flight_.front();
     in_flight_.pop_front();
-    if (!s.op) {  // AUTH or SELECT
+    if (!s.op) {  // AUTH, SELECT or the set-up PING
+        --setup_left_;
         if (r && r->type == REDIS_REPLY_ERROR) {
             error_ = "Redis refused the connection's set-up: " + std::string(r->str, r->len);
             close_soon();
+        } else if (r && setup_left_ == 0 && error_.empty()) {  // all of it taken
+            answered();
         }
         return;
     }
@@ -238,7 +271,7 @@ void Connection::on_io(uint32_t events) {
         if (state_ == State::Connecting || want_write_) redisAsyncHandleWrite(ac_);  // may free the context
         if (!ac_) return;
     }
-    if (events & EPOLLIN) heard_ms_ = loop_.now_ms();  // anything at all: the server is alive
+    if (events & EPOLLIN) heard_ = true;  // anything at all: the server is alive
     if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) redisAsyncHandleRead(ac_);
 }
 
@@ -285,6 +318,10 @@ void Connection::timed_out() {
     if (state_ == State::Connecting) {
         return close("connect to Redis timed out after " + std::to_string(options_.connect_timeout.count()) + " ms");
     }
+    if (!answered_) {  // connected, but the set-up got no answer (a stopped server accepts)
+        return close("Redis did not answer within " + std::to_string(options_.connect_timeout.count()) +
+                     " ms of the connect");
+    }
     if (in_flight_.empty()) return;
     uint64_t limit = static_cast<uint64_t>(options_.command_timeout.count());
     if (loop_.now_ms() - in_flight_.front().at_ms >= limit)
@@ -295,7 +332,8 @@ void Connection::timed_out() {
 void Connection::probe() {
     if (!ac_ || state_ != State::Ready) return;
     uint64_t limit = static_cast<uint64_t>(options_.command_timeout.count());
-    if (pinged_ms_ && heard_ms_ < pinged_ms_) return close("no reply from Redis in " + std::to_string(limit) + " ms");
+    if (pinged_ms_ && !heard_) return close("no reply from Redis in " + std::to_string(limit) + " ms");
+    heard_ = false;
     pinged_ms_ = loop_.now_ms();
     loop_.deadlines().arm(probe_, pinged_ms_ + limit);
     subscription("SUBSCRIBE", kProbeChannel);  // again: Redis confirms it, which is all we need

@@ -72,7 +72,9 @@ public:
     // SUBSCRIBE or UNSUBSCRIBE one channel (Mode::Subscriber); confirmations and
     // messages reach the owner. REQUIRES: !dead().
     void subscription(const char* verb, const std::string& channel);
-    bool ready() const { return state_ == State::Ready; }
+    // Connected, and Redis answered (its set-up in Mode::Commands, a confirmation in
+    // Mode::Subscriber): a stopped server still accepts connections.
+    bool ready() const { return state_ == State::Ready && answered_; }
     bool dead() const { return state_ == State::Dead; }
     size_t load() const { return in_flight_.size(); }
 
@@ -92,7 +94,8 @@ private:
     static void ev_del_write(void* self);
     static void ev_cleanup(void* self);
 
-    void reply(redisReply* r);
+    void reply(redisReply* r, void* privdata);
+    void answered();  // the first answer: up for the owner
     void deliver_message(redisReply* r);
     void send_internal(const std::string& wire);  // AUTH, SELECT: an error closes the connection
     void arm_timeout();
@@ -121,8 +124,10 @@ private:
     std::deque<Sent> in_flight_;  // commands sent, in order; their replies come in this order
     net::Deadline deadline_;      // connect timeout, then the oldest reply's
     net::Deadline probe_;         // Mode::Subscriber, while ready: the next probe
-    uint64_t heard_ms_ = 0;       // Mode::Subscriber: when the server last sent anything
+    bool heard_ = false;          // Mode::Subscriber: the server sent something since the last probe
     uint64_t pinged_ms_ = 0;      // Mode::Subscriber: when the last probe went (0: none yet)
+    bool answered_ = false;       // see ready()
+    size_t setup_left_ = 0;       // internal commands (AUTH, SELECT, PING) not yet answered
     std::string error_;           // why kiln closed it, once it did
     // The deferred flush or close, while one is due; it outlives the Connection if
     // need be (the loop's deferred work may run after the owner destroyed it).

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "redis/hub.hpp"
+#include "redis/refused.hpp"
 
 namespace kiln::redis::detail {
 
@@ -64,6 +65,10 @@ Connection* Pool::pick() {
     for (auto& s : slots_) {
         Connection* c = s->conn.get();
         if (!c || c->dead()) continue;
+        // After a loss, a connection Redis has not answered yet is no better than none:
+        // a stopped server accepts connections, and a command there would wait its
+        // whole command_timeout. Fail at once instead, as while waiting to retry.
+        if (!c->ready() && s->backoff_ms > 0) continue;
         // Ready beats connecting; then the lighter load.
         if (!best || (c->ready() && !best->ready()) || (c->ready() == best->ready() && c->load() < best->load()))
             best = c;
@@ -75,8 +80,11 @@ Command Pool::send(Args& args) {
     bind();
     Op* op = new Op(*loop_);
     Command cmd(op);  // owns op from here
+    std::string refused;
     if (args.size() == 0) {
         op->fail(std::make_exception_ptr(Error(Error::Kind::Misuse, "a Redis command needs a name")));
+    } else if (refused = refusal(args.wire()); !refused.empty()) {
+        op->fail(std::make_exception_ptr(Error(Error::Kind::Misuse, refused)));
     } else if (Connection* c = pick()) {
         c->submit(op, args.wire());
     } else {

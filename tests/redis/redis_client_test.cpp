@@ -239,6 +239,7 @@ TEST(RedisClient, RidesOutARestart) {
     redis::Client r({.url = redis_url(), .pool = 2, .reconnect_min = 20ms, .reconnect_max = 200ms});
     run(loop, [&]() -> Task<> {
         co_await r.set("t:survives", "yes");  // the append-only file keeps it
+        for (int i = 0; i < 50 && r.connected() < 2; ++i) co_await kiln::sleep(10ms);  // the other's PING
         EXPECT_EQ(r.connected(), 2u);
         int ok = 0, failed = 0;
         {
@@ -292,6 +293,94 @@ TEST(RedisClient, AStuckServerTimesOut) {
         EXPECT_LT(std::chrono::steady_clock::now() - t0, 700ms);
         while (!pause.done()) co_await kiln::sleep(10ms);
         EXPECT_TRUE(co_await eventually(r, 5s));
+    });
+}
+
+TEST(RedisClient, AfterALossCommandsFailAtOnceUntilRedisAnswersAgain) {
+    // A stopped server still accepts connections (the kernel does): a reconnect there
+    // is not up until Redis answers, and a command meanwhile fails at once instead of
+    // waiting out its command_timeout.
+    kiln::net::Loop loop;
+    redis::Client r({.url = redis_url(), .connect_timeout = 1000ms, .command_timeout = 300ms, .reconnect_min = 20ms});
+    redis::Client probe({.url = redis_url(), .command_timeout = 50ms, .reconnect_min = 20ms});
+    run(loop, [&]() -> Task<> {
+        co_await r.command("PING");
+        co_await probe.command("PING");
+        Ctl pause("pause 2500");
+        EXPECT_TRUE(co_await stopped(probe)) << "the server never stopped";
+        EXPECT_EQ(co_await error_of(r.command("PING")), redis::Error::Kind::Io);  // its 300 ms
+        co_await kiln::sleep(100ms);  // reconnected by now, its set-up unanswered
+        EXPECT_EQ(r.connected(), 0u);
+        for (int i = 0; i < 3; ++i) {
+            auto t0 = std::chrono::steady_clock::now();
+            EXPECT_EQ(co_await error_of(r.command("PING")), redis::Error::Kind::Io);
+            EXPECT_LT(std::chrono::steady_clock::now() - t0, 100ms) << "a command waited on a server that does not answer";
+            co_await kiln::sleep(50ms);
+        }
+        while (!pause.done()) co_await kiln::sleep(10ms);
+        EXPECT_TRUE(co_await eventually(r, 5s));
+        EXPECT_EQ(r.connected(), 1u);
+    });
+}
+
+TEST(RedisClient, ARefusedSetUpBacksOff) {
+    // AUTH refused: the connection was made, but it is not up. Retries double their
+    // wait instead of coming back every reconnect_min.
+    kiln::net::Loop loop;
+    redis::Client admin({.url = redis_url()});
+    redis::Client wrong({.url = "redis://:nopassword@" + redis_url().substr(8), .reconnect_min = 10ms,
+                         .reconnect_max = 2000ms});
+    run(loop, [&]() -> Task<> {
+        auto connections = [&]() -> Task<int64_t> {
+            redis::Reply info = co_await admin.command("INFO", "stats");
+            std::string text(info.str());
+            const std::string field = "total_connections_received:";
+            size_t at = text.find(field);
+            if (at == std::string::npos) ADD_FAILURE() << "INFO stats has no " << field;
+            co_return at == std::string::npos ? -1 : std::stoll(text.substr(at + field.size()));
+        };
+        int64_t before = co_await connections();
+        co_await error_of(wrong.command("PING"));  // connects (answered or not: it came with the refused AUTH)
+        co_await kiln::sleep(1000ms);
+        int64_t made = co_await connections() - before;
+        // 10, 20, 40 ... 640 ms: about 7 attempts in the second; every 10 ms would be ~90.
+        EXPECT_GE(made, 3);
+        EXPECT_LE(made, 15) << "the back-off was reset by connects that Redis refused";
+    });
+}
+
+TEST(RedisClient, CommandsThatWouldBreakTheSharedConnectionAreRefused) {
+    kiln::net::Loop loop;
+    redis::Client r({.url = redis_url()});
+    run(loop, [&]() -> Task<> {
+        auto refused = [&](redis::Command c) -> Task<std::string> {
+            try {
+                co_await c;
+            } catch (const redis::Error& e) {
+                if (e.kind() == redis::Error::Kind::Misuse) co_return e.what();
+                co_return std::string("another error: ") + e.what();
+            }
+            co_return "not refused";
+        };
+        // Each would break the pipeline every coroutine of the loop shares: a callback
+        // hiredis files under a channel, a transaction taking in others' commands, a
+        // connection switched to another database, a command holding it.
+        EXPECT_NE((co_await refused(r.command("PSUBSCRIBE", "news.*"))).find("Client::subscribe"), std::string::npos);
+        EXPECT_NE((co_await refused(r.command("subscribe", "news"))).find("Client::subscribe"), std::string::npos);
+        EXPECT_NE((co_await refused(r.command("MONITOR"))).find("changes the connection"), std::string::npos);
+        EXPECT_NE((co_await refused(r.command("multi"))).find("EVAL"), std::string::npos);
+        EXPECT_NE((co_await refused(r.command("WATCH", "k"))).find("EVAL"), std::string::npos);
+        EXPECT_NE((co_await refused(r.command("SELECT", 2))).find("URL"), std::string::npos);
+        EXPECT_NE((co_await refused(r.command("CLIENT", "reply", "OFF"))).find("changes"), std::string::npos);
+        EXPECT_NE((co_await refused(r.command("BLPOP", "q", 1))).find("hold the connection"), std::string::npos);
+        EXPECT_NE((co_await refused(r.command("XREAD", "COUNT", 1, "block", 10, "STREAMS", "s", "$"))).find("hold"),
+                  std::string::npos);
+        // Their look-alikes pass, and the connection works on.
+        EXPECT_EQ(co_await refused(r.command("CLIENT", "SETNAME", "kiln-test")), "not refused");
+        EXPECT_EQ(co_await refused(r.command("XREAD", "COUNT", 1, "STREAMS", "t:nostream", "0")), "not refused");
+        EXPECT_EQ(co_await refused(r.command("PUBLISH", "news", "x")), "not refused");
+        co_await r.set("t:after-refusals", "ok");
+        EXPECT_EQ(co_await r.get("t:after-refusals"), "ok");
     });
 }
 
