@@ -155,6 +155,8 @@ public:
     // nullopt: no session, no user id in it, the account is gone or its epoch moved.
     Task<std::optional<User>> current_user(Request& req);
     // The user id in the request's session, without a database read (nullopt if none).
+    // Not for deciding access: a session a password change ended still holds its id
+    // (current_user checks the epoch).
     static std::optional<int64_t> session_user_id(Request& req);
 
     // A middleware for the requests `which` selects (all when empty): a logged-out
