@@ -37,8 +37,10 @@ public:
     // Up to `n` bytes from `offset` into `out` (a large file, a slice at a time);
     // returns how many (0 at the end). Throws std::system_error if the read fails.
     size_t read(uint64_t offset, void* out, size_t n) const;
-    // Gives the contents a name: a link to the temporary file, or a write of the
-    // in-memory bytes. Throws std::system_error naming the path on failure.
+    // Gives the contents a name (a new file: an existing `path` is an error): a link
+    // to the temporary file where it can, else a copy (`path` on another file system
+    // than $TMPDIR), or a write of the in-memory bytes; mode 0644 less the umask either
+    // way. Throws std::system_error naming the path on failure.
     void save_as(const std::string& path) const;
 
 private:

@@ -60,8 +60,9 @@ std::string UploadedFile::contents() const {
 }
 
 void UploadedFile::save_as(const std::string& path) const {
-    // A temporary file gets its name without a copy; a small upload is written out.
-    int e = fd_ >= 0 ? net::link_as(fd_, path) : net::write_new_file(path, memory_);
+    // A temporary file gets its name, without a copy where it can; a small upload is
+    // written out.
+    int e = fd_ >= 0 ? net::save_temp_as(fd_, size, path) : net::write_new_file(path, memory_);
     if (e < 0) throw std::system_error(-e, std::generic_category(), "saving upload as " + path);
 }
 

@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 
 namespace kiln::net {
@@ -53,13 +55,66 @@ long read_full(int fd, uint64_t offset, void* out, size_t n) {
     return static_cast<long>(got);
 }
 
+namespace {
+
+constexpr mode_t kNewFileMode = 0644;  // less the umask, as open(2) applies it
+
+// The process's umask, read without changing it (umask(2) would, for every thread).
+mode_t current_umask() {
+    static const mode_t mask = [] {
+        mode_t m = 022;
+        if (FILE* f = std::fopen("/proc/self/status", "re")) {
+            char line[128];
+            unsigned v;
+            while (std::fgets(line, sizeof line, f))
+                if (std::sscanf(line, "Umask: %o", &v) == 1) m = static_cast<mode_t>(v);
+            std::fclose(f);
+        }
+        return m;
+    }();
+    return mask;
+}
+
 int link_as(int fd, const std::string& path) {
     std::string proc = "/proc/self/fd/" + std::to_string(fd);
     return ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW) == 0 ? 0 : -errno;
 }
 
+int copy_as(int from, uint64_t size, const std::string& path) {
+    UniqueFd to(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, kNewFileMode));
+    if (to.get() < 0) return -errno;
+    int e = 0;
+    char buf[64 * 1024];
+    for (uint64_t at = 0; at < size && e == 0;) {
+        long got = read_at(from, at, buf, static_cast<size_t>(std::min<uint64_t>(sizeof buf, size - at)));
+        if (got <= 0) {
+            e = got < 0 ? static_cast<int>(got) : -EIO;  // shorter than it was
+            break;
+        }
+        size_t written;
+        e = write_all(to.get(), std::string_view(buf, static_cast<size_t>(got)), &written);
+        at += static_cast<uint64_t>(got);
+    }
+    if (e < 0) {
+        to.reset();
+        ::unlink(path.c_str());
+    }
+    return e;
+}
+
+}  // namespace
+
+int save_temp_as(int fd, uint64_t size, const std::string& path) {
+    if (::fchmod(fd, kNewFileMode & ~current_umask()) != 0) return -errno;
+    int e = link_as(fd, path);
+    // Another file system (EXDEV), one without hard links (EPERM, EOPNOTSUPP), no /proc
+    // (ENOENT: copy_as then says whether the directory is missing too): a copy.
+    if (e == -EXDEV || e == -EPERM || e == -EOPNOTSUPP || e == -ENOENT) e = copy_as(fd, size, path);
+    return e;
+}
+
 int write_new_file(const std::string& path, std::string_view data) {
-    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, kNewFileMode));
     if (fd.get() < 0) return -errno;
     size_t written;
     if (int e = write_all(fd.get(), data, &written); e < 0) {

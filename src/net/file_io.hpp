@@ -48,8 +48,11 @@ int write_all(int fd, std::string_view data, size_t* written);
 long read_at(int fd, uint64_t offset, void* out, size_t n);
 // Fills `n` bytes from `offset` unless the file ends first: the count, or -errno.
 long read_full(int fd, uint64_t offset, void* out, size_t n);
-// Gives the (temporary) file behind `fd` the name `path`, without a copy; 0 or -errno.
-int link_as(int fd, const std::string& path);
+// Gives the (temporary) file behind `fd` the name `path`: a link where it can (same
+// file system, /proc mounted), else a copy of its `size` bytes; 0 or -errno (nothing
+// left behind). Either way the file gets the mode write_new_file gives (0644 less the
+// umask), not the temporary file's 0600.
+int save_temp_as(int fd, uint64_t size, const std::string& path);
 // Creates `path` (it must not exist) holding `data`; 0 or -errno (nothing left behind).
 int write_new_file(const std::string& path, std::string_view data);
 // fstat(2): 0 or -errno.

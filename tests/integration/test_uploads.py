@@ -172,6 +172,49 @@ class Uploads(harness.ServerTestCase):
 
 
 # ------------------------------------------------------------------------------------
+# The server's TMPDIR on tmpfs, the saved files on the disk of the build tree: a link
+# cannot cross file systems, so save_as copies. Files saved either way, large or small,
+# get the same mode.
+SHM_SPOOL = tempfile.mkdtemp(prefix="kiln-shm-spool-", dir="/dev/shm") if os.path.isdir("/dev/shm") else None
+if SHM_SPOOL:
+    atexit.register(shutil.rmtree, SHM_SPOOL, True)
+
+
+class UploadsSavedOnAnotherFileSystem(harness.ServerTestCase):
+    server_args = ("--workers", "0")
+    server_env = {"TMPDIR": SHM_SPOOL or "/nonexistent"}
+
+    def setUp(self):
+        super().setUp()
+        self.dest_dir = tempfile.mkdtemp(prefix="kiln-saved-", dir=os.getcwd())
+        self.addCleanup(shutil.rmtree, self.dest_dir, True)
+        if not SHM_SPOOL or os.stat(SHM_SPOOL).st_dev == os.stat(self.dest_dir).st_dev:
+            self.fail("this test needs /dev/shm on a file system other than %s's" % os.getcwd())
+
+    def save(self, data, name):
+        dest = os.path.join(self.dest_dir, name)
+        body = multipart([("up", data, name, "application/octet-stream")])
+        with self.connect() as c:
+            c.send(build_request("POST", "/form?save=" + dest,
+                                 [("Content-Type", "multipart/form-data; boundary=" + BOUNDARY)], body))
+            return c.read_response(), dest
+
+    def test_a_large_upload_is_copied_and_a_small_one_written_with_the_same_mode(self):
+        mask = os.umask(0)
+        os.umask(mask)
+        for size, where in ((3 * 1024 * 1024 + 5, "disk"), (1000, "memory")):
+            data = os.urandom(size)
+            r, dest = self.save(data, "%s.bin" % where)
+            self.assertEqual(r.status, 200, r)
+            self.assertIn(("%d %d %s" % (size, byte_sum(data), where)).encode(), r.body)
+            with open(dest, "rb") as f:
+                self.assertEqual(hashlib.sha256(f.read()).digest(), hashlib.sha256(data).digest(), where)
+            self.assertEqual(os.stat(dest).st_mode & 0o777, 0o644 & ~mask, where)
+        r, _ = self.save(b"again" * 20000, "disk.bin")  # the name is taken: an error, the file kept
+        self.assertEqual(r.status, 500, r)
+        self.assertEqual(os.path.getsize(os.path.join(self.dest_dir, "disk.bin")), 3 * 1024 * 1024 + 5)
+
+
 # Security finding 6: multipart bodies were spooled to temp files on every route,
 # before routing and CSRF: 40 x 70 KiB parts sent to GET / (or to no route at all)
 # held 40 temp-file descriptors until the connection closed.
