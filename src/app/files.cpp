@@ -52,8 +52,8 @@ bool not_found(Response& res) {
     return false;
 }
 
-// Missing, not ours to show, or pointing outside: 404. Denied: 403. Anything else is
-// a server fault: thrown, so App::handle logs it and answers a bare 500.
+// Missing, not ours to show, or pointing outside: 404. Denied: 403. Busy: 503. Anything
+// else is a server fault: thrown, so App::handle logs it and answers a bare 500.
 void answer_error(Response& res, int err, const std::string& rel) {
     switch (err) {
         case ENOENT:
@@ -68,6 +68,9 @@ void answer_error(Response& res, int err, const std::string& rel) {
         case EACCES:
         case EPERM:
             res.status(403).text("Forbidden\n");
+            return;
+        case EAGAIN:  // held by another (a file lease being broken): not this loop's to wait for
+            res.status(503).header("Retry-After", "1").text("Service Unavailable\n");
             return;
         default:
             throw std::system_error(err, std::generic_category(), "static file '" + rel + "'");

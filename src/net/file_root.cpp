@@ -55,9 +55,13 @@ int FileRoot::open(const std::string& rel) const {
     if (rel.empty() || rel[0] == '/') return -ENOENT;
     if (!openat2_) return open_fallback(rel);
     long fd;
+    // EAGAIN: a rename raced the lookup (try again), or another process holds a lease
+    // on the file (O_NONBLOCK: the kernel would make us wait up to lease-break-time).
+    // A few tries tell the one from the other without spinning the loop.
+    int tries = 0;
     do {
         fd = sys_openat2(dirfd_, rel.c_str(), kOpenFlags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
-    } while (fd < 0 && (errno == EAGAIN || errno == EINTR));  // EAGAIN: a rename raced the lookup
+    } while (fd < 0 && (errno == EINTR || (errno == EAGAIN && ++tries < 8)));
     return fd < 0 ? -errno : static_cast<int>(fd);
 }
 

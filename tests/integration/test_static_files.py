@@ -6,11 +6,13 @@ handling, the in-memory cache noticing changes on disk, large files, and that no
 request, however encoded, reads a file outside the root."""
 
 import email.utils
+import fcntl
 import gzip
 import hashlib
 import os
 import re
 import shutil
+import signal
 import tempfile
 import time
 
@@ -21,6 +23,7 @@ SECRET = b"TOP-SECRET-" + os.urandom(8).hex().encode()
 SVG = b"<svg xmlns=\"http://www.w3.org/2000/svg\">" + b"<rect width=\"1\" height=\"1\"/>" * 200 + b"</svg>\n"
 CSS = b"body { color: #c00; }\n" * 40
 BIG_SIZE = 5 * 1024 * 1024
+F_SETLEASE = getattr(fcntl, "F_SETLEASE", 1024)  # Linux: F_LINUX_SPECIFIC_BASE
 ETAG = re.compile(r'^"[0-9a-f]+-[0-9a-f]+(-br|-gzip)?"$')
 
 TYPES = {
@@ -99,6 +102,28 @@ class StaticFiles(harness.ServerTestCase):
         self.assertNotIn(SECRET.decode(), r.raw_head.decode("latin-1"))
 
     # -------------------------------------------------------------- basics
+
+    def test_a_file_under_a_lease_is_503_at_once(self):
+        # Another process holds a write lease (Samba's oplocks, an NFS delegation): a
+        # non-blocking open gets EAGAIN until the holder lets go, up to
+        # /proc/sys/fs/lease-break-time (45 s). The loop must not retry all that while.
+        path = self.path("leased.txt")
+        write(path, b"leased")
+        previous = signal.signal(signal.SIGIO, signal.SIG_IGN)  # the holder is told of the break
+        self.addCleanup(signal.signal, signal.SIGIO, previous)
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            fcntl.fcntl(fd, F_SETLEASE, fcntl.F_WRLCK)
+            t0 = time.monotonic()
+            r = self.get("/static/leased.txt")
+            self.assertLess(time.monotonic() - t0, 2.0, "the loop waited on the lease")
+            self.assertEqual(r.status, 503, r)
+            self.assertEqual(r.header("Retry-After"), "1")
+            self.assertEqual(self.get("/static/hello.txt").status, 200)
+            fcntl.fcntl(fd, F_SETLEASE, fcntl.F_UNLCK)
+        finally:
+            os.close(fd)
+        self.assertEqual(self.get("/static/leased.txt").body, b"leased")
 
     def test_small_file_with_validators_and_default_headers(self):
         r = self.get("/static/hello.txt")
