@@ -6,6 +6,7 @@
 #include "http/chars.hpp"
 #include "http/parser.hpp"
 #include "http/url.hpp"
+#include "http/ws_frame.hpp"  // Utf8Stream
 
 namespace kiln::http {
 namespace {
@@ -66,12 +67,17 @@ void unquote(std::string_view raw, bool quoted, std::string& out) {
     }
 }
 
-// RFC 8187 ext-value: charset "'" [language] "'" pct-encoded bytes; only UTF-8.
+// RFC 8187 ext-value: charset "'" [language] "'" pct-encoded bytes; only UTF-8, and
+// what it decodes to must be UTF-8 text (no control character), as a plain filename is.
 bool decode_ext_value(std::string_view v, std::string& out) {
     size_t q1 = v.find('\'');
     size_t q2 = q1 == v.npos ? v.npos : v.find('\'', q1 + 1);
     if (q2 == v.npos || !iequals(v.substr(0, q1), "UTF-8")) return false;
-    return decode_component(v.substr(q2 + 1), out, false);
+    if (!decode_component(v.substr(q2 + 1), out, false)) return false;
+    for (char c : out)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+    ws::Utf8Stream utf8;
+    return utf8.feed(out) && utf8.complete();
 }
 
 }  // namespace

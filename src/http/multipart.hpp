@@ -50,6 +50,7 @@ enum class MultipartError : uint8_t {
     BadHeader,         // 400: malformed field line in a part head (or obs-fold)
     BadDisposition,    // 400: Content-Disposition missing or repeated, not form-data, no
                        // name, a repeated or malformed parameter, filename* not UTF-8
+                       // text (a control character or an invalid sequence decoded)
     HeadersTooLarge,   // 413: part head longer than max_part_header_bytes
     TooManyHeaders,    // 413: more than max_headers_per_part fields
     TooManyParts,      // 413: more than max_parts parts

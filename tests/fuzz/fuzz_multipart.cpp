@@ -44,6 +44,9 @@ struct Recorder : MultipartSink {
         p.raw_headers = h.raw_headers;
         p.header_count = h.header_count;
         if (h.filename) p.filename = std::string(*h.filename);
+        // filename or the decoded filename*: text a header may carry (TAB at most).
+        if (h.filename)
+            for (char c : *h.filename) FUZZ_CHECK(c == '\t' || (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f));
         parts.push_back(std::move(p));
         return refuse_in_data || h.index != refuse_part;
     }

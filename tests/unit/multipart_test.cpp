@@ -419,6 +419,11 @@ TEST(MultipartErrors, BadPartHeads) {
     EXPECT_EQ(err("Content-Disposition: form-data; name=a b"), MultipartError::BadDisposition);
     EXPECT_EQ(err("Content-Disposition: form-data; name=a; filename*=latin1''x"), MultipartError::BadDisposition);
     EXPECT_EQ(err("Content-Disposition: form-data; name=a; filename*=UTF-8''%zz"), MultipartError::BadDisposition);
+    // What filename* decodes to is held to what a plain filename may hold: no control
+    // character (a CR LF would throw when echoed in a header), and UTF-8 as it says.
+    for (const char* bad : {"a%0D%0Ab.txt", "a%00b", "tab%09", "del%7F", "%FF.txt", "%C3", "%C0%AF", "%ED%A0%80"})
+        EXPECT_EQ(err(std::string("Content-Disposition: form-data; name=a; filename*=UTF-8''") + bad),
+                  MultipartError::BadDisposition) << bad;
     EXPECT_EQ(err("Content-Disposition: form-data; name=a\r\nContent-Disposition: form-data; name=b"),
               MultipartError::BadDisposition);
     EXPECT_EQ(parse(body_of({"\r\nno head at all"})).error, MultipartError::BadDisposition);
