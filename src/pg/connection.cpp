@@ -228,7 +228,7 @@ void Connection::drain() {
                 sent_.pop_front();
                 nulls = 0;
                 if (done.grouped) grouped_done(done);
-                else if (done.kind == Pending::Query) answer(done);
+                else if (done.kind == Pending::Query) held_.push_back(std::move(done));  // see the Sync below
                 else prepared(done);
                 if (state_ != State::Ready) return;
                 continue;
@@ -238,7 +238,16 @@ void Connection::drain() {
         }
         nulls = 0;
         if (p.kind == Pending::Sync) {
+            // Answers wait for their Sync: the implicit transaction it ends may still
+            // fail to commit (a deferred constraint, a serialization failure), and then
+            // the server answers the Sync with that error instead, every statement it
+            // closed undone.
             ExecStatusType st = PQresultStatus(r);
+            if (st == PGRES_FATAL_ERROR) {
+                commit_failed(r);
+                PQclear(r);
+                continue;  // the Sync's own result follows
+            }
             PQclear(r);
             if (st != PGRES_PIPELINE_SYNC) return die("unexpected answer in the pipeline (" + std::string(PQresStatus(st)) + ")");
             sent_.pop_front();
@@ -300,6 +309,20 @@ void Connection::settle_group() {
         p.op->release();  // send() holds its own reference
     }
     if (state_ == State::Ready) flush_soon();
+}
+
+void Connection::commit_failed(const PGresult* r) {
+    // Whatever the statements' own results said, they were rolled back: each fails
+    // with the commit's error (a group is not sent again: its statements did run).
+    group_failed_ = false;
+    group_prepared_.clear();
+    for (Pending& p : std::exchange(held_, {})) {
+        --queries_;
+        PQclear(p.got);
+        p.op->fail(result_error(r, p.stmt->sql));
+        p.op->release();
+    }
+    note_ending(r);
 }
 
 void Connection::note_ending(const PGresult* r) {

@@ -127,6 +127,7 @@ private:
     void close_group();         // the Sync after an open group
     void settle_group();        // its Sync arrived: deliver, or send every member again alone
     void grouped_done(Pending& p);
+    void commit_failed(const PGresult* r);  // a Sync answered with an error: what it closed fails
     void note_ending(const PGresult* r);  // a FATAL that means the server is closing
     void flush();
     void flush_soon();  // once per loop iteration, whatever was sent in it
@@ -147,7 +148,7 @@ private:
     Mode mode_;
     bool group_open_ = false;         // SELECTs sent since the last Sync
     bool group_failed_ = false;       // one of the group being answered failed
-    std::vector<Pending> held_;       // its answered members, in order
+    std::vector<Pending> held_;       // answered statements until their Sync, in order
     std::vector<std::shared_ptr<Statement>> group_prepared_;  // Prepares inside it
     PGconn* conn_ = nullptr;
     State state_ = State::Idle;

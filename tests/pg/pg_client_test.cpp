@@ -378,6 +378,32 @@ TEST(PgClient, StatementTimeoutFailsTheQueryAsBusy) {
     });
 }
 
+TEST(PgClient, AnErrorAtCommitReachesItsStatementAndNoOther) {
+    // A deferred constraint is checked when the statement's implicit transaction
+    // commits: at its Sync, after the statement's own result said it went well. The
+    // statement must fail (its row is gone), and what else was in flight must not.
+    kiln::net::Loop loop;
+    pg::Client db({.url = pg_url(), .pool = 1});
+    run(loop, [&]() -> Task<> {
+        co_await db.exec("DROP TABLE IF EXISTS deferred_unique");
+        co_await db.exec("CREATE TABLE deferred_unique (x int UNIQUE DEFERRABLE INITIALLY DEFERRED)");
+        pg::Query before = db.exec("SELECT $1::int", 1);
+        pg::Query twice = db.exec("INSERT INTO deferred_unique VALUES ($1), ($1)", 7);
+        pg::Query read = db.exec("SELECT $1::int", 2);
+        pg::Query once = db.exec("INSERT INTO deferred_unique VALUES ($1)", 8);
+        EXPECT_EQ((co_await before)[0].get<int>(0), 1);
+        auto e = co_await error_of<db::ConstraintViolation>(std::move(twice));
+        EXPECT_TRUE(e.has_value()) << "a write rolled back at commit was reported as done";
+        if (e) EXPECT_EQ(e->sqlstate(), "23505");
+        EXPECT_EQ((co_await read)[0].get<int>(0), 2);
+        auto other = co_await error_of<db::Error>(std::move(once));
+        EXPECT_FALSE(other.has_value()) << other->what();
+        EXPECT_EQ(co_await db.scalar<int64_t>("SELECT count(*) FROM deferred_unique"), 1);  // 8 only
+        EXPECT_EQ(db.connected(), 1u);  // the same connection goes on
+        co_await db.exec("DROP TABLE deferred_unique");
+    });
+}
+
 TEST(PgClient, PgoptionsFromTheEnvironmentAreKeptBesideKilnsOwn) {
     // kiln passes libpq an `options` of its own when it sets statement_timeout, which
     // would replace PGOPTIONS; and a check interval PGOPTIONS sets is the user's.
