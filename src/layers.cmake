@@ -134,6 +134,7 @@ kiln_layer(kiln_pg
   pg/op.cpp
   pg/connection.cpp
   pg/pool.cpp
+  pg/refused.cpp
   pg/url.cpp
   pg/client.cpp
   pg/per_loop.cpp

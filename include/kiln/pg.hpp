@@ -484,7 +484,10 @@ public:
     Client& operator=(const Client&) = delete;
 
     // Sends one statement with its $1..$n parameters bound in order. Only on an event
-    // loop thread (else std::logic_error).
+    // loop thread (else std::logic_error). Every coroutine of the loop shares the
+    // connection, so what would change it for all fails with db::Error(Misuse):
+    // transaction control (BEGIN, COMMIT...: use begin()), COPY, LISTEN (use listen()),
+    // SET, RESET, DISCARD, DEALLOCATE (use the URL's options, SET LOCAL in begin()).
     template <class... Args>
     Query exec(db::Sql sql, const Args&... args) {
         return send(sql, detail::params_of(args...));

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "pg/errors.hpp"
+#include "pg/refused.hpp"
 
 namespace kiln::pg::detail {
 
@@ -118,6 +119,10 @@ Connection* Pool::pick() {
     for (auto& s : slots_) {
         Connection* c = s->conn.get();
         if (!c || c->dead()) continue;
+        // After a loss, an attempt under way is no better than none: on a stopped
+        // server it takes its whole connect_timeout. Fail at once instead, as while
+        // waiting to retry (the first connect of all is waited for).
+        if (!c->ready() && s->backoff_ms > 0) continue;
         // Ready beats connecting; then the lighter load.
         if (!best || (c->ready() && !best->ready()) || (c->ready() == best->ready() && c->load() < best->load()))
             best = c;
@@ -143,7 +148,9 @@ Query Pool::send(db::Sql sql, Params params) {
     bind();
     Op* op = new Op(*loop_);
     Query q(op);  // owns op from here, also if submit throws
-    if (Connection* c = pick()) {
+    if (std::string why = refusal(sql.text()); !why.empty()) {
+        op->fail(std::make_exception_ptr(db::Error(db::ErrorKind::Misuse, 0, why, std::string(sql.text()))));
+    } else if (Connection* c = pick()) {
         op->params = std::move(params);
         c->submit(op, sql.text());
     } else {

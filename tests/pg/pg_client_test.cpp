@@ -378,6 +378,77 @@ TEST(PgClient, StatementTimeoutFailsTheQueryAsBusy) {
     });
 }
 
+TEST(PgClient, StatementsThatWouldChangeTheSharedSessionAreRefused) {
+    // Every coroutine of the loop pipelines on one connection: a BEGIN there would put
+    // their statements in its transaction, a SET would change their session, COPY
+    // would leave pipeline mode.
+    kiln::net::Loop loop;
+    pg::Client db({.url = pg_url(), .pool = 1});
+    run(loop, [&]() -> Task<> {
+        auto refused = [&](pg::Query q) -> Task<std::string> {
+            auto e = co_await error_of<db::Error>(std::move(q));
+            if (!e) co_return "not refused";
+            co_return e->kind() == db::ErrorKind::Misuse ? std::string(e->what()) : "another error: " + std::string(e->what());
+        };
+        EXPECT_NE((co_await refused(db.exec("BEGIN"))).find("begin()"), std::string::npos);
+        EXPECT_NE((co_await refused(db.exec("  -- a comment\n start transaction"))).find("begin()"), std::string::npos);
+        EXPECT_NE((co_await refused(db.exec("/* a /* nested */ one */ COMMIT"))).find("begin()"), std::string::npos);
+        EXPECT_NE((co_await refused(db.exec("PREPARE TRANSACTION 'x'"))).find("begin()"), std::string::npos);
+        EXPECT_NE((co_await refused(db.exec("COPY (SELECT 1) TO STDOUT"))).find("pipeline"), std::string::npos);
+        EXPECT_NE((co_await refused(db.exec("LISTEN news"))).find("listen()"), std::string::npos);
+        EXPECT_NE((co_await refused(db.exec("set search_path = nowhere"))).find("session"), std::string::npos);
+        EXPECT_NE((co_await refused(db.exec("DISCARD ALL"))).find("session"), std::string::npos);
+        EXPECT_NE((co_await refused(db.exec("DEALLOCATE ALL"))).find("session"), std::string::npos);
+        // Their look-alikes pass.
+        EXPECT_EQ(co_await refused(db.exec("SELECT 'BEGIN'")), "not refused");
+        EXPECT_EQ(co_await refused(db.exec("SELECT set_config('search_path', 'public', true)")), "not refused");
+        EXPECT_EQ(co_await db.scalar<std::string>("SHOW search_path"), "\"$user\", public");  // unchanged
+        pg::Transaction tx = co_await db.begin();  // the way to a transaction
+        EXPECT_EQ(co_await tx.scalar<int>("SELECT 1"), 1);
+        co_await tx.commit();
+    });
+}
+
+TEST(PgClient, AfterALossQueriesFailAtOnceWhileTheServerDoesNotAnswer) {
+    // The postmaster stopped: the kernel still accepts connections, and an attempt
+    // waits its connect_timeout. Queries meanwhile fail at once, as while waiting to
+    // retry, instead of waiting with it.
+    kiln::net::Loop loop;
+    pg::Client db({.url = pg_url(), .pool = 1, .connect_timeout = 1500ms, .reconnect_min = 20ms});
+    pg::Client watcher({.url = pg_url()});
+    run(loop, [&]() -> Task<> {
+        int backend = co_await db.scalar<int>("SELECT pg_backend_pid()");
+        co_await watcher.scalar<int>("SELECT 1");  // its session is up before the pause
+        Ctl pause("pause 3000");
+        bool paused = false;  // a new connection gets no answer
+        for (int i = 0; i < 40 && !paused; ++i) {
+            pg::Client probe({.url = pg_url(), .connect_timeout = 100ms});
+            paused = (co_await error_of<db::Error>(probe.exec("SELECT 1"))).has_value();
+        }
+        EXPECT_TRUE(paused) << "the server never stopped answering";
+        EXPECT_TRUE(co_await watcher.scalar<bool>("SELECT pg_terminate_backend($1)", backend));
+        co_await error_of<db::Error>(db.exec("SELECT 1"));  // the loss shows
+        co_await kiln::sleep(100ms);                        // an attempt is under way by now
+        for (int i = 0; i < 3; ++i) {
+            auto t0 = std::chrono::steady_clock::now();
+            auto e = co_await error_of<db::Error>(db.exec("SELECT 1"));
+            EXPECT_TRUE(e.has_value());
+            if (e) {
+                EXPECT_EQ(e->kind(), db::ErrorKind::Io);
+            }
+            EXPECT_LT(std::chrono::steady_clock::now() - t0, 100ms) << "a query waited on a connect that gets no answer";
+            co_await kiln::sleep(50ms);
+        }
+        while (!pause.done()) co_await kiln::sleep(10ms);
+        bool back = false;
+        for (auto until = std::chrono::steady_clock::now() + 10s; !back && std::chrono::steady_clock::now() < until;) {
+            back = !(co_await error_of<db::Error>(db.exec("SELECT 1"))).has_value();
+            if (!back) co_await kiln::sleep(50ms);
+        }
+        EXPECT_TRUE(back) << "the client did not reconnect after the pause";
+    });
+}
+
 TEST(PgClient, AnErrorAtCommitReachesItsStatementAndNoOther) {
     // A deferred constraint is checked when the statement's implicit transaction
     // commits: at its Sync, after the statement's own result said it went well. The
@@ -394,7 +465,9 @@ TEST(PgClient, AnErrorAtCommitReachesItsStatementAndNoOther) {
         EXPECT_EQ((co_await before)[0].get<int>(0), 1);
         auto e = co_await error_of<db::ConstraintViolation>(std::move(twice));
         EXPECT_TRUE(e.has_value()) << "a write rolled back at commit was reported as done";
-        if (e) EXPECT_EQ(e->sqlstate(), "23505");
+        if (e) {
+            EXPECT_EQ(e->sqlstate(), "23505");
+        }
         EXPECT_EQ((co_await read)[0].get<int>(0), 2);
         auto other = co_await error_of<db::Error>(std::move(once));
         EXPECT_FALSE(other.has_value()) << other->what();

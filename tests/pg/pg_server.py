@@ -6,6 +6,7 @@
                                      stop postgres by its PID, exit with COMMAND's status.
     pg_server.py ctl DATADIR stop    fast shutdown of that server, waits until it is down
     pg_server.py ctl DATADIR start   starts it again on the same port, waits until ready
+    pg_server.py ctl DATADIR pause MS  SIGSTOP the postmaster for MS milliseconds (sessions go on)
 
 KILN_PG_SETTINGS="name=value ..." adds server settings (postgres -c), e.g.
 shared_preload_libraries=pg_stat_statements for a test that counts queries.
@@ -195,13 +196,24 @@ def run(command):
         shutil.rmtree(root, ignore_errors=True)
 
 
-def ctl(datadir, action):
+def ctl(datadir, action, arg=None):
     with open(os.path.join(datadir, STATE)) as f:
         state = json.load(f)
-    if action == "stop":
+    if action == "stop" and arg is None:
         stop(state)
-    elif action == "start":
+    elif action == "start" and arg is None:
         start(state)  # left running (in its own session); run()'s stop() ends it by PID
+    elif action == "pause" and arg is not None:
+        # The postmaster only: sessions under way go on, new connections are accepted
+        # by the kernel and then get no answer (a server that is stuck).
+        pid = postmaster_pid(state["datadir"])
+        if pid is None:
+            fail("ctl: no postmaster to pause")
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            time.sleep(int(arg) / 1000.0)
+        finally:
+            os.kill(pid, signal.SIGCONT)
     else:
         fail("ctl: unknown action " + action)
     return 0
@@ -210,9 +222,9 @@ def ctl(datadir, action):
 def main(argv):
     if len(argv) >= 3 and argv[0] == "run" and argv[1] == "--":
         return run(argv[2:])
-    if len(argv) == 3 and argv[0] == "ctl":
-        return ctl(argv[1], argv[2])
-    fail("usage: pg_server.py run -- COMMAND... | pg_server.py ctl DATADIR stop|start")
+    if len(argv) in (3, 4) and argv[0] == "ctl":
+        return ctl(*argv[1:])
+    fail("usage: pg_server.py run -- COMMAND... | pg_server.py ctl DATADIR stop|start|pause MS")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,74 @@
+#include "pg/refused.hpp"
+
+#include <array>
+
+namespace kiln::pg::detail {
+namespace {
+
+// Skips blanks, -- comments and /* */ comments (nested, as PostgreSQL reads them).
+std::string_view skip_blank(std::string_view s) {
+    for (;;) {
+        size_t i = 0;
+        while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\f')) ++i;
+        s.remove_prefix(i);
+        if (s.starts_with("--")) {
+            size_t eol = s.find('\n');
+            s = eol == s.npos ? std::string_view() : s.substr(eol + 1);
+        } else if (s.starts_with("/*")) {
+            int depth = 0;
+            size_t j = 0;
+            do {
+                if (s.compare(j, 2, "/*") == 0) ++depth, j += 2;
+                else if (s.compare(j, 2, "*/") == 0) --depth, j += 2;
+                else ++j;
+            } while (depth > 0 && j < s.size());
+            s.remove_prefix(std::min(j, s.size()));
+        } else {
+            return s;
+        }
+    }
+}
+
+// The keyword at the start of s, upper-cased (letters and '_' only), and the rest.
+std::string keyword(std::string_view* s) {
+    *s = skip_blank(*s);
+    std::string w;
+    size_t i = 0;
+    for (; i < s->size() && w.size() < 16; ++i) {
+        char c = (*s)[i];
+        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+        if ((c < 'A' || c > 'Z') && c != '_') break;
+        w.push_back(c);
+    }
+    s->remove_prefix(i);
+    return w;
+}
+
+template <size_t N>
+bool one_of(const std::string& w, const std::array<std::string_view, N>& words) {
+    for (std::string_view x : words)
+        if (w == x) return true;
+    return false;
+}
+
+constexpr std::array<std::string_view, 8> kTransaction = {"BEGIN", "START", "COMMIT",    "END",
+                                                          "ROLLBACK", "ABORT", "SAVEPOINT", "RELEASE"};
+constexpr std::array<std::string_view, 4> kSession = {"SET", "RESET", "DISCARD", "DEALLOCATE"};
+
+}  // namespace
+
+std::string refusal(std::string_view sql) {
+    std::string_view rest = sql;
+    std::string w = keyword(&rest);
+    if (one_of(w, kTransaction) || (w == "PREPARE" && keyword(&rest) == "TRANSACTION"))
+        return "kiln refuses " + w + " on the shared connection, where every coroutine's statements would run "
+               "inside the transaction: use begin() (a transaction has a connection of its own)";
+    if (w == "COPY") return "kiln refuses COPY: it takes the connection out of pipeline mode";
+    if (w == "LISTEN" || w == "UNLISTEN") return "kiln refuses " + w + " on the shared connection: use listen()";
+    if (one_of(w, kSession))
+        return "kiln refuses " + w + ": it changes the session every coroutine of the loop shares, until its next "
+               "reconnect; use the URL's options, SET LOCAL inside begin(), or set_config(name, value, true)";
+    return "";
+}
+
+}  // namespace kiln::pg::detail

@@ -1,0 +1,16 @@
+// Statements the shared, pipelined connection must not carry. Every coroutine of a
+// loop sends its statements there, each its own implicit transaction: one that opens
+// a transaction block, leaves pipeline mode (COPY), waits for notifications or changes
+// the session would change them for all.
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace kiln::pg::detail {
+
+// Why `sql` is refused on the shared connection; "" if it is not. Looks at its first
+// keyword (after blanks and comments) only: the server refuses what hides later (a
+// second statement in one string is a syntax error in the extended protocol).
+std::string refusal(std::string_view sql);
+
+}  // namespace kiln::pg::detail
