@@ -120,10 +120,11 @@ std::shared_ptr<Connection::Statement> Connection::statement(std::string_view sq
     return it->second;
 }
 
-void Connection::submit(Op* op, std::string_view sql) {
+void Connection::submit(Op* op, std::string_view sql, bool keep) {
     assert(state_ == State::Connecting || state_ == State::Ready);
-    bool prepare;
-    std::shared_ptr<Statement> stmt = statement(sql, &prepare);
+    bool prepare = false;
+    std::shared_ptr<Statement> stmt =
+        keep ? statement(sql, &prepare) : std::make_shared<Statement>(Statement{std::string(sql), "", {}, false, true});
     if (state_ != State::Ready) {
         op->hold();
         queued_.push_back({op, std::move(stmt), prepare});
@@ -152,9 +153,11 @@ void Connection::send(Op* op, const std::shared_ptr<Statement>& stmt, bool prepa
     if (prepare && !PQsendPrepare(conn_, stmt->name.c_str(), stmt->sql.c_str(), 0, nullptr))
         return die(one_line(PQerrorMessage(conn_)));
     op->param_values(values_);
-    if (!PQsendQueryPrepared(conn_, stmt->name.c_str(), static_cast<int>(values_.size()), values_.data(), nullptr,
-                             nullptr, 0))
-        return die(one_line(PQerrorMessage(conn_)));
+    int sent = stmt->once ? PQsendQueryParams(conn_, stmt->sql.c_str(), static_cast<int>(values_.size()), nullptr,
+                                              values_.data(), nullptr, nullptr, 0)
+                          : PQsendQueryPrepared(conn_, stmt->name.c_str(), static_cast<int>(values_.size()),
+                                                values_.data(), nullptr, nullptr, 0);
+    if (!sent) return die(one_line(PQerrorMessage(conn_)));
     if (grouped) {
         group_open_ = true;  // its values stay: it may have to be sent again alone
         return;

@@ -87,8 +87,10 @@ public:
     // Starts connecting. A failure at once is reported to the owner (down) before
     // this returns.
     void start();
-    // Sends op (or queues it until the session is up). REQUIRES: !dead().
-    void submit(Op* op, std::string_view sql);
+    // Sends op (or queues it until the session is up). REQUIRES: !dead(). A statement
+    // is prepared once per connection and kept, unless `keep` is false (a statement
+    // whose text names what varies, such as LISTEN "channel": sent unprepared).
+    void submit(Op* op, std::string_view sql, bool keep = true);
     bool ready() const { return state_ == State::Ready; }
     bool dead() const { return state_ == State::Dead; }
     size_t load() const { return queries_; }  // queries sent or queued, not yet answered
@@ -102,6 +104,7 @@ private:
         std::string name;
         std::exception_ptr error;  // its Prepare failed: the error its uses report
         bool select = false;       // may share a Sync with its neighbours (Mode::Batched)
+        bool once = false;         // not kept: sent unprepared (PQsendQueryParams)
     };
     struct Pending {  // what the server will answer, in order
         enum Kind : uint8_t { Prepare, Query, Sync } kind;

@@ -68,14 +68,14 @@ Query Hub::send(const char* verb, const std::string& channel) {
     std::string sql = std::string(verb) + " \"";
     for (char c : channel) sql += c == '"' ? std::string("\"\"") : std::string(1, c);
     sql += '"';
-    return submit(std::move(sql));
+    return submit(std::move(sql), /*keep=*/false);  // one statement per channel would pile up
 }
 
-Query Hub::submit(std::string sql) {
+Query Hub::submit(std::string sql, bool keep) {
     Op* op = new Op(loop_);
     Query q(op);
     if (conn_ && !conn_->dead()) {
-        conn_->submit(op, sql);
+        conn_->submit(op, sql, keep);
     } else {
         op->fail(io_error(reconnect_.unavailable(loop_, "no connection to PostgreSQL for LISTEN"), sql));
     }

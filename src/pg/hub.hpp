@@ -65,7 +65,7 @@ private:
     void probe();  // SELECT 1, its answer owed within the reply timeout
     // LISTEN or UNLISTEN `channel` (its answer not awaited when the Query is dropped).
     Query send(const char* verb, const std::string& channel);
-    Query submit(std::string sql);
+    Query submit(std::string sql, bool keep = true);  // keep: see Connection::submit
 
     net::Loop& loop_;
     const ConnectSpec& spec_;
