@@ -40,7 +40,9 @@ public:
     // Gives the contents a name (a new file: an existing `path` is an error): a link
     // to the temporary file where it can, else a copy (`path` on another file system
     // than $TMPDIR), or a write of the in-memory bytes; mode 0644 less the umask either
-    // way. Throws std::system_error naming the path on failure.
+    // way. A copy runs on the calling thread: for a large file that may go to another
+    // file system, call it inside kiln::blocking. Throws std::system_error naming the
+    // path on failure.
     void save_as(const std::string& path) const;
 
 private:

@@ -60,19 +60,17 @@ namespace {
 constexpr mode_t kNewFileMode = 0644;  // less the umask, as open(2) applies it
 
 // The process's umask, read without changing it (umask(2) would, for every thread).
+// Read at each save, as open(2) applies the umask of the moment: saves are rare.
 mode_t current_umask() {
-    static const mode_t mask = [] {
-        mode_t m = 022;
-        if (FILE* f = std::fopen("/proc/self/status", "re")) {
-            char line[128];
-            unsigned v;
-            while (std::fgets(line, sizeof line, f))
-                if (std::sscanf(line, "Umask: %o", &v) == 1) m = static_cast<mode_t>(v);
-            std::fclose(f);
-        }
-        return m;
-    }();
-    return mask;
+    mode_t m = 022;
+    if (FILE* f = std::fopen("/proc/self/status", "re")) {
+        char line[128];
+        unsigned v;
+        while (std::fgets(line, sizeof line, f))
+            if (std::sscanf(line, "Umask: %o", &v) == 1) m = static_cast<mode_t>(v);
+        std::fclose(f);
+    }
+    return m;
 }
 
 int link_as(int fd, const std::string& path) {

@@ -80,13 +80,14 @@ Command Pool::send(Args& args) {
     bind();
     Op* op = new Op(*loop_);
     Command cmd(op);  // owns op from here
+    std::string_view wire = args.wire();
     std::string refused;
     if (args.size() == 0) {
         op->fail(std::make_exception_ptr(Error(Error::Kind::Misuse, "a Redis command needs a name")));
-    } else if (refused = refusal(args.wire()); !refused.empty()) {
+    } else if (refused = refusal(wire); !refused.empty()) {
         op->fail(std::make_exception_ptr(Error(Error::Kind::Misuse, refused)));
     } else if (Connection* c = pick()) {
-        c->submit(op, args.wire());
+        c->submit(op, wire);
     } else {
         std::string why = slots_.front()->unavailable(*loop_);
         op->fail(io_error(why));  // at once: the await throws it

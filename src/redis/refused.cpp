@@ -61,23 +61,22 @@ std::string refusal(std::string_view wire) {
     Reader in(wire);
     std::string_view name, arg;
     if (!in.next(&name)) return "";
-    std::string shown(name);
     if (one_of(name, kPubSub))
-        return "kiln refuses " + shown + " on a command connection: use Client::subscribe (a subscription "
+        return "kiln refuses " + std::string(name) + " on a command connection: use Client::subscribe (a subscription "
                "has a connection of its own)";
     if (one_of(name, kTransaction))
-        return "kiln refuses " + shown + ": a transaction on the connection every coroutine of the loop shares "
+        return "kiln refuses " + std::string(name) + ": a transaction on the connection every coroutine of the loop shares "
                "would take in their commands; use EVAL (a script runs atomically)";
     bool changes = one_of(name, kConnection);
     if (!changes && same(name, "CLIENT") && in.next(&arg)) changes = same(arg, "REPLY") || same(arg, "TRACKING");
     if (changes)
-        return "kiln refuses " + shown + ": it changes the connection every coroutine of the loop shares "
+        return "kiln refuses " + std::string(name) + ": it changes the connection every coroutine of the loop shares "
                "(the URL sets the database and the user)";
     bool blocks = one_of(name, kBlocking);
     if (!blocks && (same(name, "XREAD") || same(name, "XREADGROUP")))
         while (!blocks && in.next(&arg)) blocks = same(arg, "BLOCK");
     if (blocks)
-        return "kiln refuses " + shown + ": it would hold the connection every coroutine of the loop shares "
+        return "kiln refuses " + std::string(name) + ": it would hold the connection every coroutine of the loop shares "
                "until it returns; poll instead (LPOP, XREAD without BLOCK)";
     return "";
 }
