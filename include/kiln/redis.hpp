@@ -50,19 +50,22 @@ class Hub;
 struct SubscriptionState;
 }  // namespace detail
 
-// Kind Io is transient (<kiln/unavailable.hpp>): a handler that lets it escape
-// answers 503 with Retry-After, not 500.
+// Kinds Io and Busy are transient (<kiln/unavailable.hpp>): a handler that lets one
+// escape answers 503 with Retry-After, not 500.
 class Error : public std::runtime_error, public TransientError {
 public:
     enum class Kind : uint8_t {
         Io,      // no connection, or it was lost with the command in flight
         Server,  // Redis answered with an error (-ERR, -WRONGTYPE, ...)
+        Busy,    // Redis answered that it cannot serve this now: -LOADING (reading its
+                 // data at start), -BUSY (a script runs), -MASTERDOWN, -READONLY (a
+                 // replica, as after a fail-over), -TRYAGAIN, -CLUSTERDOWN, -NOREPLICAS
         Type,    // the reply is not of the type the call reads
         Misuse,  // a call kiln refuses (an empty command name, a bad URL)
     };
     Error(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
     Kind kind() const { return kind_; }
-    bool transient() const noexcept override { return kind_ == Kind::Io; }
+    bool transient() const noexcept override { return kind_ == Kind::Io || kind_ == Kind::Busy; }
 
 private:
     Kind kind_;

@@ -30,6 +30,15 @@ Reply convert(const redisReply* r) {
     }
 }
 
+// An error answer's kind by its code, the first word: the codes by which Redis says
+// it cannot serve now (and a client may try again soon) are Busy, the rest Server.
+Error::Kind answer_kind(std::string_view message) {
+    std::string_view code = message.substr(0, message.find(' '));
+    for (std::string_view busy : {"LOADING", "BUSY", "MASTERDOWN", "READONLY", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS"})
+        if (code == busy) return Error::Kind::Busy;
+    return Error::Kind::Server;
+}
+
 std::string bulk(std::string_view s) { return "$" + std::to_string(s.size()) + "\r\n" + std::string(s) + "\r\n"; }
 }  // namespace
 
@@ -191,7 +200,9 @@ void Connection::reply(redisReply* r, void* privdata) {
     if (!r) {
         s.op->fail(io_error("connection to Redis lost: " + hiredis_error()));
     } else if (r->type == REDIS_REPLY_ERROR) {
-        s.op->fail(std::make_exception_ptr(Error(Error::Kind::Server, std::string(r->str, r->len))));
+        std::string message(r->str, r->len);
+        Error::Kind kind = answer_kind(message);
+        s.op->fail(std::make_exception_ptr(Error(kind, std::move(message))));
     } else {
         s.op->succeed(convert(r));
     }

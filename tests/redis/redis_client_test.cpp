@@ -296,6 +296,47 @@ TEST(RedisClient, AStuckServerTimesOut) {
     });
 }
 
+// Redis says it cannot serve for now (-BUSY while a script runs; -LOADING, -READONLY
+// and their kin alike): Busy, which is transient (a handler that lets it escape answers
+// 503), not Server (500). The script is then killed, and its own answer is Server.
+TEST(RedisClient, ABusyServerIsTransientNotAServerError) {
+    kiln::net::Loop loop;
+    redis::Client hog({.url = redis_url()});
+    redis::Client other({.url = redis_url()});
+    run(loop, [&]() -> Task<> {
+        co_await other.command("PING");  // connected before Redis is busy
+        co_await other.command("CONFIG", "SET", "busy-reply-threshold", "50");
+        redis::Command spin = hog.command("EVAL", "while true do end", 0);
+        std::optional<redis::Error> busy;
+        for (int i = 0; i < 100 && !busy; ++i) {  // bounded: 2 s
+            co_await kiln::sleep(20ms);
+            try {
+                co_await other.command("GET", "t:a");
+            } catch (const redis::Error& e) {
+                busy = e;
+            }
+        }
+        co_await other.command("SCRIPT", "KILL");
+        std::optional<redis::Error::Kind> killed = co_await error_of(std::move(spin));
+        co_await other.command("CONFIG", "SET", "busy-reply-threshold", "5000");
+        if (!busy) {
+            ADD_FAILURE() << "Redis never answered -BUSY";
+            co_return;
+        }
+        EXPECT_EQ(busy->kind(), redis::Error::Kind::Busy) << busy->what();
+        EXPECT_TRUE(busy->transient());
+        EXPECT_NE(std::string(busy->what()).find("BUSY"), std::string::npos) << busy->what();
+        EXPECT_EQ(killed, redis::Error::Kind::Server);
+        try {
+            co_await other.command("NOSUCHCOMMAND");
+        } catch (const redis::Error& e) {
+            EXPECT_EQ(e.kind(), redis::Error::Kind::Server);
+            EXPECT_FALSE(e.transient());
+        }
+        EXPECT_EQ((co_await other.command("PING")).str(), "PONG");
+    });
+}
+
 TEST(RedisClient, AfterALossCommandsFailAtOnceUntilRedisAnswersAgain) {
     // A stopped server still accepts connections (the kernel does): a reconnect there
     // is not up until Redis answers, and a command meanwhile fails at once instead of
