@@ -701,9 +701,12 @@ bool Connection::flush() {
             close_now();
             return false;
         }
-        if (st == net::OutputQueue::Status::Blocked) {
+        if (st == net::OutputQueue::Status::Blocked || st == net::OutputQueue::Status::Yield) {
             if (!write_blocked_ || written > 0) arm(srv_.write_timers_);
             write_blocked_ = true;
+            // Its share sent, the socket still writable: no EPOLLOUT edge will come, so
+            // the rest goes in a later iteration, after the other connections' events.
+            if (st == net::OutputQueue::Status::Yield) schedule_flush();
             return true;
         }
     }
@@ -946,7 +949,13 @@ void Connection::deferred_flush(void* connection) {
     if (c->h2_) {
         c->h2_flush();
     } else if (c->a_) {  // (an idle connection gave its buffers back: nothing waits)
-        if (c->flush()) c->settle();  // a WebSocket written to from outside its events
+        // A WebSocket written to from outside its events, or the rest of a response
+        // whose write yielded: once it is all sent, what waited on it goes on, as after
+        // EPOLLOUT.
+        bool was_paused = c->read_paused_;
+        if (!c->flush()) return;
+        if (was_paused && !c->read_paused_) c->resume();
+        c->settle();
     }
 }
 

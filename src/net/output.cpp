@@ -14,7 +14,6 @@ namespace kiln::net {
 namespace {
 constexpr size_t kMaxIov = 64;
 constexpr size_t kMaxKeptSegments = 4;  // capacity kept after a flush (idle memory)
-constexpr size_t kMaxSendfileChunk = 1 << 20;  // per call, so one file does not hog the loop
 }  // namespace
 
 OutputQueue::~OutputQueue() { assert(segs_.empty()); }
@@ -72,8 +71,9 @@ void OutputQueue::pop_front(BufferPool& pool) {
 
 OutputQueue::Status OutputQueue::send_file(int fd, Segment& s, size_t* written) {
     while (s.file_left > 0) {
+        if (*written >= kWriteShare) return Status::Yield;
         off_t off = static_cast<off_t>(s.file_off);
-        size_t want = static_cast<size_t>(std::min<uint64_t>(s.file_left, kMaxSendfileChunk));
+        size_t want = static_cast<size_t>(std::min<uint64_t>(s.file_left, kWriteShare - *written));
         ssize_t w = ::sendfile(fd, s.fd, &off, want);
         if (w < 0) {
             if (errno == EINTR) continue;
@@ -92,6 +92,7 @@ OutputQueue::Status OutputQueue::send_file(int fd, Segment& s, size_t* written) 
 OutputQueue::Status OutputQueue::send_file_tls(int fd, Segment& s, size_t* written, TlsStream& tls) {
     char chunk[16 * 1024];
     while (s.file_left > 0) {
+        if (*written >= kWriteShare) return Status::Yield;
         size_t want = static_cast<size_t>(std::min<uint64_t>(s.file_left, sizeof chunk));
         ssize_t r = ::pread(s.fd, chunk, want, static_cast<off_t>(s.file_off));
         if (r < 0 && errno == EINTR) continue;
@@ -115,6 +116,7 @@ OutputQueue::Status OutputQueue::write_to(int fd, BufferPool& pool, size_t* writ
         if (f == 0) return Status::Blocked;
     }
     while (bytes_ > 0) {
+        if (*written >= kWriteShare) return Status::Yield;
         while (segs_.front().kind != Kind::File && segs_.front().left() == 0) pop_front(pool);
         if (segs_.front().kind == Kind::File) {
             Status st = tls ? send_file_tls(fd, segs_.front(), written, *tls) : send_file(fd, segs_.front(), written);

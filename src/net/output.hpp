@@ -32,10 +32,14 @@ public:
     size_t size() const { return bytes_; }
     bool empty() const { return bytes_ == 0; }
 
-    enum class Status { Done, Blocked, Error };
-    // Writes until done or EAGAIN; *written gets the bytes sent (for timers). Through
-    // `tls` when given: encrypted, file ranges read and sealed (no sendfile), and Done
-    // only once the stream's encrypted bytes are all sent too.
+    // Yield: the socket would take more, but this call sent its share (kWriteShare):
+    // call again once the loop's other connections had their turn. A fast reader of
+    // a large file (loopback, a LAN) would otherwise hold the loop until it was done.
+    enum class Status { Done, Blocked, Yield, Error };
+    static constexpr size_t kWriteShare = size_t{2} << 20;
+    // Writes until done, EAGAIN or its share is sent; *written gets the bytes sent (for
+    // timers). Through `tls` when given: encrypted, file ranges read and sealed (no
+    // sendfile), and Done only once the stream's encrypted bytes are all sent too.
     Status write_to(int fd, BufferPool& pool, size_t* written, TlsStream* tls = nullptr);
     void clear(BufferPool& pool);
 

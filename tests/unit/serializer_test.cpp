@@ -108,6 +108,54 @@ TEST(OutputQueue, KeepsOrderAcrossCopiedAndOwnedSegments) {
     EXPECT_TRUE(q.empty());
 }
 
+// A regular file as the destination never blocks, so every stop short of Done is the
+// queue yielding its turn: each call sends at most its share (plus what one write
+// took), whatever the source, and the bytes come out whole and in order.
+TEST(OutputQueue, EachCallSendsAtMostItsShareThenYields) {
+    constexpr size_t kShare = net::OutputQueue::kWriteShare;
+    char src_path[] = "/tmp/kiln-output-src-XXXXXX";
+    char dst_path[] = "/tmp/kiln-output-dst-XXXXXX";
+    int src = mkstemp(src_path);
+    int dst = mkstemp(dst_path);
+    ASSERT_GE(src, 0);
+    ASSERT_GE(dst, 0);
+    unlink(src_path);
+    unlink(dst_path);
+    std::string file(3 * kShare + 12345, '\0');
+    for (size_t i = 0; i < file.size(); ++i) file[i] = static_cast<char>('a' + i % 26);
+    ASSERT_EQ(pwrite(src, file.data(), file.size(), 0), static_cast<ssize_t>(file.size()));
+
+    net::BufferPool pool;
+    net::OutputQueue q;
+    q.append("head|", pool);
+    q.append_file(src, 100, file.size() - 100);  // the queue owns src now
+    q.append_owned(std::string(kShare + 7, 'z'));
+    size_t total = q.size();
+    size_t sent = 0;
+    int calls = 0;
+    net::OutputQueue::Status st = net::OutputQueue::Status::Yield;
+    while (st == net::OutputQueue::Status::Yield && calls < 100) {
+        size_t written = 0;
+        st = q.write_to(dst, pool, &written);
+        ++calls;
+        EXPECT_LE(written, kShare + kShare + 7) << "call " << calls;
+        if (st == net::OutputQueue::Status::Yield) {
+            EXPECT_GE(written, kShare) << "yielded before its share, call " << calls;
+        }
+        sent += written;
+    }
+    EXPECT_EQ(st, net::OutputQueue::Status::Done);
+    EXPECT_EQ(sent, total);
+    EXPECT_GE(calls, 4);
+    EXPECT_TRUE(q.empty());
+    std::string out(total, '\0');
+    ASSERT_EQ(pread(dst, out.data(), total, 0), static_cast<ssize_t>(total));
+    EXPECT_EQ(out.substr(0, 5), "head|");
+    EXPECT_TRUE(out.compare(5, file.size() - 100, file, 100, file.size() - 100) == 0);
+    EXPECT_EQ(out.substr(5 + file.size() - 100), std::string(kShare + 7, 'z'));
+    close(dst);
+}
+
 // --- error paths ---
 
 TEST(ResponseErrors, HeaderInjectionIsRefused) {
