@@ -13,7 +13,8 @@
 //  - "x.css.br" / "x.css.zst" / "x.css.gz" beside "x.css" are sent with Content-Encoding
 //    when the client's Accept-Encoding allows (highest q wins; br, then zstd, on a tie);
 //    files are never compressed on the fly (make the siblings at build time); every answer for a
-//    file that has such a sibling carries "Vary: Accept-Encoding".
+//    file that has such a sibling carries "Vary: Accept-Encoding". A sibling older than
+//    its file (a deploy changed x.css, not x.css.gz) is stale and never sent: the file is.
 //  - A directory path ending in '/' serves `index`; without the '/', 301 to the form
 //    with it (query kept). Missing or not a regular file: 404. Permission denied: 403
 //    (as nginx: an operator sees the cause). I/O error: 500, logged, nothing leaked.

@@ -211,7 +211,9 @@ bool FileServer::select(Request& req, Response& res, Selected& s) {
 }
 
 // Precompressed siblings: the most wanted acceptable one that exists replaces the
-// file. A sibling the client refuses is still looked for (one stat), for Vary.
+// file, unless it is older than the file (left behind by a deploy that changed the
+// file only: it would serve the old content). A sibling the client refuses is still
+// looked for (one stat), for Vary.
 void FileServer::choose_coding(const Request& req, Selected& s) {
     app::AcceptedCodings acc = app::parse_accept_encoding(req.header("accept-encoding").value_or(""));
     struct Candidate {
@@ -225,10 +227,11 @@ void FileServer::choose_coding(const Request& req, Selected& s) {
         std::string sibling = s.rel + c.suffix;
         if (c.q > 0) {
             Rep r = load(sibling);
-            if (r.ok()) {
+            if (!r.ok()) continue;
+            s.vary = true;
+            if (r.stamp.mtime_ns >= s.rep.stamp.mtime_ns) {
                 s.rep = std::move(r);
                 s.coding = c.name;
-                s.vary = true;
                 return;
             }
         } else if (!s.vary) {

@@ -333,6 +333,21 @@ class StaticFiles(harness.ServerTestCase):
         r = self.get("/static/style.css", [("If-None-Match", br)])  # identity wanted: a different tag
         self.assertEqual(r.status, 200)
 
+    def test_a_sibling_older_than_its_file_is_stale_and_not_sent(self):
+        # A deploy that changed the file and not its .gz: the old content must not be sent.
+        write(self.path("fresh.css"), CSS)
+        write(self.path("fresh.css.gz"), gzip.compress(b"old content"))
+        now = time.time()
+        os.utime(self.path("fresh.css.gz"), (now - 60, now - 60))
+        os.utime(self.path("fresh.css"), (now, now))
+        r = self.get("/static/fresh.css", [("Accept-Encoding", "gzip")])
+        self.assertEqual((r.status, r.header("Content-Encoding"), r.body), (200, None, CSS))
+        self.assertEqual(r.header_tokens("Vary"), ["accept-encoding"])
+        os.utime(self.path("fresh.css.gz"), (now, now))  # remade (gzip -k keeps the mtime): the same age is fresh
+        r = self.get("/static/fresh.css", [("Accept-Encoding", "gzip")])
+        self.assertEqual((r.status, r.header("Content-Encoding")), (200, "gzip"))
+        self.assertEqual(gzip.decompress(r.body), b"old content")
+
     def test_range_applies_to_the_encoded_bytes(self):
         enc = gzip.compress(CSS)
         with open(self.path("style.css.gz"), "rb") as f:
