@@ -162,7 +162,9 @@ void Connection::send(Op* op, const std::shared_ptr<Statement>& stmt, bool prepa
         group_open_ = true;  // its values stay: it may have to be sent again alone
         return;
     }
-    op->params = Params();  // libpq copied the values into its buffer
+    // libpq copied the values into its buffer. A shared connection's statement keeps
+    // them until answered: it may be sent again (a stale plan, see replan()).
+    if (mode_ == Mode::Isolated) op->params = Params();
     if (!PQpipelineSync(conn_)) return die(one_line(PQerrorMessage(conn_)));
 }
 
@@ -360,6 +362,7 @@ void Connection::answer(Pending& p) {
         case PGRES_FATAL_ERROR: {
             const char* state = PQresultErrorField(p.got, PG_DIAG_SQLSTATE);
             std::string_view sqlstate = state ? state : "";
+            if (sqlstate == "0A000" && !p.stmt->once && replan(p)) return;
             if (p.stmt->error && sqlstate == "26000") op->fail(p.stmt->error);  // its Prepare failed
             else op->fail(result_error(p.got, p.stmt->sql));
             note_ending(p.got);  // the server may be closing the session
@@ -377,6 +380,27 @@ void Connection::answer(Pending& p) {
     }
     PQclear(p.got);
     op->release();
+}
+
+bool Connection::replan(Pending& p) {
+    // 0A000 on a prepared statement is, in practice, "cached plan must not change
+    // result type": the table changed under it (ALTER TABLE, a column added under a
+    // SELECT *). Its text may be fine: it is forgotten, so that its next use prepares
+    // it again. On a shared connection the statement failed alone, in its own implicit
+    // transaction (nothing of it stays), so it goes again now, once; inside a
+    // transaction the transaction has failed, and the error is the caller's.
+    auto it = statements_.find(p.stmt->sql);
+    if (it != statements_.end() && it->second == p.stmt) statements_.erase(it);
+    if (mode_ != Mode::Batched || p.op->replanned || state_ != State::Ready) return false;
+    p.op->replanned = true;
+    PQclear(p.got);
+    p.got = nullptr;
+    bool prepare;
+    std::shared_ptr<Statement> stmt = statement(p.stmt->sql, &prepare);
+    send(p.op, stmt, prepare, /*alone=*/true);  // counts it again (answer() uncounted it)
+    if (state_ == State::Ready) flush_soon();
+    p.op->release();  // send() holds its own reference
+    return true;
 }
 
 void Connection::die(const std::string& why) {

@@ -137,6 +137,7 @@ private:
     void drain();
     void deliver_notifications();
     void answer(Pending& p);
+    bool replan(Pending& p);  // a stale cached plan: prepared and sent again, or false
     void prepared(Pending& p);
     void die(const std::string& why);
     void fail_all(const std::string& message);

@@ -19,6 +19,7 @@ struct Op final : net::Pending {
     Params params;
     PGresult* result = nullptr;  // owned until await_resume takes it
     Lease* lease = nullptr;      // a lease request: what it was granted
+    bool replanned = false;      // sent again once after its cached plan went stale
 
     // The answer: rows (ownership of r passes). Once.
     void succeed(PGresult* r) {

@@ -477,6 +477,35 @@ TEST(PgClient, AnErrorAtCommitReachesItsStatementAndNoOther) {
     });
 }
 
+TEST(PgClient, AStatementWhosePlanWentStaleIsPreparedAgain) {
+    // A table changed under a kept statement (a column added under SELECT *, a type
+    // altered): PostgreSQL refuses the cached plan (0A000, "cached plan must not change
+    // result type"). A migration run beside a live app must not leave that statement
+    // failing on this connection until it is replaced.
+    kiln::net::Loop loop;
+    pg::Client db({.url = pg_url(), .pool = 1});
+    run(loop, [&]() -> Task<> {
+        co_await db.exec("DROP TABLE IF EXISTS replanned");
+        co_await db.exec("CREATE TABLE replanned (id int, name text)");
+        co_await db.exec("INSERT INTO replanned VALUES ($1, $2)", 1, "one");
+        pg::Result before = co_await db.exec("SELECT * FROM replanned WHERE id = $1", 1);
+        EXPECT_EQ(before.columns(), 2);
+        co_await db.exec("ALTER TABLE replanned ADD COLUMN extra int DEFAULT 7");
+        auto after = co_await error_of<db::Error>(db.exec("SELECT * FROM replanned WHERE id = $1", 1));
+        EXPECT_FALSE(after.has_value()) << after->what();
+        pg::Result now = co_await db.exec("SELECT * FROM replanned WHERE id = $1", 1);
+        EXPECT_EQ(now.columns(), 3);
+        EXPECT_EQ(now[0].get<int>(2), 7);
+        co_await db.exec("ALTER TABLE replanned ALTER COLUMN id TYPE bigint");
+        pg::Query a = db.exec("SELECT * FROM replanned WHERE id = $1", 1);  // two in flight, both stale
+        pg::Query b = db.exec("SELECT * FROM replanned WHERE id = $1", 1);
+        EXPECT_EQ((co_await a)[0].get<int64_t>(0), 1);
+        EXPECT_EQ((co_await b)[0].get<std::string>(1), "one");
+        EXPECT_EQ(db.connected(), 1u);
+        co_await db.exec("DROP TABLE replanned");
+    });
+}
+
 TEST(PgClient, PgoptionsFromTheEnvironmentAreKeptBesideKilnsOwn) {
     // kiln passes libpq an `options` of its own when it sets statement_timeout, which
     // would replace PGOPTIONS; and a check interval PGOPTIONS sets is the user's.

@@ -161,6 +161,36 @@ Task<> transfer(pg::Client& c, int n, std::set<int>& backends, int& most, int& o
     });
 }
 
+TEST(PgTransaction, AStalePlanFailsOneTransactionAndNotTheNext) {
+    // Inside a transaction a stale cached plan (0A000, a table changed under a kept
+    // statement) fails the transaction: it cannot be sent again there. The statement is
+    // forgotten, so the next transaction on that connection prepares it anew.
+    run([&]() -> Task<> {
+        pg::Client c({.url = pg_url(), .pool = 1});
+        co_await c.exec("DROP TABLE IF EXISTS tx_replanned");
+        co_await c.exec("CREATE TABLE tx_replanned (id int, name text)");
+        co_await c.exec("INSERT INTO tx_replanned VALUES (1, 'one')");
+        auto columns = [&]() -> Task<int> {
+            pg::Transaction tx = co_await c.begin();
+            pg::Result r = co_await tx.exec("SELECT * FROM tx_replanned WHERE id = $1", 1);
+            co_await tx.commit();
+            co_return r.columns();
+        };
+        EXPECT_EQ(co_await columns(), 2);
+        co_await c.exec("ALTER TABLE tx_replanned ADD COLUMN extra int");
+        std::string first;
+        try {
+            EXPECT_EQ(co_await columns(), 3);  // a new connection: no stale plan
+        } catch (const db::Error& e) {
+            first = e.sqlstate();
+        }
+        EXPECT_TRUE(first.empty() || first == "0A000") << first;
+        EXPECT_EQ(co_await columns(), 3);
+        EXPECT_EQ(co_await columns(), 3);
+        co_await c.exec("DROP TABLE tx_replanned");
+    });
+}
+
 TEST(PgTransaction, TransactionsGetConnectionsOfTheirOwnAndWaitInLineBesidePlainQueries) {
     run([&]() -> Task<> {
         pg::Client c({.url = pg_url(), .pool = 1, .transactions = 2});
