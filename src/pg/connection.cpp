@@ -6,9 +6,22 @@
 #include <utility>
 
 #include "pg/errors.hpp"
+#include "util/log.hpp"
 
 namespace kiln::pg::detail {
 namespace {
+// The server's notices (NOTICE, WARNING: "... does not exist, skipping", a RAISE in a
+// function) go to kiln's error log, one line each, instead of libpq's default: stderr.
+void log_notice(void*, const PGresult* r) {
+    const char* severity = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
+    std::string_view level = severity ? severity : "NOTICE";
+    std::string text = one_line(PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY));
+    for (char& c : text)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    util::log(level == "WARNING" ? util::LogLevel::Warn : util::LogLevel::Info, "PostgreSQL %.*s: %s",
+              static_cast<int>(level.size()), level.data(), text.c_str());
+}
+
 constexpr uint32_t kRead = EPOLLIN | EPOLLRDHUP;
 
 // Whether sql is a SELECT (its first word, any case): what may share a Sync.
@@ -63,6 +76,7 @@ void Connection::start() {
     if (!conn_) return die("out of memory");
     if (PQstatus(conn_) == CONNECTION_BAD) return die(one_line(PQerrorMessage(conn_)));
     if (PQsetnonblocking(conn_, 1) != 0) return die(one_line(PQerrorMessage(conn_)));
+    PQsetNoticeReceiver(conn_, log_notice, nullptr);
     loop_.deadlines().arm(connect_deadline_, loop_.now_ms() + spec_.timeout_ms);
     watch(EPOLLOUT);  // PQconnectStart's first wish: the socket becoming writable
 }

@@ -4,6 +4,7 @@
 // a server restart under load that the client rides out by itself, and a server that
 // stops answering, left after the reply timeout.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -14,10 +15,12 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -29,6 +32,7 @@
 #include "net/async.hpp"
 #include "pg_test_support.hpp"
 #include "net/loop.hpp"
+#include "util/log.hpp"
 
 using namespace std::chrono_literals;
 using kiln::Task;
@@ -504,6 +508,52 @@ TEST(PgClient, AStatementWhosePlanWentStaleIsPreparedAgain) {
         EXPECT_EQ(db.connected(), 1u);
         co_await db.exec("DROP TABLE replanned");
     });
+}
+
+namespace {
+std::string read_file(const char* path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+}  // namespace
+
+TEST(PgClient, ServerNoticesGoToTheErrorLogNotToStderr) {
+    // libpq prints notices to stderr unless told otherwise: a worker's stderr may be a
+    // terminal, a journal or nothing, and the lines would not have the log's form.
+    char log_path[] = "/tmp/kiln-pg-log-XXXXXX";
+    char err_path[] = "/tmp/kiln-pg-err-XXXXXX";
+    int log_fd = mkstemp(log_path);
+    int err_fd = mkstemp(err_path);
+    ASSERT_GE(log_fd, 0);
+    ASSERT_GE(err_fd, 0);
+    int saved_stderr = dup(STDERR_FILENO);
+    dup2(err_fd, STDERR_FILENO);
+    kiln::util::set_log_fd(log_fd);
+    {
+        kiln::net::Loop loop;
+        pg::Client db({.url = pg_url()});
+        run(loop, [&]() -> Task<> {
+            co_await db.exec("DROP TABLE IF EXISTS no_table_by_this_name");
+            co_await db.exec("DO $$ BEGIN RAISE WARNING 'kiln says % and %', E'one\\ntwo', E'\\033[31m'; END $$");
+        });
+    }
+    kiln::util::set_log_fd(STDERR_FILENO);
+    dup2(saved_stderr, STDERR_FILENO);
+    close(saved_stderr);
+    close(log_fd);
+    close(err_fd);
+    std::string log = read_file(log_path);
+    std::string err = read_file(err_path);
+    unlink(log_path);
+    unlink(err_path);
+    EXPECT_NE(log.find("[info]"), std::string::npos) << log;
+    EXPECT_NE(log.find("PostgreSQL NOTICE: table \"no_table_by_this_name\" does not exist, skipping"), std::string::npos) << log;
+    EXPECT_NE(log.find("[warn]"), std::string::npos) << log;
+    EXPECT_NE(log.find("PostgreSQL WARNING: kiln says one two and ?[31m\n"), std::string::npos) << log;
+    EXPECT_EQ(err.find("no_table_by_this_name"), std::string::npos) << err;
+    EXPECT_EQ(err.find("kiln says"), std::string::npos) << err;
 }
 
 TEST(PgClient, PgoptionsFromTheEnvironmentAreKeptBesideKilnsOwn) {
