@@ -43,6 +43,7 @@ Pool::Pool(Options options) : options_(std::move(options)), spec_(connect_spec(o
 
 Pool::~Pool() {
     hub_.reset();
+    if (loop_) loop_->deadlines().disarm(lease_retry_.retry);
     for (auto& s : slots_) {
         loop_->deadlines().disarm(s->retry);
         s->conn.reset();  // fails what it carries
@@ -62,6 +63,7 @@ void Pool::bind() {
         return;
     }
     loop_ = here;
+    lease_retry_.retry.fire = [](net::Deadline*) {};  // the back-off is over: nothing to do
     for (size_t i = 0; i < options_.pool; ++i) {
         auto s = std::make_unique<Slot>();
         s->pool = this;
@@ -87,12 +89,18 @@ Pool::Slot* Pool::slot_of(Connection& c) {
 }
 
 void Pool::up(Connection& c) {
-    if (lease_of(c)) return grant();
+    if (Lease* l = lease_of(c)) {
+        l->up = true;
+        loop_->deadlines().disarm(lease_retry_.retry);
+        lease_retry_.recovered();
+        return grant();
+    }
     if (Slot* s = slot_of(c)) s->recovered();
 }
 
 void Pool::down(Connection& c, const std::string& message) {
     if (Lease* l = lease_of(c)) {
+        if (!l->up) lease_retry_.lost(*loop_, message, options_.reconnect_min, options_.reconnect_max);
         // Its queries failed already; a transaction holding it fails its next ones.
         loop_->destroy_later(l->conn.release());
         if (!l->held) drop(l);
@@ -184,9 +192,30 @@ void Pool::drop(Lease* l) {
     if (it != leases_.end()) leases_.erase(it);
 }
 
+bool Pool::free_lease_ready() const {
+    return std::any_of(leases_.begin(), leases_.end(), [](const auto& l) { return !l->held && l->conn && l->conn->ready(); });
+}
+
+bool Pool::shared_down() const {
+    return std::all_of(slots_.begin(), slots_.end(),
+                       [](const auto& s) { return (!s->conn || !s->conn->ready()) && s->backoff_ms > 0; });
+}
+
 Op* Pool::lease() {
     bind();
     Op* op = new Op(*loop_);
+    if (!free_lease_ready()) {
+        // The database is known to be away: fail now, as a query would, instead of
+        // opening (and perhaps waiting connect_timeout on) a connection per begin().
+        if (lease_retry_.retry.armed()) {
+            op->fail(io_error(lease_retry_.unavailable(*loop_, "no connection to PostgreSQL for a transaction"), "BEGIN"));
+            return op;
+        }
+        if (shared_down()) {
+            op->fail(unavailable("BEGIN"));
+            return op;
+        }
+    }
     op->hold();  // the line's reference
     lease_line_.push_back(op);
     grant();

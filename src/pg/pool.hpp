@@ -8,6 +8,8 @@
 //
 // Transactions get connections of their own (Lease), up to options.transactions,
 // opened on demand and kept for the next one; a begin() past that waits in line.
+// With no free lease connected, begin() fails at once while the shared connections
+// are all lost, or while a lease connection that failed to come up backs off.
 // A lease whose connection is lost stays held by its transaction (whose next
 // statements fail with db::Error(Io)) until it is handed back.
 #pragma once
@@ -32,6 +34,7 @@ struct Lease {
     std::unique_ptr<Connection> conn;  // null once lost
     bool held = false;
     bool dirty = false;  // a transaction may be open on it: ROLLBACK before reuse
+    bool up = false;     // its connection came up (a failure before that backs off)
 };
 
 class Pool final : public Connection::Owner {
@@ -71,6 +74,8 @@ private:
     void grant();        // free, connected leases to the ops waiting in line
     void open_leases();  // more connections, if the line is longer than what is coming
     void drop(Lease* l);
+    bool free_lease_ready() const;
+    bool shared_down() const;  // every slot lost and not back yet
 
     Options options_;
     ConnectSpec spec_;
@@ -78,6 +83,10 @@ private:
     std::vector<std::unique_ptr<Slot>> slots_;
     std::vector<std::unique_ptr<Lease>> leases_;
     std::deque<Op*> lease_line_;  // each held (a reference) until granted or failed
+    // A lease connection that failed to come up: until its back-off passes, begin()
+    // fails at once rather than trying (and maybe waiting connect_timeout) again. No
+    // work when it fires: the next begin() after it tries.
+    net::Reconnect lease_retry_;
     std::unique_ptr<Hub> hub_;
 };
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -18,6 +19,7 @@
 #include "pg_test_support.hpp"
 
 using namespace std::chrono_literals;
+using kiln::pg_test::Ctl;
 using kiln::Task;
 using kiln::pg_test::join;
 using kiln::pg_test::pg_url;
@@ -188,6 +190,61 @@ TEST(PgTransaction, AStalePlanFailsOneTransactionAndNotTheNext) {
         EXPECT_EQ(co_await columns(), 3);
         EXPECT_EQ(co_await columns(), 3);
         co_await c.exec("DROP TABLE tx_replanned");
+    });
+}
+
+TEST(PgTransaction, DuringAnOutageBeginFailsAtOnce) {
+    // The postmaster stopped: the kernel still accepts connections, and an attempt
+    // waits its connect_timeout. Once the shared connections know the server is away,
+    // begin() fails at once, as a query does, instead of opening a connection of its
+    // own and waiting on it; after a lease connection failed to come up, it backs off.
+    run([&]() -> Task<> {
+        pg::Client db({.url = pg_url(), .pool = 1, .connect_timeout = 1000ms, .reconnect_min = 20ms,
+                       .reconnect_max = 3000ms});
+        pg::Client watcher({.url = pg_url()});
+        int backend = co_await db.scalar<int>("SELECT pg_backend_pid()");
+        co_await watcher.scalar<int>("SELECT 1");  // its session is up before the pause
+        Ctl pause("pause 4000");
+        bool paused = false;  // a new connection gets no answer
+        for (int i = 0; i < 40 && !paused; ++i) {
+            pg::Client probe({.url = pg_url(), .connect_timeout = 100ms});
+            try {
+                co_await probe.exec("SELECT 1");
+            } catch (const db::Error&) {
+                paused = true;
+            }
+        }
+        EXPECT_TRUE(paused) << "the server never stopped answering";
+        EXPECT_TRUE(co_await watcher.scalar<bool>("SELECT pg_terminate_backend($1)", backend));
+        try {
+            co_await db.exec("SELECT 1");  // the loss shows
+        } catch (const db::Error&) {
+        }
+        for (int i = 0; i < 3; ++i) {
+            auto t0 = std::chrono::steady_clock::now();
+            std::optional<db::ErrorKind> kind;
+            try {
+                pg::Transaction tx = co_await db.begin();
+            } catch (const db::Error& e) {
+                kind = e.kind();
+            }
+            EXPECT_EQ(kind, db::ErrorKind::Io);
+            EXPECT_LT(std::chrono::steady_clock::now() - t0, 200ms) << "begin() waited on a server that does not answer";
+            co_await kiln::sleep(30ms);
+        }
+        while (!pause.done()) co_await kiln::sleep(10ms);
+        bool back = false;
+        for (auto until = std::chrono::steady_clock::now() + 10s; !back && std::chrono::steady_clock::now() < until;) {
+            try {
+                pg::Transaction tx = co_await db.begin();
+                co_await tx.exec("SELECT 1");
+                co_await tx.commit();
+                back = true;
+            } catch (const db::Error&) {
+            }
+            if (!back) co_await kiln::sleep(50ms);
+        }
+        EXPECT_TRUE(back) << "transactions did not come back after the pause";
     });
 }
 
