@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 namespace kiln::net {
 
@@ -22,7 +23,24 @@ const char* temp_dir() {
 
 int create_temp_file(const char* dir) {
     int fd = ::open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    return fd >= 0 ? fd : -errno;
+    if (fd >= 0) return fd;
+    int e = errno;
+    // A file system without O_TMPFILE says EOPNOTSUPP (some network and FUSE ones); a
+    // kernel before 3.11 takes the flag for O_DIRECTORY and says EISDIR.
+    if (e == EOPNOTSUPP || e == EISDIR || e == EINVAL) return create_unlinked_temp_file(dir);
+    return -e;
+}
+
+int create_unlinked_temp_file(const char* dir) {
+    std::string path = std::string(dir) + "/kiln-tmp-XXXXXX";
+    int fd = ::mkostemp(path.data(), O_CLOEXEC);  // mode 0600
+    if (fd < 0) return -errno;
+    if (::unlink(path.c_str()) != 0) {
+        int e = errno;
+        ::close(fd);
+        return -e;
+    }
+    return fd;
 }
 
 int write_all(int fd, std::string_view data, size_t* written) {

@@ -38,8 +38,12 @@ private:
 };
 
 // An unnamed read-write file in `dir` (O_TMPFILE, mode 0600, close-on-exec): the fd,
-// or -errno. It disappears with its last descriptor unless link_as() names it.
+// or -errno. It disappears with its last descriptor unless save_temp_as() names it.
+// Where the file system has no O_TMPFILE: create_unlinked_temp_file.
 int create_temp_file(const char* dir);
+// The same from a named file (mkostemp) unlinked at once: save_temp_as() then copies it
+// (a file with no name left cannot be linked again).
+int create_unlinked_temp_file(const char* dir);
 // The directory for temporary files: $TMPDIR, else /tmp.
 const char* temp_dir();
 // Writes all of `data` at the file's offset; 0 or -errno. *written counts what went.
