@@ -42,6 +42,7 @@ using kiln::pg_test::Ctl;
 using kiln::pg_test::join;
 using kiln::pg_test::pg_url;
 using kiln::pg_test::run;
+using kiln::pg_test::until_paused;
 
 namespace {
 
@@ -424,12 +425,7 @@ TEST(PgClient, AfterALossQueriesFailAtOnceWhileTheServerDoesNotAnswer) {
         int backend = co_await db.scalar<int>("SELECT pg_backend_pid()");
         co_await watcher.scalar<int>("SELECT 1");  // its session is up before the pause
         Ctl pause("pause 3000");
-        bool paused = false;  // a new connection gets no answer
-        for (int i = 0; i < 40 && !paused; ++i) {
-            pg::Client probe({.url = pg_url(), .connect_timeout = 100ms});
-            paused = (co_await error_of<db::Error>(probe.exec("SELECT 1"))).has_value();
-        }
-        EXPECT_TRUE(paused) << "the server never stopped answering";
+        EXPECT_TRUE(co_await until_paused()) << "the server never stopped answering";
         EXPECT_TRUE(co_await watcher.scalar<bool>("SELECT pg_terminate_backend($1)", backend));
         co_await error_of<db::Error>(db.exec("SELECT 1"));  // the loss shows
         co_await kiln::sleep(100ms);                        // an attempt is under way by now

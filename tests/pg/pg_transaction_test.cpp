@@ -24,6 +24,7 @@ using kiln::Task;
 using kiln::pg_test::join;
 using kiln::pg_test::pg_url;
 using kiln::pg_test::run;
+using kiln::pg_test::until_paused;
 namespace db = kiln::db;
 namespace pg = kiln::pg;
 
@@ -205,16 +206,7 @@ TEST(PgTransaction, DuringAnOutageBeginFailsAtOnce) {
         int backend = co_await db.scalar<int>("SELECT pg_backend_pid()");
         co_await watcher.scalar<int>("SELECT 1");  // its session is up before the pause
         Ctl pause("pause 4000");
-        bool paused = false;  // a new connection gets no answer
-        for (int i = 0; i < 40 && !paused; ++i) {
-            pg::Client probe({.url = pg_url(), .connect_timeout = 100ms});
-            try {
-                co_await probe.exec("SELECT 1");
-            } catch (const db::Error&) {
-                paused = true;
-            }
-        }
-        EXPECT_TRUE(paused) << "the server never stopped answering";
+        EXPECT_TRUE(co_await until_paused()) << "the server never stopped answering";
         EXPECT_TRUE(co_await watcher.scalar<bool>("SELECT pg_terminate_backend($1)", backend));
         try {
             co_await db.exec("SELECT 1");  // the loss shows
