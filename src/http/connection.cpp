@@ -517,7 +517,11 @@ void Connection::start_waiting(std::string_view body, size_t consumed) {
     ex->starting = true;
     srv_.service_.start(*ex->context, ex->request, ex->response, {&Connection::on_waited, ex});
     ex->starting = false;
-    if (ex->finished) finish_exchange(ex);  // it never waited: go on as after a plain handler
+    if (!ex->finished) return;
+    // It never waited: go on as after a plain handler, unless the connection closed
+    // under it (a streamed write failed: the client is gone), which let go of it.
+    if (ex->connection) finish_exchange(ex);
+    else discard(ex, srv_.loop_.buffers());
 }
 
 void Connection::on_waited(void* exchange) {

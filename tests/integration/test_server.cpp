@@ -320,6 +320,14 @@ int main(int argc, char** argv) {
         }
         ++events_done;
     });
+    // kb KiB of events written before the coroutine's first wait, then done without
+    // waiting: a client gone by then makes a flush fail inside start().
+    app.get("/events/burst", [](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
+        kiln::EventStream events = res.event_stream();
+        std::string blob(16 * 1024, 'b');
+        for (long i = 0, n = bounded_number(req, "kb", 4096) / 16; i < n; ++i) events.send(blob);
+        co_return;
+    });
     app.get("/events/stats", [](kiln::Request&, kiln::Response& res) {
         res.text("done=" + std::to_string(events_done.load()) + " cut=" + std::to_string(events_cut.load()));
     });

@@ -140,6 +140,18 @@ class Sse(harness.ServerTestCase):
         self.assertEqual(self.stats()[1], cut0 + 1)
 
 
+    def test_a_client_gone_before_the_first_wait_leaves_the_server_serving(self):
+        # The handler writes 1 MiB before its first co_await and ends without one; the
+        # client has closed, so a flush in the middle fails (the client's kernel resets
+        # the connection) and the connection closes under the running coroutine.
+        for _ in range(20):
+            s = harness.socket.create_connection(("127.0.0.1", self.port))
+            s.sendall(build_request("GET", "/events/burst?kb=1024"))
+            s.close()
+        time.sleep(0.2)
+        self.assert_server_alive()
+        self.assertEqual(self.get("/events/burst?kb=16").status, 200)
+
 class SlowReader(harness.ServerTestCase):
     server_args = ("--workers", "0", "--threads", "1")
     server_env = {"KILN_TIMEOUTS_WRITE_MS": "1000"}
