@@ -51,9 +51,14 @@ Connection::Connection(Server& server, int fd, const net::PeerAddress& peer, boo
     arm(srv_.header_timers_);
 }
 
-Connection::~Connection() { assert(fd_ < 0 && a_ == nullptr); }
+Connection::~Connection() {
+    assert(fd_ < 0 && a_ == nullptr);
+    timer_.disarm();  // never left in a list: close_now disarmed it, and arm() refuses after
+}
 
-void Connection::arm(net::TimerList& list) { list.arm(timer_, srv_.loop_.now_ms()); }
+void Connection::arm(net::TimerList& list) {
+    if (fd_ >= 0) list.arm(timer_, srv_.loop_.now_ms());
+}
 
 void Connection::on_io(uint32_t events) {
     if (fd_ < 0) return;
@@ -717,7 +722,11 @@ bool Connection::flush() {
     bool was_blocked = write_blocked_;
     write_blocked_ = false;
     read_paused_ = false;
-    if (ws_ && !close_after_flush_) ws_->on_flushed();
+    if (ws_ && !close_after_flush_) {
+        ws_->on_flushed();  // the app's drain callback: it may write, or cut the client
+        if (fd_ < 0) return false;
+        if (write_blocked_) return true;
+    }
     if (close_after_flush_) {
         if (plain_close_) {
             close_now();

@@ -498,6 +498,29 @@ int main(int argc, char** argv) {
         .message = [](kiln::WebSocket& ws, std::string_view data, bool) {
             kiln::publish(ws.param("room"), data);
         }});
+    // Fills the client's backlog round after round (each drain sends another) until
+    // its socket is full; a drain 200 ms after the start comes once the client reads
+    // again, from the flush of a blocked write, and sends more than max_backlog at once,
+    // which cuts it (test_websocket.py): the connection closes inside that flush.
+    kiln::WsOptions cut_on_drain;
+    cut_on_drain.max_backlog = 256 * 1024;
+    struct FillStart {
+        std::chrono::steady_clock::time_point at;
+    };
+    static auto fill = [](kiln::WebSocket& ws) {
+        std::string chunk(16 * 1024, 'c');
+        for (int i = 0; i < 64; ++i)
+            if (ws.send(chunk) != kiln::WebSocket::Sent::Ok) break;
+    };
+    app.ws("/ws/cut-on-drain", kiln::WsHandlers{
+        .message = [](kiln::WebSocket& ws, std::string_view, bool) {
+            ws.set_local(FillStart{std::chrono::steady_clock::now()});
+            fill(ws);
+        },
+        .drain = [](kiln::WebSocket& ws) {
+            if (std::chrono::steady_clock::now() - ws.local<FillStart>()->at < std::chrono::milliseconds(200)) fill(ws);
+            else ws.send(std::string(512 * 1024, 'd'));
+        }}, cut_on_drain);
     kiln::WsOptions small;
     small.max_message = 1024;
     small.max_backlog = 256 * 1024;

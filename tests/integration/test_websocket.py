@@ -490,6 +490,30 @@ class WebSocketTest(harness.ServerTestCase):
         self.assertTrue(ws.eof(timeout=3))
         ws.close()
 
+    def test_a_drain_callback_that_cuts_its_client_leaves_the_server_serving(self):
+        # The client catches up, the drain callback sends past max_backlog, and the
+        # connection closes inside the flush that called it: nothing of it may stay on
+        # the loop's timers (ASan saw the use after free).
+        for _ in range(3):
+            ws = RawWs(self.port, "/ws/cut-on-drain")
+            ws.head()
+            ws.send(1, b"fill")
+            time.sleep(0.3)  # the server fills the sockets' buffers: its writes block
+            ws.s.settimeout(5)
+            got = 0
+            try:
+                while True:
+                    data = ws.s.recv(1 << 16)
+                    if not data:
+                        break
+                    got += len(data)
+            except (ConnectionResetError, socket.timeout):
+                pass
+            ws.close()
+            self.assertGreater(got, 0)
+        time.sleep(2.5)  # past the linger timer (2 s) the cut connections armed
+        self.assert_server_alive()
+
     def test_a_reader_that_stops_is_cut_and_others_are_served(self):
         ws = RawWs(self.port, "/ws/small")  # max_backlog 256 KiB
         ws.head()
