@@ -934,10 +934,20 @@ bool Connection::h2_receive() {
 
 void Connection::h2_flush() {
     if (fd_ < 0 || state_ != State::H2) return;
-    for (int round = 0; round < 64; ++round) {  // each round: up to max_pending_output
+    // Each round queues up to max_pending_output and writes it; together about one
+    // write share (OutputQueue::kWriteShare) per turn of the loop, as over HTTP/1.1.
+    // More to send and the socket still writable: the rest in a later turn, after the
+    // loop's other connections (no EPOLLOUT edge will come for it).
+    size_t rounds = std::max<size_t>(1, net::OutputQueue::kWriteShare / std::max<size_t>(srv_.cfg_.max_pending_output, 1));
+    for (size_t round = 0;; ++round) {
         h2_->send();
+        bool queued = !a_->out.empty();  // nothing: what is left waits for the peer's window
         if (!flush()) return;
-        if (write_blocked_ || !h2_->wants_write()) break;
+        if (write_blocked_ || !queued || !h2_->wants_write()) break;
+        if (round + 1 == rounds) {
+            schedule_flush();
+            return;
+        }
     }
     if (h2_->finished() && !close_after_flush_) {  // GOAWAY sent and every stream done
         close_after_flush_ = true;

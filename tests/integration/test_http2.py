@@ -549,6 +549,17 @@ class H2c(harness.ServerTestCase, StaticChecks):
             self.assertTrue(bytes(st.body) == payload, "the echoed body differs")
             self.assertEqual(c.get("/plaintext").status, 200)  # the windows are whole again
 
+    def test_a_large_download_through_wide_windows(self):
+        # curl opens wide windows (32 MiB), so the server may send far more than one
+        # write share (2 MiB) per turn of its loop: it sends a share, then the rest in
+        # later turns, with nothing lost and nothing stalled.
+        n = 48 << 20
+        out = subprocess.run(["curl", "-s", "--http2-prior-knowledge", "-o", "/dev/null", "--max-time", "30",
+                              "-w", "%{http_code} %{size_download} %{http_version}",
+                              "http://127.0.0.1:%d/big?n=%d" % (self.port, n)],
+                             capture_output=True, text=True, timeout=40)
+        self.assertEqual(out.stdout, "200 %d 2" % n, out.stderr)
+
     def test_head(self):
         with self.client() as c:
             st = c.response(c.request("HEAD", "/plaintext"))
