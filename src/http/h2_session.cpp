@@ -70,7 +70,7 @@ struct H2Stream final : ResponseStream, WsTransport {
     H2Stream* next = nullptr;
     Phase phase = Phase::Headers;
     bool request_done = false;  // END_STREAM came
-    bool running = false;       // a handler that waits, or a pool thread's, has the exchange
+    bool running = false;       // a handler (waiting, on a pool thread, or on the stack) has the exchange
     bool head_sent = false;     // a streamed response's head is submitted
     bool ended = false;         // ... and its last write made
     int refused = 0;            // 431 once the header list went past a limit
@@ -655,7 +655,9 @@ void H2Session::dispatch(H2Stream& st) {
         int32_t id = st.id;
         service.start(*ex.context, ex.request, ex.response, {&Connection::on_waited, &ex});
         ex.starting = false;
-        if (ex.finished && !closed_ && find(id) == &st) complete(&ex);
+        if (!ex.finished) return;
+        if (!closed_ && find(id) == &st) complete(&ex);
+        else discard(&ex, srv_.loop_.buffers());  // the stream let go of it under a streamed write
         return;
     }
     if (srv_.executor_) {
@@ -677,8 +679,13 @@ void H2Session::dispatch(H2Stream& st) {
     if (st.sink) st.sink->deliver(*ex.context);
     st.sink.reset();
     int32_t id = st.id;
+    st.running = true;  // a streamed write that fails detaches the stream, not the exchange
     service.handle(*ex.context, ex.request, ex.response);
-    if (closed_ || find(id) != &st) return;  // the connection failed under a streamed write
+    if (closed_ || find(id) != &st) {  // the connection failed under a streamed write
+        discard(&ex, srv_.loop_.buffers());
+        return;
+    }
+    st.running = false;
     respond(st);
 }
 

@@ -611,6 +611,25 @@ class H2c(harness.ServerTestCase, StaticChecks):
             self.assertEqual(self.stats(c), (done0, cancelled0 + 3), "the reset streams' waits were not cancelled")
             self.assertEqual(c.get("/plaintext").status, 200)
 
+    def test_a_client_gone_under_a_streamed_response_leaves_the_server_serving(self):
+        # Wide windows, a streamed response (a plain handler, and a coroutine that ends
+        # before its first wait), and the client gone: a write fails while the handler
+        # runs, and the stream lets go of its exchange under it. The handler must finish
+        # on an exchange still its own, and nothing may leak (the ASan build checks).
+        import h2.settings
+        for target in ("/stream/big?kb=1024", "/events/burst?kb=1024"):
+            for _ in range(10):
+                c = H2Client(self.port)
+                c.conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 2 ** 31 - 1})
+                c.conn.increment_flow_control_window(2 ** 30)
+                c.flush()
+                c.request("GET", target)
+                c.sock.close()
+        time.sleep(0.2)
+        self.assert_server_alive()
+        with self.client() as c:
+            self.assertEqual(c.get("/plaintext").status, 200)
+
     def test_cookie_fields_are_joined(self):
         with self.client() as c:
             st = c.get("/header?name=cookie", [("cookie", "a=1"), ("cookie", "b=2")])

@@ -181,6 +181,12 @@ int main(int argc, char** argv) {
 
     // A stream that fails half-way: the client must see a truncated body, never a
     // clean end of message.
+    // kb KiB streamed by a plain handler: a client gone by then makes a write fail
+    // while it runs (test_http2.py).
+    app.get("/stream/big", [](kiln::Request& req, kiln::Response& res) {
+        std::string piece(16 * 1024, 's');
+        for (long i = 0, n = bounded_number(req, "kb", 4096) / 16; i < n; ++i) res.write(piece);
+    });
     app.get("/stream-throw", [](kiln::Request&, kiln::Response& res) {
         res.write("partial,");
         throw std::runtime_error("failed mid-stream");
