@@ -27,7 +27,11 @@ void WsSession::write_close(uint16_t code, std::string_view reason) {
     char payload[125];  // a control frame's most: the code and 123 bytes of reason
     payload[0] = static_cast<char>(code >> 8);
     payload[1] = static_cast<char>(code & 0xFF);
-    reason = reason.substr(0, 123);
+    if (reason.size() > 123) {  // cut at a character's start: the reason must stay UTF-8
+        size_t n = 123;
+        while (n > 0 && (static_cast<unsigned char>(reason[n]) & 0xC0) == 0x80) --n;
+        reason = reason.substr(0, n);
+    }
     std::memcpy(payload + 2, reason.data(), reason.size());
     write_frame(ws::Opcode::Close, std::string_view(payload, 2 + reason.size()));
 }

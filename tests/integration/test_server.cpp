@@ -542,6 +542,10 @@ int main(int argc, char** argv) {
                     if (ws.send(chunk) == kiln::WebSocket::Sent::Dropped) break;
             } else if (data == "close") {
                 ws.close(4000, "asked to");
+            } else if (data == "close long") {  // a reason past 123 bytes, cut inside a character
+                std::string reason = "xx";
+                for (int i = 0; i < 80; ++i) reason += "\u00e9";
+                ws.close(4001, reason);
             } else if (data == "protocol") {
                 ws.send(std::string(ws.protocol()));
             } else {

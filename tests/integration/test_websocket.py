@@ -421,6 +421,12 @@ class WebSocketTest(harness.ServerTestCase):
                     await ws.recv()
                 self.assertEqual(ws.close_code, 4000)
                 self.assertEqual(ws.close_reason, "asked to")
+            async with websockets.connect(self.url("/ws/small")) as ws:
+                await ws.send("close long")  # cut to 123 bytes at a character's start
+                with self.assertRaises(websockets.ConnectionClosed):
+                    await ws.recv()
+                self.assertEqual(ws.close_code, 4001)
+                self.assertEqual(ws.close_reason, "xx" + "\u00e9" * 60)
         run(go())
 
     def test_a_client_close_is_echoed_and_tcp_closed(self):
