@@ -751,9 +751,18 @@ void Connection::arm_state_timer() {
         case State::H2:
             // A stream still receiving its request: the body timeout. None open: the
             // keep-alive one. Otherwise handlers run (or stream) as long as they take.
-            if (h2_->receiving()) arm(srv_.body_timers_);
-            else if (h2_->idle()) arm(srv_.draining_ ? srv_.drain_grace_timers_ : srv_.keepalive_timers_);
-            else timer_.disarm();
+            if (h2_->receiving()) {
+                arm(srv_.body_timers_);
+            } else if (h2_->idle()) {
+                arm(srv_.draining_ ? srv_.drain_grace_timers_ : srv_.keepalive_timers_);
+            } else if (h2_->answered_only()) {
+                // Every answer given, the rest held by the peer's flow-control window:
+                // the write timeout, restarted only by DATA going out (not by PINGs).
+                if (timer_.list != &srv_.write_timers_ || h2_->data_sent() != h2_data_mark_) arm(srv_.write_timers_);
+                h2_data_mark_ = h2_->data_sent();
+            } else {
+                timer_.disarm();
+            }
             break;
     }
 }

@@ -232,6 +232,7 @@ struct H2Callbacks {
         if (out.size() >= h.srv_.cfg_.max_pending_output) return NGHTTP2_ERR_WOULDBLOCK;
         net::BufferPool& pool = h.srv_.loop_.buffers();
         auto* st = static_cast<H2Stream*>(source->ptr);
+        h.data_sent_ += length;
         if (st->source == H2Stream::Source::File) {
             // The payload is read right behind its frame header, so many frames leave
             // in one write (one TLS record each). A sendfile(2) per frame, between two
@@ -398,6 +399,12 @@ void H2Session::send() {
 }
 
 bool H2Session::wants_write() const { return nghttp2_session_want_write(session_); }
+
+bool H2Session::answered_only() const {
+    for (const H2Stream* st = first_; st; st = st->next)
+        if (st->phase != H2Stream::Phase::Answered || st->running || st->tunnel) return false;
+    return first_ != nullptr;
+}
 
 bool H2Session::finished() const { return !nghttp2_session_want_read(session_) && !nghttp2_session_want_write(session_); }
 

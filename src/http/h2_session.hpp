@@ -68,6 +68,11 @@ public:
     bool idle() const { return open_streams_ == 0; }
     // Some stream is still receiving its request (the body timeout applies).
     bool receiving() const { return receiving_ > 0; }
+    // Streams are open, and each has its whole answer given (no handler runs, no
+    // WebSocket): what is left to send waits for the peer (its flow-control window).
+    bool answered_only() const;
+    // DATA payload bytes framed so far: progress, as the peer opens its windows.
+    uint64_t data_sent() const { return data_sent_; }
     // Graceful stop: GOAWAY naming the last stream taken; those finish, no new ones.
     void drain();
     // A handler that waited, or ran on a pool thread, is done (loop thread).
@@ -113,6 +118,7 @@ private:
     H2Stream* first_ = nullptr;   // open streams
     size_t open_streams_ = 0;
     size_t receiving_ = 0;        // ... of which still receiving their request
+    uint64_t data_sent_ = 0;
     std::vector<int32_t> ready_;  // requests complete in this receive(), to handle after it
     std::vector<int32_t> ws_ready_;    // WebSockets with frames from this receive()
     std::vector<int32_t> ws_flushed_;  // WebSockets whose output went out in this send()

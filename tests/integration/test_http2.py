@@ -672,6 +672,35 @@ class H2c(harness.ServerTestCase, StaticChecks):
             self.check_static_file(c)
 
 
+class FlowControlStall(harness.ServerTestCase):
+    server_args = ("--workers", "0", "--threads", "1")
+    server_env = {"KILN_TIMEOUTS_WRITE_MS": "1000"}
+
+    def test_a_peer_that_never_opens_its_window_is_closed_at_the_write_timeout(self):
+        # Answered, the DATA held by a window of 0 the client never opens, while it
+        # keeps the connection busy with PINGs: the write timeout still runs (it held
+        # the stream's memory and file for as long as the client liked).
+        import h2.settings
+        c = H2Client(self.port)
+        c.conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
+        c.flush()
+        c.idle(0.2)
+        c.request("GET", "/big?n=100000")
+        start = time.monotonic()
+        try:
+            while not c.eof and time.monotonic() - start < 6:
+                c.conn.ping(b"kilnping")
+                c.flush()
+                c.idle(0.2)
+        except (BrokenPipeError, ConnectionResetError):
+            c.eof = True
+        elapsed = time.monotonic() - start
+        c.sock.close()
+        self.assertTrue(c.eof, "the connection stayed open")
+        self.assertLess(elapsed, 4)
+        self.assert_server_alive()
+
+
 class AccessLog(harness.ServerTestCase):
     LOG = os.path.join(LOG_DIR, "access.log")
     server_args = ("--workers", "0", "--threads", "1", "--access-log", LOG)
