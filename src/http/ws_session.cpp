@@ -36,14 +36,18 @@ void WsSession::write_close(uint16_t code, std::string_view reason) {
     write_frame(ws::Opcode::Close, std::string_view(payload, 2 + reason.size()));
 }
 
+void WsSession::cut_slow_reader() {
+    // A reader this slow would hold the server's memory: let it go. Its socket (or its
+    // HTTP/2 window) is full, so a close frame would not reach it either.
+    state_ = State::Closed;
+    notify_close(1008, "the client reads too slowly");
+    t_.ws_abort();
+}
+
 WsSession::Send WsSession::send(ws::Opcode op, std::string_view payload) {
     if (state_ != State::Open || !t_.ws_alive()) return Send::Dropped;
     if (buffered() + payload.size() > settings_.max_backlog) {
-        // A reader this slow would hold the server's memory: let it go. Its socket is
-        // full, so a close frame would not reach it either.
-        state_ = State::Closed;
-        notify_close(1008, "the client reads too slowly");
-        t_.ws_abort();
+        cut_slow_reader();
         return Send::Dropped;
     }
     bool rsv1 = false;
@@ -222,7 +226,12 @@ bool WsSession::deliver(ws::Opcode op, std::string_view data) {
 bool WsSession::control(ws::Opcode op, std::string_view payload) {
     switch (op) {
         case ws::Opcode::Ping:
-            if (state_ == State::Open) write_frame(ws::Opcode::Pong, payload);
+            if (state_ != State::Open) return true;
+            if (buffered() + payload.size() > settings_.max_backlog) {  // pings it does not read the answers of
+                cut_slow_reader();
+                return false;
+            }
+            write_frame(ws::Opcode::Pong, payload);
             return true;
         case ws::Opcode::Pong:
             return true;

@@ -107,6 +107,7 @@ public:
     size_t wanted() const;  // bytes of the frame being read still due, when it is taken whole
 
 private:
+    void cut_slow_reader();  // past max_backlog: 1008 to the app, the transport aborted
     enum class State : uint8_t { Open, CloseSent, Closed };
     bool frame();  // one frame from the buffer; false: incomplete, or the connection ends
     bool in_place() const;  // the frame read is a whole message taken in the buffer

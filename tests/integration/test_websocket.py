@@ -597,6 +597,32 @@ class OverHttp2Test(harness.ServerTestCase):
         self.assertEqual(c.recv_frame(b)[2:], (1, b"still"))
         c.close()
 
+    def test_pings_whose_pongs_cannot_leave_cut_the_client(self):
+        # A window of 0: no pong can leave, and each ping queued another; past
+        # max_backlog (256 KiB on /ws/small) the client is cut (the stream reset), as a
+        # reader that does not read is, instead of the server's memory growing.
+        import h2.settings
+        c = H2Ws(self.port)
+        c.conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
+        c.flush()
+        sid = c.open("/ws/small")
+        self.assertEqual(c.streams[sid]["status"], 200)
+        ping = b"p" * 125
+        sent = 0
+        deadline = time.monotonic() + 3  # pings keep coming: the ping interval never cuts it
+        while c.streams[sid]["reset"] is None and not c.eof and time.monotonic() < deadline:
+            c.send(sid, 9, ping)
+            sent += 1
+            if sent % 100 == 0:
+                try:
+                    c.pump(lambda: c.streams[sid]["reset"] is not None, "the stream's reset", timeout=0.001)
+                except AssertionError:
+                    pass
+        self.assertIsNotNone(c.streams[sid]["reset"], "still open after %d pings" % sent)
+        self.assertLess(sent, 4000)  # 256 KiB of pongs is 2,064 pings, and a few in flight
+        c.close()
+        self.assert_server_alive()
+
     def test_the_server_closes_with_its_code_and_ends_the_stream(self):
         c = H2Ws(self.port)
         sid = c.open("/ws/small")
