@@ -523,6 +523,9 @@ bool cookie_needs_secure(std::string_view name) {
 }
 
 std::string check_options(const ServerOptions& o) {
+    // As the setting's own check says; here also for a secret set in code.
+    if (!o.secret.empty() && o.secret.size() < 16)
+        return "secret must be at least 16 characters (it signs cookies: 32 random bytes are best)";
     if (o.session_store == "redis" && o.redis_url.empty())
         return "session.store = \"redis\" needs redis.url (--redis-url, KILN_REDIS_URL)";
     if (o.topics_store == "redis" && o.redis_url.empty())

@@ -92,6 +92,16 @@ TEST(ConfigErrors, ARefusedSettingChangesNothing) {
     EXPECT_EQ(o.metrics_path, "");
 }
 
+// A secret set in code (App options, not a setting) meets the settings' rule too.
+TEST(Config, ASecretSetInCodeIsCheckedLikeTheSetting) {
+    ServerOptions o;
+    EXPECT_EQ(check_options(o), "");  // none: a random one is made at start
+    o.secret = "dev";
+    EXPECT_NE(check_options(o).find("at least 16"), std::string::npos);
+    o.secret = std::string(16, 'k');
+    EXPECT_EQ(check_options(o), "");
+}
+
 // Found by fuzz_config: TOML's "\u0000" reached options that C APIs (open, inet_pton,
 // getpwnam) read only up to the NUL, so what was checked was not what was used.
 // fuzz_config, 2026-11-25 (input "U97.5807"): limits.rate took "97.5807" from the
