@@ -198,7 +198,13 @@ struct H2Callbacks {
         return 0;
     }
 
-    static int on_frame_send(nghttp2_session* s, const nghttp2_frame* frame, void*) {
+    static int on_frame_send(nghttp2_session* s, const nghttp2_frame* frame, void* user) {
+        // A reset of ours for the client's mistake (STREAM_CLOSED, PROTOCOL_ERROR, ...)
+        // closes a stream as its own RST_STREAM would: the same budget ("MadeYouReset",
+        // CVE-2025-8671). Past it, calm_down() queues the GOAWAY.
+        if (frame->hd.type == NGHTTP2_RST_STREAM && frame->rst_stream.error_code != NGHTTP2_NO_ERROR &&
+            frame->rst_stream.error_code != NGHTTP2_CANCEL && frame->rst_stream.error_code != NGHTTP2_INTERNAL_ERROR)
+            of(user).spend(1);
         // Answered before the request was complete (413, 431, an early error): the
         // rest of its body is not wanted (RFC 9113 §8.1).
         if ((frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) &&
