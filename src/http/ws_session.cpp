@@ -21,6 +21,9 @@ void WsSession::write_frame(ws::Opcode op, std::string_view payload, bool rsv1) 
     char head[ws::kMaxServerHead];
     size_t n = ws::write_frame_head(head, op, true, payload.size(), rsv1);
     t_.ws_write(std::string_view(head, n), payload);
+    // Any frame (pongs too) can take the backlog past the mark: on_drain says when it
+    // falls below again, which a drained() waiting on it needs.
+    if (buffered() > settings_.drain_mark) above_mark_ = true;
 }
 
 void WsSession::write_close(uint16_t code, std::string_view reason) {

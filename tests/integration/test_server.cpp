@@ -486,6 +486,7 @@ int main(int argc, char** argv) {
     app.ws("/ws/echo-co", [](kiln::WebSocket& ws) -> kiln::Task<> {
         while (auto msg = co_await ws.receive()) {
             if (msg->data == "sleep") co_await kiln::sleep(std::chrono::milliseconds(50));
+            if (msg->data == "drained") co_await ws.drained();  // answered once the backlog fell
             msg->binary ? ws.send_binary(msg->data) : ws.send(msg->data);
         }
     }, big);

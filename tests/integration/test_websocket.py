@@ -623,6 +623,29 @@ class OverHttp2Test(harness.ServerTestCase):
         c.close()
         self.assert_server_alive()
 
+    def test_drained_resumes_after_a_backlog_of_pongs(self):
+        # A backlog past the drain mark made of pongs alone (a window of 0 holds them):
+        # drained() waits, and resumes once the window opens and they leave.
+        import h2.settings
+        c = H2Ws(self.port)
+        c.conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
+        c.flush()
+        sid = c.open("/ws/echo-co")
+        for _ in range(700):  # 700 x 127 bytes of pongs: past the 64 KiB mark
+            c.send(sid, 9, b"p" * 125)
+        c.send(sid, 1, b"drained")
+        time.sleep(0.2)
+        c.conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 1 << 24})
+        c.conn.increment_flow_control_window(1 << 24)
+        c.flush()
+        while True:  # the pongs, then the echo that comes after drained()
+            f = c.recv_frame(sid, timeout=5)
+            self.assertIsNotNone(f, "the stream ended")
+            if f[2] != 10:
+                break
+        self.assertEqual(f[2:], (1, b"drained"))
+        c.close()
+
     def test_the_server_closes_with_its_code_and_ends_the_stream(self):
         c = H2Ws(self.port)
         sid = c.open("/ws/small")
