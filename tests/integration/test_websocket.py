@@ -31,6 +31,7 @@ harness.require_modules(["websockets", "h2.connection"], "python3-websockets pyt
 import h2.config  # noqa: E402
 import h2.connection  # noqa: E402
 import h2.events  # noqa: E402
+import h2.settings  # noqa: E402
 import websockets  # noqa: E402
 from hyperframe.frame import DataFrame, Frame, GoAwayFrame, RstStreamFrame  # noqa: E402
 
@@ -597,16 +598,21 @@ class OverHttp2Test(harness.ServerTestCase):
         self.assertEqual(c.recv_frame(b)[2:], (1, b"still"))
         c.close()
 
+    def shut_window_ws(self, path):
+        """A WebSocket stream on a connection whose stream windows are 0: nothing the
+        server writes on it can leave until the client opens them."""
+        c = H2Ws(self.port)
+        c.conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
+        c.flush()
+        sid = c.open(path)
+        self.assertEqual(c.streams[sid]["status"], 200)
+        return c, sid
+
     def test_pings_whose_pongs_cannot_leave_cut_the_client(self):
         # A window of 0: no pong can leave, and each ping queued another; past
         # max_backlog (256 KiB on /ws/small) the client is cut (the stream reset), as a
         # reader that does not read is, instead of the server's memory growing.
-        import h2.settings
-        c = H2Ws(self.port)
-        c.conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
-        c.flush()
-        sid = c.open("/ws/small")
-        self.assertEqual(c.streams[sid]["status"], 200)
+        c, sid = self.shut_window_ws("/ws/small")
         ping = b"p" * 125
         sent = 0
         deadline = time.monotonic() + 3  # pings keep coming: the ping interval never cuts it
@@ -626,11 +632,7 @@ class OverHttp2Test(harness.ServerTestCase):
     def test_drained_resumes_after_a_backlog_of_pongs(self):
         # A backlog past the drain mark made of pongs alone (a window of 0 holds them):
         # drained() waits, and resumes once the window opens and they leave.
-        import h2.settings
-        c = H2Ws(self.port)
-        c.conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
-        c.flush()
-        sid = c.open("/ws/echo-co")
+        c, sid = self.shut_window_ws("/ws/echo-co")
         for _ in range(700):  # 700 x 127 bytes of pongs: past the 64 KiB mark
             c.send(sid, 9, b"p" * 125)
         c.send(sid, 1, b"drained")
