@@ -36,6 +36,11 @@ constexpr int kMaxContinuations = 16;
 // A stream's receive window, and the connection's (request bodies).
 constexpr int32_t kStreamWindow = 256 * 1024;
 constexpr int32_t kConnectionWindow = 1024 * 1024;
+// Request bodies held in memory on one connection (not the ones spooled to disk by a
+// body sink): past this, a stream's window is given back only to the oldest stream
+// still receiving, so one connection holds about this, plus that stream's body, plus
+// a stream window per other stream, and not every stream's body limit at once.
+constexpr size_t kBodyBudget = 8 * 1024 * 1024;
 
 std::string_view view(const uint8_t* p, size_t n) { return {reinterpret_cast<const char*>(p), n}; }
 
@@ -80,6 +85,8 @@ struct H2Stream final : ResponseStream, WsTransport {
     std::unique_ptr<BodySink> sink;
     size_t body_limit = 0;
     uint64_t received = 0;
+    size_t held = 0;  // body bytes in memory, counted in the session's budget
+    size_t owed = 0;  // ... not yet given back to its window
     uint64_t started_us = 0;
 
     Source source = Source::None;
@@ -193,8 +200,12 @@ struct H2Callbacks {
     }
 
     static int on_data_chunk(nghttp2_session* s, uint8_t, int32_t id, const uint8_t* data, size_t len, void* user) {
+        // The connection's window is always given back: a stream held back by the body
+        // budget must not stop the stream that may go on. A stream's own window waits
+        // while its bytes are held over the budget (see hold()).
+        nghttp2_session_consume_connection(s, len);
         H2Stream* st = stream(s, id);
-        if (st) of(user).body_data(*st, view(data, len));
+        if (!st || !of(user).body_data(*st, view(data, len))) nghttp2_session_consume_stream(s, id, len);
         return 0;
     }
 
@@ -332,6 +343,9 @@ H2Session::H2Session(Server& server, Connection& connection) : srv_(server), con
     // the header-block limits here alone decide, with one GOAWAY ENHANCE_YOUR_CALM.
     nghttp2_option_set_stream_reset_rate_limit(opt, uint64_t{1} << 62, 0);
     nghttp2_option_set_max_continuations(opt, kMaxContinuations + 1);
+    // Windows are given back as the bytes are used (on_data_chunk, hold()), not as
+    // they arrive: how request bodies in memory are bounded per connection.
+    nghttp2_option_set_no_auto_window_update(opt, 1);
     nghttp2_session_server_new2(&session_, callbacks, this, opt);
     nghttp2_option_del(opt);
     const Limits& limits = srv_.cfg_.limits;
@@ -389,6 +403,7 @@ bool H2Session::receive(std::string_view data) {
 
 void H2Session::send() {
     if (closed_) return;
+    if (owed_ > 0) give_back_windows();  // (their WINDOW_UPDATEs go out with this send)
     if (!goaway_sent_ && (srv_.stop_requested() ||
                           (srv_.cfg_.max_requests_per_connection && served_ >= srv_.cfg_.max_requests_per_connection)))
         drain();
@@ -473,6 +488,9 @@ H2Stream* H2Session::new_stream(int32_t id) {
 void H2Session::release(H2Stream& st) {
     detach(st);
     if (st.phase == H2Stream::Phase::Headers || st.phase == H2Stream::Phase::Body) --receiving_;
+    held_ -= st.held;
+    owed_ -= st.owed;
+    if (owed_ > 0) conn_.schedule_flush();  // the budget has room again: send() gives windows back
     if (st.prev) st.prev->next = st.next;
     else first_ = st.next;
     if (st.next) st.next->prev = st.prev;
@@ -630,16 +648,61 @@ void H2Session::headers_done(H2Stream& st, bool end_stream) {
     if (h.content_length != 0) st.sink = srv_.service_.body_sink(*ex.context, ex.request);
 }
 
-void H2Session::body_data(H2Stream& st, std::string_view data) {
-    if (st.tunnel) return tunnel_data(st, data);
-    if (st.phase != H2Stream::Phase::Body) return;  // answered already: dropped
+bool H2Session::body_data(H2Stream& st, std::string_view data) {
+    if (st.tunnel) {
+        tunnel_data(st, data);
+        return false;
+    }
+    if (st.phase != H2Stream::Phase::Body) return false;  // answered already: dropped
     st.received += data.size();
-    if (st.received > st.body_limit) return respond_error(st, 413, "request body larger than this route accepts");
-    if (st.sink) {
+    if (st.received > st.body_limit) {
+        respond_error(st, 413, "request body larger than this route accepts");
+        return false;
+    }
+    if (st.sink) {  // spooled (to disk, within the upload limits): not held here
         if (!st.sink->write(data)) respond_error(st, st.sink->status(), st.sink->reason());
-        return;
+        return false;
     }
     st.ex->body_bytes.append(data);
+    hold(st, data.size());
+    return true;
+}
+
+void H2Session::hold(H2Stream& st, size_t n) {
+    st.held += n;
+    held_ += n;
+    if (held_ <= kBodyBudget || first_in_line(st)) {
+        nghttp2_session_consume_stream(session_, st.id, n);
+        return;
+    }
+    st.owed += n;  // its window stays shut until the budget has room, or it is first in line
+    owed_ += n;
+}
+
+bool H2Session::holds_body(const H2Stream& st) {
+    return st.phase == H2Stream::Phase::Body && !st.request_done && !st.sink && !st.tunnel;
+}
+
+bool H2Session::first_in_line(const H2Stream& st) const {
+    // The oldest stream still receiving a body into memory always goes on: a client
+    // that sends its bodies one after another is never stalled by the budget.
+    for (const H2Stream* o = first_; o; o = o->next)
+        if (o->id < st.id && holds_body(*o)) return false;
+    return true;
+}
+
+void H2Session::give_back_windows() {
+    // Streams held back, oldest first: those no longer receiving, the first in line, and
+    // any while the budget has room get their windows back.
+    while (owed_ > 0) {
+        H2Stream* next = nullptr;
+        for (H2Stream* o = first_; o; o = o->next)
+            if (o->owed > 0 && (!next || o->id < next->id)) next = o;
+        if (!next || (holds_body(*next) && held_ > kBodyBudget && !first_in_line(*next))) return;
+        nghttp2_session_consume_stream(session_, next->id, next->owed);
+        owed_ -= next->owed;
+        next->owed = 0;
+    }
 }
 
 void H2Session::body_done(H2Stream& st) {

@@ -91,7 +91,11 @@ private:
     void detach(H2Stream& s);   // its exchange back, or left to the handler still running
     void header(H2Stream& s, std::string_view name, std::string_view value);
     void headers_done(H2Stream& s, bool end_stream);
-    void body_data(H2Stream& s, std::string_view data);
+    bool body_data(H2Stream& s, std::string_view data);  // true: held in memory (hold())
+    void hold(H2Stream& s, size_t n);  // its window back now, or owed until the budget has room
+    static bool holds_body(const H2Stream& s);  // receiving a body into memory
+    bool first_in_line(const H2Stream& s) const;
+    void give_back_windows();
     void body_done(H2Stream& s);
     void dispatch(H2Stream& s);
     void respond(H2Stream& s);
@@ -119,6 +123,8 @@ private:
     size_t open_streams_ = 0;
     size_t receiving_ = 0;        // ... of which still receiving their request
     uint64_t data_sent_ = 0;
+    size_t held_ = 0;             // request body bytes in memory (kBodyBudget)
+    size_t owed_ = 0;             // ... of which their streams' windows wait for
     std::vector<int32_t> ready_;  // requests complete in this receive(), to handle after it
     std::vector<int32_t> ws_ready_;    // WebSockets with frames from this receive()
     std::vector<int32_t> ws_flushed_;  // WebSockets whose output went out in this send()

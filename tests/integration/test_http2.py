@@ -196,14 +196,19 @@ class H2Client(Socketed):
                 self.window_updates += 1
 
     def request(self, method, path, headers=(), body=None):
+        sid = self.open(method, path, headers, end_stream=body is None)
+        if body is not None:
+            self.send_body(sid, body)
+        return sid
+
+    def open(self, method, path, headers=(), end_stream=False):
+        """A stream's HEADERS; its body, if any, is the caller's to send."""
         sid = self.conn.get_next_available_stream_id()
         fields = [(":method", method), (":scheme", "https" if self.tls else "http"),
                   (":authority", "127.0.0.1:%d" % self.port), (":path", path)] + list(headers)
         self.streams[sid] = Stream(sid)
-        self.conn.send_headers(sid, fields, end_stream=body is None)
+        self.conn.send_headers(sid, fields, end_stream=end_stream)
         self.flush()
-        if body is not None:
-            self.send_body(sid, body)
         return sid
 
     def send_body(self, sid, data, timeout=harness.RESPONSE_TIMEOUT):
@@ -548,6 +553,58 @@ class H2c(harness.ServerTestCase, StaticChecks):
             self.assertEqual(len(st.body), len(payload))
             self.assertTrue(bytes(st.body) == payload, "the echoed body differs")
             self.assertEqual(c.get("/plaintext").status, 200)  # the windows are whole again
+
+    def test_bodies_held_in_memory_are_bounded_per_connection(self):
+        # Sixteen 2 MiB bodies that are not multipart (so held in memory until answered),
+        # sent side by side, each as far as its window lets it. Past its body budget
+        # (8 MiB) the server gives windows back only to the oldest stream still sending,
+        # so what it was sent and has not yet answered stays under the budget + that
+        # stream's body + a stream window (256 KiB) per other stream, instead of all
+        # 32 MiB; and since the oldest always goes on, every stream completes.
+        n, size = 16, 2 << 20
+        bound = (8 << 20) + size + n * (256 << 10)
+        chunk = os.urandom(16384)
+        with self.client() as c:
+            ids = [c.open("POST", "/echo", [("content-type", "application/octet-stream")]) for _ in range(n)]
+            sent = dict.fromkeys(ids, 0)
+            most = 0
+            deadline = time.monotonic() + harness.RESPONSE_TIMEOUT
+            while not all(c.streams[sid].ended or c.streams[sid].reset is not None for sid in ids):
+                self.assertLess(time.monotonic(), deadline, "stalled: %r" % sent)
+                self.assertFalse(c.eof, "the server closed the connection")
+                moved = False
+                for sid in ids:
+                    room = min(c.conn.local_flow_control_window(sid), len(chunk), size - sent[sid])
+                    if room > 0:
+                        c.conn.send_data(sid, chunk[:room], end_stream=sent[sid] + room == size)
+                        sent[sid] += room
+                        moved = True
+                c.flush()
+                most = max(most, sum(sent[sid] for sid in ids if not c.streams[sid].ended))
+                c._read_once(0.001 if moved else 0.2)
+            self.assertLess(most, bound, "bytes sent and not yet answered, at most")
+            for sid in ids:
+                st = c.streams[sid]
+                self.assertEqual((st.status, st.header("x-body-length"), len(st.body)), (200, str(size), size), st)
+            self.assertEqual(c.get("/plaintext").status, 200)
+
+    def test_padding_gives_its_window_back(self):
+        # Padding counts against flow control; the server gives it back at once, as it
+        # does the data: 1,200 frames of 100 bytes and 255 of padding (426 KB against a
+        # 256 KiB stream window) all go through.
+        with self.client() as c:
+            sid = c.open("POST", "/echo", [("content-type", "application/octet-stream")])
+            st = c.streams[sid]
+            for i in range(1200):
+                if c.conn.local_flow_control_window(sid) < 356:
+                    seen = c.window_updates
+                    c.pump(lambda: c.window_updates != seen, what="a WINDOW_UPDATE after %d padded frames" % i)
+                c.conn.send_data(sid, bytes([i % 256]) * 100, pad_length=255)
+                c.flush()
+            c.conn.end_stream(sid)
+            c.flush()
+            c.response(sid)
+            self.assertEqual((st.status, st.header("x-body-length")), (200, str(120000)), st)
 
     def test_a_large_download_through_wide_windows(self):
         # curl opens wide windows (32 MiB), so the server may send far more than one
