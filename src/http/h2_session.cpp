@@ -183,7 +183,9 @@ struct H2Callbacks {
                 return 0;
             }
             case NGHTTP2_DATA: {
-                if (frame->hd.length == 0 && !end_stream && !h.spend(1)) return NGHTTP2_ERR_CALLBACK_FAILURE;
+                // No bytes and not the end: moves nothing (padding alone included).
+                if (frame->hd.length == frame->data.padlen && !end_stream && !h.spend(1))
+                    return NGHTTP2_ERR_CALLBACK_FAILURE;
                 H2Stream* st = stream(s, frame->hd.stream_id);
                 if (st && end_stream) h.body_done(*st);
                 return 0;
@@ -191,8 +193,9 @@ struct H2Callbacks {
             case NGHTTP2_RST_STREAM:
             case NGHTTP2_PRIORITY:
                 return h.spend(1) ? 0 : NGHTTP2_ERR_CALLBACK_FAILURE;
-            case NGHTTP2_PING:
-            case NGHTTP2_SETTINGS:
+            case NGHTTP2_PING:  // kiln sends no PING: an ACK answers nothing, and costs as one
+                return h.spend(1) ? 0 : NGHTTP2_ERR_CALLBACK_FAILURE;
+            case NGHTTP2_SETTINGS:  // (an ACK nghttp2 did not wait for is its PROTOCOL_ERROR)
                 if (frame->hd.flags & NGHTTP2_FLAG_ACK) return 0;
                 return h.spend(1) ? 0 : NGHTTP2_ERR_CALLBACK_FAILURE;
             default: return 0;

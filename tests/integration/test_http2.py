@@ -1004,17 +1004,22 @@ class Attacks(harness.ServerTestCase):
 
     def test_priority_and_empty_data_floods(self):
         # PRIORITY frames cost the server state and work but ask for nothing; DATA frames
-        # of no bytes on a stream still sending its body move nothing. Each is free to
-        # send, so each costs the sender from the same budget as a reset.
+        # of no bytes (padding alone included) on a stream still sending its body move
+        # nothing; a PING ACK when the server sent no PING answers nothing. Each is free
+        # to send, so each costs the sender from the same budget as a reset.
         priorities = b"".join(PriorityFrame(sid, depends_on=0, stream_weight=16).serialize()
                               for sid in range(1, 2 * 500, 2))  # 500 idle streams a write
         # 200 writes at 10 ms: the budget (1,000, refilled at 100 a second) runs out in
         # the first few; a server that stalled for a second would still not take them all.
         post = b"\x83\x86" + literal(4, "/echo") + literal(1, "127.0.0.1")  # :method POST, no END_STREAM
+        opening = HeadersFrame(1, data=post, flags=["END_HEADERS"]).serialize()
         empty = DataFrame(1, data=b"").serialize()
+        padded = DataFrame(1, data=b"", flags=["PADDED"], pad_length=8).serialize()  # padding alone: no bytes either
+        ack = PingFrame(0, flags=["ACK"], opaque_data=b"12345678").serialize()  # kiln sent no PING
         for what, first, frame in (("PRIORITY", b"", priorities),
-                                   ("empty DATA", HeadersFrame(1, data=post, flags=["END_HEADERS"]).serialize(),
-                                    empty * 500)):
+                                   ("empty DATA", opening, empty * 500),
+                                   ("padded empty DATA", opening, padded * 500),
+                                   ("unsolicited PING ACK", b"", ack * 500)):
             with self.subTest(what):
                 with Prober(self.port) as probe:
                     with self.connect_raw() as raw:
