@@ -750,21 +750,24 @@ void Connection::arm_state_timer() {
         case State::WebSocket: ws_arm(); break;
         case State::H2:
             // A stream still receiving its request: the body timeout. None open: the
-            // keep-alive one. Otherwise handlers run (or stream) as long as they take.
+            // keep-alive one. Each restarts only as streams come and go and body bytes
+            // arrive: PINGs and other frames do not hold a connection open. Otherwise
+            // handlers run (or stream) as long as they take, and each stream's DATA has
+            // its own write timeout (H2Session::stalled).
             if (h2_->receiving()) {
-                arm(srv_.body_timers_);
+                arm_on_progress(srv_.body_timers_);
             } else if (h2_->idle()) {
-                arm(srv_.draining_ ? srv_.drain_grace_timers_ : srv_.keepalive_timers_);
-            } else if (h2_->answered_only()) {
-                // Every answer given, the rest held by the peer's flow-control window:
-                // the write timeout, restarted only by DATA going out (not by PINGs).
-                if (timer_.list != &srv_.write_timers_ || h2_->data_sent() != h2_data_mark_) arm(srv_.write_timers_);
-                h2_data_mark_ = h2_->data_sent();
+                arm_on_progress(srv_.draining_ ? srv_.drain_grace_timers_ : srv_.keepalive_timers_);
             } else {
                 timer_.disarm();
             }
             break;
     }
+}
+
+void Connection::arm_on_progress(net::TimerList& list) {
+    if (timer_.list != &list || h2_->progress() != h2_progress_mark_) arm(list);
+    h2_progress_mark_ = h2_->progress();
 }
 
 void Connection::enter_idle() {

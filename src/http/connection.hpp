@@ -127,6 +127,7 @@ private:
     void close_now();
     void enter_idle();
     void arm(net::TimerList& list);
+    void arm_on_progress(net::TimerList& list);  // HTTP/2: restarted only if its streams moved
     void arm_state_timer();
     void on_timeout();
     void observe(const Request* req, int status, uint64_t body_bytes);
@@ -179,7 +180,7 @@ private:
     std::unique_ptr<WsSession> ws_;        // set once it speaks WebSocket
     net::TimerList* ws_timers_ = nullptr;  // its ping interval's list (null: no pings)
     bool protocol_known_ = false; // HTTP/1.1 or HTTP/2 decided (by the first bytes, or ALPN)
-    uint64_t h2_data_mark_ = 0;      // H2Session::data_sent() when the write timer last started
+    uint64_t h2_progress_mark_ = 0;  // H2Session::progress() when its timer last started
     bool flush_scheduled_ = false;   // deferred_flush is due: the connection outlives it
     bool destroy_pending_ = false;   // closed while it was due: deferred_flush destroys it
     bool head_current_ = false;   // srv_.head_ and srv_.request_ describe this request now;

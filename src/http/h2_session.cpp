@@ -107,8 +107,15 @@ struct H2Stream final : ResponseStream, WsTransport {
     std::unique_ptr<WsSession> ws;
     net::Timer ws_timer;      // its ping interval, or its closing's linger timeout
     net::TimerList* ws_pings = nullptr;
+    // The write timeout, per stream: runs while it has DATA to send, restarted by each
+    // DATA frame that leaves. A stream the peer's window holds that long is reset.
+    net::Timer stall_timer;
 
-    ~H2Stream() { ws_in.discard(); }
+    ~H2Stream() {
+        ws_in.discard();
+        stall_timer.disarm();
+    }
+    bool has_output() const;
     void begin(Response& res) override;
     void chunk(std::string_view data) override;
     void finish() override;
@@ -252,7 +259,6 @@ struct H2Callbacks {
         if (out.size() >= h.srv_.cfg_.max_pending_output) return NGHTTP2_ERR_WOULDBLOCK;
         net::BufferPool& pool = h.srv_.loop_.buffers();
         auto* st = static_cast<H2Stream*>(source->ptr);
-        h.data_sent_ += length;
         if (st->source == H2Stream::Source::File) {
             // The payload is read right behind its frame header, so many frames leave
             // in one write (one TLS record each). A sendfile(2) per frame, between two
@@ -267,6 +273,7 @@ struct H2Callbacks {
             out.note_appended(9 + length);
             st->file_off += length;
             st->file_left -= length;
+            h.sent_some(*st);
             return 0;
         }
         out.append(view(framehd, 9), pool);
@@ -292,6 +299,7 @@ struct H2Callbacks {
             case H2Stream::Source::File:  // above
             case H2Stream::Source::None: break;
         }
+        h.sent_some(*st);
         return 0;
     }
 
@@ -424,10 +432,35 @@ void H2Session::send() {
 
 bool H2Session::wants_write() const { return nghttp2_session_want_write(session_); }
 
-bool H2Session::answered_only() const {
-    for (const H2Stream* st = first_; st; st = st->next)
-        if (st->phase != H2Stream::Phase::Answered || st->running || st->tunnel) return false;
-    return first_ != nullptr;
+bool H2Stream::has_output() const {
+    switch (source) {
+        case Source::Body: return ex && body_off < ex->response.body().size();
+        case Source::File: return file_left > 0;
+        case Source::Stream: return pending.size() > pending_off;
+        case Source::None: break;
+    }
+    return false;
+}
+
+void H2Session::watch(H2Stream& st) {
+    if (!st.has_output()) st.stall_timer.disarm();
+    else if (!st.stall_timer.armed()) srv_.write_timers_.arm(st.stall_timer, srv_.loop_.now_ms());
+}
+
+void H2Session::sent_some(H2Stream& st) {
+    if (st.has_output()) srv_.write_timers_.arm(st.stall_timer, srv_.loop_.now_ms());
+    else st.stall_timer.disarm();
+}
+
+void H2Session::stalled(H2Stream& st) {
+    // Its DATA waited a whole write timeout for the peer's window (the stream's or the
+    // connection's): the stream is reset and lets go of its body, file or backlog.
+    // The connection's other streams go on.
+    if (closed_ || st.gone || !st.has_output()) return;
+    if (st.ws) return st.ws_abort();
+    st.gone = true;
+    nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, st.id, NGHTTP2_CANCEL);
+    conn_.schedule_flush();
 }
 
 bool H2Session::finished() const { return !nghttp2_session_want_read(session_) && !nghttp2_session_want_write(session_); }
@@ -479,6 +512,12 @@ H2Stream* H2Session::new_stream(int32_t id) {
     st->ex = srv_.take_exchange();
     st->ex->stream_id = id;
     st->ex->connection = &conn_;
+    st->stall_timer.owner = st;
+    st->stall_timer.fire = [](net::Timer* t) {
+        auto* s = static_cast<H2Stream*>(t->owner);
+        s->session->stalled(*s);
+    };
+    ++progress_;
     st->next = first_;
     if (first_) first_->prev = st;
     first_ = st;
@@ -491,7 +530,10 @@ H2Stream* H2Session::new_stream(int32_t id) {
 void H2Session::release(H2Stream& st) {
     detach(st);
     if (st.phase == H2Stream::Phase::Headers || st.phase == H2Stream::Phase::Body) --receiving_;
+    st.stall_timer.disarm();
+    ++progress_;
     held_ -= st.held;
+    if (st.owed) --held_back_;
     owed_ -= st.owed;
     if (owed_ > 0) conn_.schedule_flush();  // the budget has room again: send() gives windows back
     if (st.prev) st.prev->next = st.next;
@@ -658,6 +700,7 @@ bool H2Session::body_data(H2Stream& st, std::string_view data) {
     }
     if (st.phase != H2Stream::Phase::Body) return false;  // answered already: dropped
     st.received += data.size();
+    progress_ += data.size();
     if (st.received > st.body_limit) {
         respond_error(st, 413, "request body larger than this route accepts");
         return false;
@@ -678,6 +721,7 @@ void H2Session::hold(H2Stream& st, size_t n) {
         nghttp2_session_consume_stream(session_, st.id, n);
         return;
     }
+    if (st.owed == 0) ++held_back_;
     st.owed += n;  // its window stays shut until the budget has room, or it is first in line
     owed_ += n;
 }
@@ -705,6 +749,7 @@ void H2Session::give_back_windows() {
         nghttp2_session_consume_stream(session_, next->id, next->owed);
         owed_ -= next->owed;
         next->owed = 0;
+        --held_back_;
     }
 }
 
@@ -795,6 +840,7 @@ void H2Session::respond(H2Stream& st) {
             submit_head(st, !res.body().empty(), true, res.body().size());
             st.source = H2Stream::Source::Body;
         }
+        watch(st);
         if (st.head_sent) observe(st, res.status(), st.written);
         return;
     }
@@ -813,6 +859,7 @@ void H2Session::respond(H2Stream& st) {
         st.source = H2Stream::Source::None;
     }
     submit_head(st, !head && !no_body && length > 0, !no_body, length);
+    watch(st);
     observe(st, res.status(), head || no_body ? 0 : length);
 }
 
@@ -832,6 +879,7 @@ void H2Session::respond_error(H2Stream& st, int status, std::string_view why, ui
     srv_.count_request();
     st.source = H2Stream::Source::Body;
     submit_head(st, true, true, res.body().size());
+    watch(st);
     observe(st, status, res.body().size());
 }
 
@@ -970,6 +1018,7 @@ void H2Stream::ws_write(std::string_view head, std::string_view payload) {
     if (!ws_alive() || ended) return;
     pending.append(head).append(payload);
     written += head.size() + payload.size();
+    session->watch(*this);
     nghttp2_session_resume_data(session->session_, id);
     session->conn_.schedule_flush();  // never at once: a flush may close this stream
 }
@@ -1009,6 +1058,7 @@ void H2Stream::chunk(std::string_view data) {
     if (source != Source::Stream || data.empty()) return;
     written += data.size();
     pending.append(data);
+    session->watch(*this);
     nghttp2_session_resume_data(session->session_, id);
     // A long response leaves as it is made; a short one from a handler that waited
     // (nothing else will send it) at the end of this loop iteration.

@@ -66,13 +66,12 @@ public:
     bool finished() const;
     // No stream is open: the connection is idle (its keep-alive timer runs).
     bool idle() const { return open_streams_ == 0; }
-    // Some stream is still receiving its request (the body timeout applies).
-    bool receiving() const { return receiving_ > 0; }
-    // Streams are open, and each has its whole answer given (no handler runs, no
-    // WebSocket): what is left to send waits for the peer (its flow-control window).
-    bool answered_only() const;
-    // DATA payload bytes framed so far: progress, as the peer opens its windows.
-    uint64_t data_sent() const { return data_sent_; }
+    // Some stream waits for the peer to send its request (the body timeout applies);
+    // not one whose window the body budget holds shut.
+    bool receiving() const { return receiving_ > held_back_; }
+    // Moves when a stream opens or closes and as request body bytes arrive (not with
+    // PINGs or other frames): what restarts the keep-alive and body timeouts.
+    uint64_t progress() const { return progress_; }
     // Graceful stop: GOAWAY naming the last stream taken; those finish, no new ones.
     void drain();
     // A handler that waited, or ran on a pool thread, is done (loop thread).
@@ -96,6 +95,9 @@ private:
     static bool holds_body(const H2Stream& s);  // receiving a body into memory
     bool first_in_line(const H2Stream& s) const;
     void give_back_windows();
+    void watch(H2Stream& s);  // output queued: its stall timer runs, unless it already does
+    void sent_some(H2Stream& s);  // DATA left: restarted, or stopped when all is sent
+    void stalled(H2Stream& s);
     void body_done(H2Stream& s);
     void dispatch(H2Stream& s);
     void respond(H2Stream& s);
@@ -122,7 +124,8 @@ private:
     H2Stream* first_ = nullptr;   // open streams
     size_t open_streams_ = 0;
     size_t receiving_ = 0;        // ... of which still receiving their request
-    uint64_t data_sent_ = 0;
+    uint64_t progress_ = 0;
+    size_t held_back_ = 0;        // streams whose window waits for the body budget
     size_t held_ = 0;             // request body bytes in memory (kBodyBudget)
     size_t owed_ = 0;             // ... of which their streams' windows wait for
     std::vector<int32_t> ready_;  // requests complete in this receive(), to handle after it

@@ -731,21 +731,27 @@ class H2c(harness.ServerTestCase, StaticChecks):
 
 class FlowControlStall(harness.ServerTestCase):
     server_args = ("--workers", "0", "--threads", "1")
-    server_env = {"KILN_TIMEOUTS_WRITE_MS": "1000"}
+    server_env = {"KILN_TIMEOUTS_WRITE_MS": "1000", "KILN_TIMEOUTS_KEEPALIVE_MS": "1000"}
 
-    def test_a_peer_that_never_opens_its_window_is_closed_at_the_write_timeout(self):
-        # Answered, the DATA held by a window of 0 the client never opens, while it
-        # keeps the connection busy with PINGs: the write timeout still runs (it held
-        # the stream's memory and file for as long as the client liked).
+    def shut_windows(self):
+        """A client whose streams start with a window of 0."""
         import h2.settings
         c = H2Client(self.port)
         c.conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
         c.flush()
         c.idle(0.2)
-        c.request("GET", "/big?n=100000")
+        return c
+
+    def test_a_peer_that_never_opens_its_window_is_closed_at_the_write_timeout(self):
+        # Answered, the DATA held by a window of 0 the client never opens, while it
+        # keeps the connection busy with PINGs: the stream is reset at the write timeout
+        # (it held its memory or file for as long as the client liked), and the
+        # connection, idle then, closes at the keep-alive timeout: PINGs do not keep it.
+        c = self.shut_windows()
+        sid = c.request("GET", "/big?n=100000")
         start = time.monotonic()
         try:
-            while not c.eof and time.monotonic() - start < 6:
+            while not c.eof and time.monotonic() - start < 8:
                 c.conn.ping(b"kilnping")
                 c.flush()
                 c.idle(0.2)
@@ -753,8 +759,35 @@ class FlowControlStall(harness.ServerTestCase):
             c.eof = True
         elapsed = time.monotonic() - start
         c.sock.close()
+        self.assertEqual(c.streams[sid].reset, h2.errors.ErrorCodes.CANCEL, c.streams[sid])
         self.assertTrue(c.eof, "the connection stayed open")
-        self.assertLess(elapsed, 4)
+        self.assertLess(elapsed, 5)
+        self.assert_server_alive()
+
+    def test_a_stalled_stream_is_reset_while_a_live_one_goes_on(self):
+        # Beside an event stream whose window the client keeps open (its handler runs
+        # all along), a response the client never lets through is reset at the write
+        # timeout; the event stream and the connection go on.
+        c = self.shut_windows()
+        live = c.request("GET", "/events?n=100&ms=50")
+        stuck = c.request("GET", "/big?n=100000")
+        start = time.monotonic()
+        while time.monotonic() - start < 4 and c.streams[stuck].reset is None and not c.eof:
+            c.conn.increment_flow_control_window(16384, stream_id=live)
+            c.flush()
+            c.idle(0.1)
+        self.assertEqual(c.streams[stuck].reset, h2.errors.ErrorCodes.CANCEL, c.streams[stuck])
+        self.assertLess(time.monotonic() - start, 3)
+        seen = len(c.streams[live].body)
+        for _ in range(10):
+            c.conn.increment_flow_control_window(16384, stream_id=live)
+            c.flush()
+            c.idle(0.1)
+        st = c.streams[live]
+        self.assertGreater(len(st.body), seen, "the event stream stopped")
+        self.assertIsNone(st.reset, st)
+        self.assertFalse(c.eof)
+        c.sock.close()
         self.assert_server_alive()
 
 
