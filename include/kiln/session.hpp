@@ -123,7 +123,9 @@ public:
     // New id, same data: call at login so an id seen before it is worth nothing.
     // The CSRF token is renewed too (a token seen before the login is worth nothing).
     void regenerate();
-    // Ends the session: removed from the store, its cookie expired.
+    // Ends the session: removed from the store, its cookie expired. Whatever the
+    // handler writes after it (a flash message at logout) goes into a new session,
+    // with a new id, as on a first visit; the old one stays gone.
     void destroy();
 
     struct Binding;  // what a session is attached to while a handler runs (app/session_binding.hpp)
@@ -166,7 +168,8 @@ private:
     mutable bool kept_ = false;  // a new session's cookie is set (it holds data, or its id was read)
     bool dirty_ = false;
     bool regenerated_ = false;
-    bool destroyed_ = false;
+    bool dropped_ = false;  // destroy() on a stored session: drop_id_ is removed at the end
+    SessionId drop_id_{};
     size_t size_ = 0;  // serialized size of entries_
 };
 

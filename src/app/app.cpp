@@ -433,6 +433,10 @@ Task<> App::save_session(Request& req, Response& res, bool handled) const {
         case K::Create: co_await store.save(w.id, binding.now, std::move(w.data), SessionStore::SaveMode::Create); break;
         case K::Update: co_await store.save(w.id, binding.now, std::move(w.data), SessionStore::SaveMode::Update); break;
         case K::Rename: co_await store.rename(w.from, w.id, binding.now, std::move(w.data)); break;
+        case K::Replace:
+            co_await store.remove(w.from);
+            co_await store.save(w.id, binding.now, std::move(w.data), SessionStore::SaveMode::Create);
+            break;
         case K::Remove: co_await store.remove(w.id); break;
         }
     } catch (const Cancelled&) {

@@ -177,7 +177,7 @@ void Session::send_cookie() const {
 
 bool Session::begin(Binding* binding, std::string_view cookie_value, bool create) {
     size_ = 0;
-    new_ = kept_ = dirty_ = regenerated_ = destroyed_ = false;
+    new_ = kept_ = dirty_ = regenerated_ = dropped_ = false;
     bool loaded = false;
     if (parse_session_id(cookie_value, id_)) {
         if (!binding->remote) {
@@ -216,9 +216,17 @@ void Session::regenerate() {
 
 void Session::destroy() {
     if (!binding_) throw std::logic_error("Session::destroy outside a request");
-    destroyed_ = true;
+    // The stored session goes when the request ends. What the handler writes after
+    // this starts a new session, with a new id, as a first visit would.
+    if (!new_) {
+        dropped_ = true;
+        drop_id_ = regenerated_ ? old_id_ : id_;
+    }
     entries_.clear();
     size_ = 0;
+    new_ = true;
+    kept_ = dirty_ = regenerated_ = false;
+    fresh_id();
     binding_->response->clear_cookie(binding_->options->cookie, session_cookie(*binding_));
 }
 
@@ -228,16 +236,19 @@ Session::Write Session::end(bool save) {
     if (!binding_) return w;
     binding_ = nullptr;
     if (!save) return w;
-    if (destroyed_) {
-        if (!new_) {
-            w.kind = K::Remove;
-            w.id = regenerated_ ? old_id_ : id_;
-        }
-        return w;
-    }
     if (new_) {
-        if (!kept_) return w;  // nothing in it and its id never seen: it never existed
+        if (!kept_) {  // nothing in it and its id never seen: it never existed
+            if (dropped_) {  // destroyed, and nothing after
+                w.kind = K::Remove;
+                w.id = drop_id_;
+            }
+            return w;
+        }
         w.kind = K::Create;
+        if (dropped_) {  // destroyed, then a new one started
+            w.kind = K::Replace;
+            w.from = drop_id_;
+        }
     } else if (!dirty_) {
         return w;  // the load already refreshed its idle deadline
     } else if (regenerated_) {
@@ -258,6 +269,10 @@ void Session::write_to(SessionStore& store, const Write& w, int64_t now) {
     case K::Create: store.save(w.id, now, w.data, SessionStore::SaveMode::Create); return;
     case K::Update: store.save(w.id, now, w.data, SessionStore::SaveMode::Update); return;
     case K::Rename: store.rename(w.from, w.id, now, w.data); return;
+    case K::Replace:
+        store.remove(w.from);
+        store.save(w.id, now, w.data, SessionStore::SaveMode::Create);
+        return;
     case K::Remove: store.remove(w.id); return;
     }
 }

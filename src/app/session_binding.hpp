@@ -25,9 +25,10 @@ struct Session::Binding {
 };
 
 struct Session::Write {
-    enum class Kind : uint8_t { None, Create, Update, Rename, Remove } kind = Kind::None;
+    // Replace: `from` removed (destroyed), then `id` created (written after the destroy).
+    enum class Kind : uint8_t { None, Create, Update, Rename, Replace, Remove } kind = Kind::None;
     SessionId id{};
-    SessionId from{};  // Rename
+    SessionId from{};  // Rename, Replace
     std::string data;
 };
 

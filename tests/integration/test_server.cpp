@@ -453,6 +453,7 @@ int main(int argc, char** argv) {
     });
     app.get("/session/logout", [](kiln::Request& req, kiln::Response& res) {
         req.session().destroy();
+        if (auto note = req.query("note")) req.session().set("note", *note);  // a flash message after it
         res.text("bye");
     });
     app.get("/session/oversize", [](kiln::Request& req, kiln::Response& res) {

@@ -260,6 +260,25 @@ class LoggedOutStaysLoggedOut(SessionCase):
         self.assertEqual((n, note), (1, "-"))
 
 
+class WrittenAfterDestroy(SessionCase):
+    def test_what_follows_a_destroy_starts_a_new_session_and_the_old_one_stays_gone(self):
+        # A flash message set after destroy() at log-out: it reaches the next page, in a
+        # new session with a new id; nothing of the old session comes with it, and the
+        # old id names nothing.
+        sid, _n, _pid, _note, _r = visit(self.port, note="secret")
+        visit(self.port, sid)
+        r = fetch(self.port, "/session/logout?note=bye", "kiln_sid=" + sid)
+        self.assertEqual(r.status, 200)
+        new = [c.split(";")[0].split("=", 1)[1] for c in r.header_all("set-cookie") if c.startswith("kiln_sid=")]
+        self.assertEqual(len(new), 1, r.header_all("set-cookie"))
+        self.assertNotIn(new[0], ("", sid))
+        got, n, _pid, note, _r = visit(self.port, new[0])
+        self.assertEqual((got, n, note), (new[0], 1, "bye"))
+        again, n, _pid, note, _r = visit(self.port, sid)
+        self.assertNotEqual(again, sid)
+        self.assertEqual((n, note), (1, "-"))
+
+
 def cookie_attrs(r, name="kiln_sid"):
     """The lower-cased attributes of the Set-Cookie for `name`, or None."""
     for v in r.header_all("set-cookie"):

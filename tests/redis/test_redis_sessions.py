@@ -86,6 +86,14 @@ class RedisSessions(unittest.TestCase):
         fresh, n, _ = visit(b, new)
         self.assertNotEqual(fresh, new)
         self.assertEqual(n, 1)
+        # A flash message after destroy() at log-out: a new session holds it, on either
+        # node; the destroyed one stays gone.
+        r = fetch(b, "/session/logout?note=bye", "kiln_sid=" + fresh)
+        flash = [c.split(";")[0].split("=", 1)[1] for c in r.header_all("set-cookie") if c.startswith("kiln_sid=")]
+        self.assertEqual(len(flash), 1, r.header_all("set-cookie"))
+        self.assertNotIn(flash[0], ("", fresh))
+        self.assertEqual(self.redis.command("EXISTS", self.key(fresh)), 0)
+        self.assertEqual(visit(a, flash[0]), (flash[0], 1, "bye"))
 
     def test_forged_and_oversized_cookies_never_reach_redis(self):
         before = self.redis.calls("getex")
