@@ -26,7 +26,10 @@ bool fresh(net::TicketKey& k) {
 
 TicketSegment::~TicketSegment() {
     if (shared_) {
-        std::memset(static_cast<void*>(&shared_->keys), 0, sizeof shared_->keys);  // this process's mapping only
+        // The mapping is the node's, not this process's: a worker that exits (a
+        // reload's old generation, a recycled or failed worker) leaves the keys to the
+        // others. Only their maker wipes them, when the node ends.
+        if (owner_) std::memset(static_cast<void*>(&shared_->keys), 0, sizeof shared_->keys);
         munmap(shared_, sizeof(Shared));
     }
     if (fd_ >= 0) ::close(fd_);
@@ -39,6 +42,7 @@ std::string TicketSegment::create() {
     void* p = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
     if (p == MAP_FAILED) return std::string("tls: ticket keys: ") + std::strerror(errno);
     shared_ = new (p) Shared();
+    owner_ = true;
     if (!fresh(shared_->keys.current) || !fresh(shared_->keys.previous)) return "tls: no randomness for ticket keys";
     return {};
 }

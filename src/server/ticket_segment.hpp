@@ -33,6 +33,7 @@ private:
     struct Shared;
     int fd_ = -1;
     Shared* shared_ = nullptr;
+    bool owner_ = false;  // create() made it: the supervisor (or a lone server)
 };
 
 }  // namespace kiln::server
