@@ -2,8 +2,10 @@
 
 #include <coroutine>
 #include <exception>
+#include <typeinfo>
 
 #include "app/detached.hpp"
+#include "util/log.hpp"
 #include "app/upload_sink.hpp"
 #include "http/multipart.hpp"
 #include "http/request.hpp"
@@ -76,9 +78,22 @@ void Dispatcher::start(http::RequestContext& ctx, const http::Request&, http::Re
         run.loop->deadlines().arm(run.deadline, run.loop->now_ms() + ms);
     }
     net::AsyncScope::Enter enter(&run.scope);
-    // handle_async maps every exception, so none escapes the detached coroutine.
+    // handle_async maps every exception a handler throws. One that escapes it anyway
+    // is kiln's own failure: logged, and it fails this request alone, never the
+    // worker (a detached coroutine's escaping exception would terminate it).
     [](Dispatcher& self, Context& waiting) -> Detached {  // no captures: the frame holds the arguments
-        co_await self.run_waiting(waiting);
+        bool escaped = false;
+        try {
+            co_await self.run_waiting(waiting);
+        } catch (const std::exception& e) {
+            util::log(util::LogLevel::Error, "a request's coroutine ended with an exception (a kiln bug): %s: %s",
+                      typeid(e).name(), e.what());
+            escaped = true;
+        } catch (...) {
+            util::log(util::LogLevel::Error, "a request's coroutine ended with a non-exception (a kiln bug)");
+            escaped = true;
+        }
+        if (escaped) self.app_.fail_in_chain(waiting.request, waiting.response, 500, "Internal Server Error", 0);
         self.finish_async(waiting);
     }(*this, c);
 }
