@@ -120,6 +120,9 @@ struct Options {
 };
 
 // Argon2id, on a blocking-work thread (a coroutine awaits it; the loop goes on).
+// Each holds 64 MiB while it runs: at most kMaxHashing run at once in a process,
+// and one past that throws HttpError 503 (with Retry-After) at once.
+inline constexpr int kMaxHashing = 4;
 Task<std::string> hash_password(std::string password);
 Task<bool> verify_password(std::string hash, std::string password);
 

@@ -1,8 +1,10 @@
 // Argon2id through libsodium, on kiln's blocking-work threads.
 #include <sodium.h>
 
+#include <atomic>
 #include <stdexcept>
 
+#include <kiln/app.hpp>  // HttpError
 #include <kiln/auth.hpp>
 #include <kiln/blocking.hpp>
 
@@ -12,10 +14,29 @@ void init_sodium() {
     static const bool ready = sodium_init() >= 0;  // thread-safe once; idempotent in libsodium too
     if (!ready) throw std::runtime_error("libsodium failed to initialise");
 }
+
+// Each hash holds 64 MiB while it runs. A flood of log-ins (each costs one, a decoy
+// for an unknown account too) must not run as many at once as the blocking pool
+// has threads in every worker: past kMaxHashing in this process, 503 at once.
+std::atomic<int> hashing{0};
+
+class HashSlot {
+public:
+    HashSlot() {
+        if (hashing.fetch_add(1, std::memory_order_acq_rel) >= kMaxHashing) {
+            hashing.fetch_sub(1, std::memory_order_acq_rel);
+            throw HttpError(503, "Service Unavailable: too many passwords being checked; try again");
+        }
+    }
+    ~HashSlot() { hashing.fetch_sub(1, std::memory_order_acq_rel); }
+    HashSlot(const HashSlot&) = delete;
+    HashSlot& operator=(const HashSlot&) = delete;
+};
 }  // namespace
 
 Task<std::string> hash_password(std::string password) {
     init_sodium();
+    HashSlot slot;
     co_return co_await blocking([&] {
         char out[crypto_pwhash_STRBYTES];
         if (crypto_pwhash_str_alg(out, password.data(), password.size(), crypto_pwhash_OPSLIMIT_INTERACTIVE,
@@ -28,6 +49,7 @@ Task<std::string> hash_password(std::string password) {
 
 Task<bool> verify_password(std::string hash, std::string password) {
     init_sodium();
+    HashSlot slot;
     co_return co_await blocking([&] {
         bool ok = hash.size() < crypto_pwhash_STRBYTES &&
                   crypto_pwhash_str_verify(hash.c_str(), password.data(), password.size()) == 0;

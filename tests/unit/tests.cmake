@@ -41,6 +41,8 @@ if(TARGET kiln)
   kiln_test(rate_table_test unit/rate_table_test.cpp)
   kiln_test(login_redirect_test unit/login_redirect_test.cpp)
   kiln_test(failure_counts_test unit/failure_counts_test.cpp)
+  kiln_test(password_hashing_test unit/password_hashing_test.cpp)
+  target_include_directories(password_hashing_test PRIVATE ${PROJECT_SOURCE_DIR}/tests)  # support/async_test.hpp
   target_include_directories(failure_counts_test PRIVATE ${PROJECT_SOURCE_DIR}/tests)  # support/async_test.hpp
   kiln_test(proxy_protocol_test unit/proxy_protocol_test.cpp)
   kiln_test(forwarded_test unit/forwarded_test.cpp)
