@@ -168,8 +168,12 @@ sigset_t block_stop_signals(bool worker) {
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGUSR1);  // not a stop: reopen the log files
-    if (worker) std::signal(SIGINT, SIG_IGN);
-    else sigaddset(&set, SIGINT);
+    if (worker) {
+        std::signal(SIGINT, SIG_IGN);
+        std::signal(SIGHUP, SIG_IGN);  // a reload is the supervisor's; `pkill -HUP app` must not cut requests
+    } else {
+        sigaddset(&set, SIGINT);
+    }
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
     return set;
 }

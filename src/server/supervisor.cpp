@@ -225,16 +225,23 @@ void Supervisor::respawn_due() {
     if (stopping_) return;
     uint64_t now = now_ms();
     for (unsigned s = 0; s < slots_.size(); ++s) {
-        if (has_current(s) || slots_[s].respawn_at_ms > now) continue;
+        if (has_current(s)) {
+            slots_[s].respawn_at_ms = 0;  // nothing to wait for (poll_timeout_ms would say "now" forever)
+            continue;
+        }
+        if (slots_[s].respawn_at_ms > now) continue;
         slots_[s].respawn_at_ms = 0;
         if (spawn(s) < 0) slots_[s].respawn_at_ms = now + 1000;  // fork/pipe failed: retry, don't spin
     }
 }
 
 void Supervisor::on_ready(Process& p) {
-    p.state = State::Running;
     ::close(p.ready_fd);
     p.ready_fd = -1;
+    // Told to go already (an abandoned reload's worker, or a stop): it stays going.
+    if (p.state == State::Draining) return;
+    p.state = State::Running;
+    if (stopping_) return;
     if (reload_deadline_ms_ == 0) {
         if (!ready_told_ &&
             std::count_if(procs_.begin(), procs_.end(), [](const Process& q) { return q.state == State::Running; }) ==
@@ -297,6 +304,7 @@ void Supervisor::begin_stop(bool immediate) {
         return;
     }
     stopping_ = true;
+    reload_deadline_ms_ = 0;  // a reload under way ends with the stop: its new workers drain too
     sd_notify("STOPPING=1");
     stats_.set_draining();  // every worker's health endpoint answers 503 from now
     stop_signal_at_ms_ = now_ms() + options_.lame_duck_ms;
@@ -328,19 +336,19 @@ void Supervisor::on_child_exit(pid_t pid, int status) {
         log(clean ? LogLevel::Info : LogLevel::Warn, "worker %d (slot %u) %s", pid, p.slot, how.c_str());
         return;
     }
-    if (reload_deadline_ms_ != 0 && p.generation == generation_) {
-        // A new worker died during a reload: keep the old generation serving.
-        log(LogLevel::Error, "reload failed: new worker %d (slot %u) %s; the old workers keep serving", pid,
-            p.slot, how.c_str());
-        abandon_reload(SIGTERM);
-        return;
-    }
     if (p.generation < generation_) return;  // an old worker that had not been told to drain yet
-    if (WIFEXITED(status) && WEXITSTATUS(status) == kExitRecycled) {
+    if (WIFEXITED(status) && WEXITSTATUS(status) == kExitRecycled) {  // (during a reload too: not a failure)
         log(LogLevel::Info, "worker %d (slot %u) served its %llu requests; replacing it", pid, p.slot,
             static_cast<unsigned long long>(options_.max_requests_per_worker));
         slots_[p.slot].failures = 0;
         slots_[p.slot].respawn_at_ms = 0;
+        return;
+    }
+    if (reload_deadline_ms_ != 0) {
+        // A new worker died during a reload: keep the old generation serving.
+        log(LogLevel::Error, "reload failed: new worker %d (slot %u) %s; the old workers keep serving", pid,
+            p.slot, how.c_str());
+        abandon_reload(SIGTERM);
         return;
     }
     stats_.count_restart();
@@ -376,8 +384,9 @@ void Supervisor::check_watchdog() {
 int Supervisor::poll_timeout_ms() const {
     uint64_t now = now_ms(), next = UINT64_MAX;
     if (options_.watchdog_timeout_ms) next = now + std::clamp(options_.watchdog_timeout_ms / 4, 50u, 1000u);
-    for (const Slot& s : slots_)
-        if (s.respawn_at_ms) next = std::min(next, s.respawn_at_ms);
+    if (!stopping_)  // (stopping, no slot is filled again)
+        for (const Slot& s : slots_)
+            if (s.respawn_at_ms) next = std::min(next, s.respawn_at_ms);
     if (reload_deadline_ms_) next = std::min(next, reload_deadline_ms_);
     if (stopping_) next = std::min(next, stop_signal_at_ms_ ? stop_signal_at_ms_ : stop_deadline_ms_);
     if (periodic_ && next_periodic_ms_) next = std::min(next, next_periodic_ms_);
@@ -428,7 +437,8 @@ int Supervisor::run() {
                 case SIGHUP: begin_reload(); break;
                 case SIGUSR1:  // reopen log files: ours, then each worker its own
                     if (reopen_logs_) reopen_logs_();
-                    for (Process& p : procs_) kill(p.pid, SIGUSR1);
+                    for (Process& p : procs_)  // a starting worker opens them anew; SIGUSR1 would kill it yet
+                        if (p.state != State::Starting) kill(p.pid, SIGUSR1);
                     break;
                 default:
                     if (!stopping_) log(LogLevel::Info, "received %s, stopping gracefully", strsignal(static_cast<int>(si.ssi_signo)));

@@ -49,8 +49,8 @@ class SupervisorCase(unittest.TestCase):
     """Per-test server; cleanup stops it (exit 0, no sanitizer report) and then makes
     sure no worker we saw outlived it."""
 
-    def start_server(self, *args, threads=2):
-        self.server = harness.ServerProcess(harness.BINARIES["server"], args, threads=threads)
+    def start_server(self, *args, threads=2, env=None):
+        self.server = harness.ServerProcess(harness.BINARIES["server"], args, threads=threads, env=env)
         self.seen_workers = set()
         self.addCleanup(self._stop_and_check)
         self.server.start()
@@ -490,6 +490,65 @@ class CrashLoop(SupervisorCase):
         self.assertIsNotNone(r, "not serving 15 s after the crash loop (%s):\n%s" % (err, out))
         self.assertEqual((r.status, r.body), (200, b"Hello, World!"))
         self.assertEqual(len(self.workers()), 1)
+
+
+class StopDuringBackOff(SupervisorCase):
+
+    def test_a_stop_while_a_slot_waits_to_respawn_does_not_spin(self):
+        # One slot crash-loops and backs off (100, 200, 400, 800 ms) while the other
+        # serves on; a stop with a lame duck comes while the first slot waits for its
+        # next worker. The supervisor waits out the lame duck asleep: before, that
+        # slot's due respawn (skipped while stopping) made its poll timeout 0 until the
+        # lame duck ended, a core at 100%.
+        env = dict(os.environ, KILN_TIMEOUTS_LAME_DUCK_MS="2000")
+        server = self.start_server("--workers", "2", env=env)
+        self.wait_ready(2)
+        keeper = min(self.workers())
+        crashed = 0
+        deadline = time.monotonic() + 30
+        while crashed < 5 and time.monotonic() < deadline:
+            with harness.RawConnection(self.port) as c:  # until one lands on the other slot
+                c.send(build_request("GET", "/pid"))
+                r = c.read_response(timeout=10)
+                if int(r.body) == keeper:
+                    continue
+                c.send(build_request("GET", "/crash"))
+                closed, _extra, _ = c.wait_closed(timeout=15)
+                self.assertTrue(closed, "/crash #%d: connection not closed\n%s" % (crashed, server.output()))
+                crashed += 1
+        self.assertEqual(crashed, 5, server.output())
+        self.assertTrue(server.wait_for_output(r"replacing it in 800 ms", timeout=5), server.output())
+        self.assertEqual(self.workers(), {keeper}, "the crashing slot runs a worker already: no back-off to stop in")
+        before = cpu_seconds(server.proc.pid)
+        server.proc.send_signal(signal.SIGTERM)
+        time.sleep(1.6)  # within the lame duck, past the respawn that is not going to happen
+        used = cpu_seconds(server.proc.pid) - before
+        self.assertLess(used, 0.3, "the supervisor used %.2f s of CPU in 1.6 s of lame duck" % used)
+        self.assertEqual(server.proc.wait(timeout=10), 0)
+
+
+class WorkerSignals(SupervisorCase):
+
+    def test_a_hangup_sent_to_a_worker_cuts_nothing(self):
+        # `pkill -HUP app` reaches the workers too: a reload is the supervisor's, so a
+        # worker ignores it and finishes what it serves.
+        self.start_server("--workers", "1")
+        self.wait_ready(1)
+        (worker,) = self.workers()
+        with harness.RawConnection(self.port) as c:
+            c.send(build_request("GET", "/sleep?ms=500"))
+            time.sleep(0.2)
+            os.kill(worker, signal.SIGHUP)
+            r = c.read_response(timeout=10)
+        self.assertEqual((r.status, r.body), (200, b"slept"))
+        self.assertEqual(self.workers(), {worker})
+
+
+def cpu_seconds(pid):
+    """utime + stime of a process, in seconds (/proc/pid/stat)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class Watchdog(SupervisorCase):
