@@ -1,8 +1,10 @@
 #include "server/listeners.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,16 +37,67 @@ bool port_is_free(const ServerOptions& o, std::string* err) {
     return true;
 }
 
-}  // namespace
+// Whether the socket fd is the listener `a` names (for an IP literal, its address
+// too; a name such as localhost is taken on its port alone).
+bool same_listener(int fd, const Bound::Address& a) {
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return false;
+    if (a.is_unix) {
+        if (ss.ss_family != AF_UNIX) return false;
+        const auto* un = reinterpret_cast<const sockaddr_un*>(&ss);
+        return std::string_view(un->sun_path) == a.host;
+    }
+    if (ss.ss_family == AF_INET) {
+        const auto* in = reinterpret_cast<const sockaddr_in*>(&ss);
+        in_addr want{};
+        if (a.port != 0 && ntohs(in->sin_port) != a.port) return false;
+        if (inet_pton(AF_INET6, a.host.c_str(), &want) == 1) return false;  // a v6 literal on a v4 socket
+        return inet_pton(AF_INET, a.host.c_str(), &want) != 1 || want.s_addr == in->sin_addr.s_addr;
+    }
+    if (ss.ss_family == AF_INET6) {
+        const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&ss);
+        in6_addr want{};
+        in_addr want4{};
+        if (a.port != 0 && ntohs(in6->sin6_port) != a.port) return false;
+        if (inet_pton(AF_INET, a.host.c_str(), &want4) == 1) return false;  // a v4 literal on a v6 socket
+        return inet_pton(AF_INET6, a.host.c_str(), &want) != 1 ||
+               std::equal(std::begin(want.s6_addr), std::end(want.s6_addr), std::begin(in6->sin6_addr.s6_addr));
+    }
+    return false;
+}
 
-std::string bind_listeners(const ServerOptions& opts, size_t loops, bool reuseport, Bound* out) {
-    out->fds.assign(loops, {});
-    out->addresses = {{false, opts.host, opts.port}};
+std::vector<Bound::Address> addresses_of(const ServerOptions& opts) {
+    std::vector<Bound::Address> out{{false, opts.host, opts.port}};
     for (const std::string& text : opts.also_listen) {
         Bound::Address a{text.starts_with("unix:"), {}, 0};
         parse_listen(text, &a.host, &a.port);  // validated by the flag/config parser
-        out->addresses.push_back(a);
+        out.push_back(a);
     }
+    return out;
+}
+
+}  // namespace
+
+std::string check_inherited(const ServerOptions& o, const FdGroups& fds) {
+    std::vector<Bound::Address> want = addresses_of(o);
+    std::string restart = ": the listening sockets are bound once, when the node starts; restart it to change them";
+    for (const auto& group : fds) {
+        if (group.size() != want.size())
+            return "the configuration lists " + std::to_string(want.size()) + " listener(s) (listen), the node " +
+                   "bound " + std::to_string(group.size()) + restart;
+        for (size_t i = 0; i < want.size(); ++i)
+            if (!same_listener(group[i], want[i]))
+                return "listener " + std::to_string(i + 1) + " (" + (want[i].is_unix ? "unix:" : "") + want[i].host +
+                       (want[i].is_unix ? "" : ":" + std::to_string(want[i].port)) +
+                       ") is not the socket the node bound in its place" + restart;
+    }
+    return {};
+}
+
+std::string bind_listeners(const ServerOptions& opts, size_t loops, bool reuseport, Bound* out) {
+    out->fds.assign(loops, {});
+    out->addresses = addresses_of(opts);
     std::string err;
     std::vector<ListenFlags> flags = listener_flags(opts);
     for (size_t ai = 0; ai < out->addresses.size(); ++ai) {

@@ -45,4 +45,10 @@ std::string https_port(const ServerOptions& o);
 // the pipe to say it serves. Both close-on-exec from here on.
 FdGroups inherited_listeners(int* ready_fd);
 
+// A worker: "" if the sockets it was passed are the ones `o` lists, in its order
+// (each listener's flags are read from `o`, by position). After a reload that
+// added, removed or moved a listener, why not: the sockets are bound once, by the
+// supervisor, so a changed list waits for a restart, and the reload fails.
+std::string check_inherited(const ServerOptions& o, const FdGroups& fds);
+
 }  // namespace kiln::server

@@ -154,6 +154,7 @@ int App::run(const ServerOptions& options) {
         // not inherit the memfd and the passwords in it.
         (void)server::take_env_secrets();
         if (std::string e = server::open_error_log(options, {}); !e.empty()) return refuse(e);
+        if (std::string e = server::check_inherited(options, fds); !e.empty()) return refuse(e);
         if (!has_session_store()) {
             if (!sessions.adopt_from_env()) util::log(util::LogLevel::Error, "no session store from the supervisor");
             impl_->store = sessions.store();

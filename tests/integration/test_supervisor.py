@@ -397,6 +397,35 @@ class Reload(SupervisorCase):
         self.assertIn(int(r.body), gen2)
 
 
+class ReloadWithOtherListeners(SupervisorCase):
+
+    def test_a_reload_that_changes_the_listeners_fails_and_the_old_workers_serve_on(self):
+        # The sockets are bound once, by the supervisor. A reload whose configuration
+        # drops a listener must not hand the remaining sockets to the wrong entries
+        # (the public port taking PROXY headers meant for a balancer's): the new
+        # workers refuse, naming why, and the old ones keep serving.
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            extra = probe.getsockname()[1]
+        cfg = os.path.join(tempfile.mkdtemp(prefix="kiln-listeners-"), "kiln.toml")
+        self.addCleanup(shutil.rmtree, os.path.dirname(cfg), True)
+        with open(cfg, "w") as f:
+            f.write('listen = ["127.0.0.1:0", "127.0.0.1:%d proxy_protocol"]\n' % extra)
+        self.start_server("--workers", "1", "--config", cfg)
+        old = self.wait_ready(1)
+        with open(cfg, "w") as f:
+            f.write('listen = ["127.0.0.1:0"]\n')
+        self.server.proc.send_signal(signal.SIGHUP)
+        failed = self.server.wait_for_output(r"reload failed: new worker \d+", timeout=10)
+        out = self.server.output()
+        self.assertTrue(failed, out)
+        self.assertRegex(out, r"lists 1 listener\(s\) \(listen\), the node bound 2: the listening sockets are bound once")
+        self.assertEqual(self.workers(), old)
+        r, err = fetch(self.port, "/plaintext")
+        self.assertIsNone(err)
+        self.assertEqual(r.status, 200)
+
+
 class GracefulStop(SupervisorCase):
 
     # Regression: `pkill` reaches the workers as well as the supervisor; the
