@@ -99,7 +99,7 @@ public:
     Error(Kind kind, std::string field, const std::string& message, int64_t retry_after = 0)
         : std::runtime_error(message), kind_(kind), field_(std::move(field)), retry_after_(retry_after) {}
     Kind kind() const { return kind_; }
-    const std::string& field() const { return field_; }  // "email", "name", "password" or ""
+    const std::string& field() const { return field_; }  // "email", "name", "password", "current_password" or ""
     int64_t retry_after() const { return retry_after_; }
 
 private:

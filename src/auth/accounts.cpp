@@ -20,6 +20,14 @@ constexpr std::string_view kEpochKey = "kiln.user_epoch";
 int64_t now_seconds() { return static_cast<int64_t>(std::time(nullptr)); }
 
 // Characters (code points) in s, or nullopt if it is not UTF-8.
+// A name as shown to others: text, and no control character (a NUL would also be
+// cut by SQLite's length() and refused by PostgreSQL).
+bool printable(std::string_view s) {
+    for (char c : s)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+    return true;
+}
+
 std::optional<size_t> chars(std::string_view s) {
     size_t n = 0;
     for (size_t i = 0; i < s.size(); ++n) {
@@ -93,6 +101,10 @@ std::string Accounts::check_password(std::string_view password) const {
 
 void Accounts::start_session(Request& req, const User& user) {
     Session& s = req.session();
+    // Another account's session (still logged in on this browser) is not this user's
+    // to keep: it starts empty. A visitor's (a cart before the log-in) and the same
+    // user's (a password change) keep what they hold.
+    if (std::optional<int64_t> was = s.get_int(kUserKey); was && *was != user.id) s.clear();
     s.regenerate();  // an id seen before the log-in is worth nothing after it
     s.set_int(kUserKey, user.id);
     s.set_int(kEpochKey, user.epoch);
@@ -106,6 +118,7 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
     std::optional<size_t> n = chars(shown);
     if (shown.empty() || !n || *n > 100)
         throw Error(Error::Kind::Invalid, "name", "Name must be 1 to 100 characters");
+    if (!printable(shown)) throw Error(Error::Kind::Invalid, "name", "Name must not hold control characters");
     u.name = std::string(shown);
     if (std::string why = check_password(password); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
     int64_t now = now_seconds();
@@ -128,7 +141,8 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
     bool taken = false;
     try {
         co_await store_.insert(u);
-    } catch (const db::ConstraintViolation&) {  // the unique index on email
+    } catch (const db::ConstraintViolation& e) {  // the unique index on email; any other is not "taken"
+        if (e.constraint() != db::Constraint::Unique) throw;
         taken = true;
     }
     if (taken) throw Error(Error::Kind::Taken, "email", "An account with this email address exists already");
@@ -224,7 +238,8 @@ Task<> Accounts::change_password(Request& req, std::string current, std::string 
     int64_t now = now_seconds();
     ThrottleKeys keys = throttle_keys(me->email, req);
     co_await take_attempt(keys, now);
-    bool right = co_await verify_password(me->password_hash, std::move(current));
+    bool right = false;  // (past the length log-in takes: wrong, and no hash is paid for it)
+    if (current.size() <= options_.max_password_bytes) right = co_await verify_password(me->password_hash, std::move(current));
     if (!right) throw Error(Error::Kind::BadCredentials, "current_password", "The current password is wrong");
     co_await forget_attempt(keys, now);  // the password was right, whatever becomes of the new one
     if (std::string why = check_password(next); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
@@ -271,12 +286,14 @@ Task<std::optional<User>> Accounts::current_user(Request& req) {
 void Accounts::send_to_login(Request& req, Response& res) const {
     flash(req, "notice", "Please log in first.");
     std::string next = std::string(req.path());
+    if (auto q = req.target().find('?'); q != std::string_view::npos) next += req.target().substr(q);  // back to the same page
     res.redirect(options_.login_path + "?next=" + url_encode(next), 303);
 }
 
 AsyncMiddleware Accounts::require_login(std::function<bool(const Request&)> which) {
     return [this, which = std::move(which)](Request& req, Response& res, Next& next) -> Task<> {
         if (which && !which(req)) co_return co_await next;
+        if (req.path() == options_.login_path) co_return co_await next;  // the way in stays open
         std::optional<User> me = co_await current_user(req);
         if (!me) co_return send_to_login(req, res);
         co_await next;

@@ -358,6 +358,8 @@ class Accounts(BlogCase):
         r = anon.get(r.header("Location"))
         self.assertIn(b"Please log in first.", r.body)
         self.assertIn(b'name="next" value="/posts/new"', r.body)
+        r = Client(self.port).get("/posts/new?title=Draft")  # back to the same page, its query too
+        self.assertEqual(r.header("Location"), "/login?next=%2Fposts%2Fnew%3Ftitle%3DDraft")
         r = anon.post("/posts", [("_csrf", anon.token("/login")), ("title", "Anonymous"), ("body", "b")])
         self.assertEqual(r.status, 303)
         self.assertTrue(r.header("Location").startswith("/login"), r)
@@ -395,6 +397,8 @@ class Accounts(BlogCase):
         for email, name, password, wanted in (("not-an-address", "N", "long enough pw", b"Email must be"),
                                               ("x@example.org", "", "long enough pw", b"Name must be"),
                                               ("x@example.org", "N", "short", b"at least 8 characters"),
+                                              ("y@example.org", "Bo\x01b", "long enough pw", b"control characters"),
+                                              ("z@example.org", "\x00Bob", "long enough pw", b"control characters"),
                                               (self.email.upper(), "N", "long enough pw", b"exists already")):
             with self.subTest(email=email, name=name):
                 r = c.post("/signup", [("_csrf", c.token("/signup")), ("email", email), ("name", name),

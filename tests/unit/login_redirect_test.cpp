@@ -1,10 +1,17 @@
 // auth::local_path_or: where a log-in sends the visitor. Only a path of this site
-// passes; anything a browser could read as another site gives the fallback.
+// passes; anything a browser could read as another site gives the fallback. And
+// require_login: where it sends a visitor (back to the same page, query included),
+// and that, guarding every path, it leaves the log-in page itself open.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <string>
 
 #include <kiln/auth.hpp>
+#include <kiln/kiln.hpp>
+#include <kiln/store.hpp>
+#include <kiln/testing.hpp>
 
 namespace {
 
@@ -33,6 +40,27 @@ TEST(LoginRedirect, AnythingABrowserCouldTakeForAnotherSiteGivesTheFallback) {
         "javascript:alert(1)",
     };
     for (const std::string& c : cases) EXPECT_EQ(local_path_or(c, "/home"), "/home") << c;
+}
+
+TEST(RequireLogin, GuardingEveryPathItLeavesTheLogInPageOpenAndComesBackWithTheQuery) {
+    std::filesystem::path db = std::filesystem::temp_directory_path() /
+                               ("kiln-require-login-" + std::to_string(getpid()) + ".sqlite");
+    {
+        kiln::Store store(db);  // a logged-out visitor's request never reaches it
+        kiln::auth::Accounts accounts(store);
+        kiln::App app;
+        app.use(accounts.require_login());  // no filter: every path
+        app.get("/login", [](kiln::Request&, kiln::Response& res) { res.text("the form"); });
+        app.get("/report", [](kiln::Request&, kiln::Response& res) { res.text("secret"); });
+        kiln::testing::Client client(app);
+        auto r = client.get("/login");
+        EXPECT_EQ(r.status, 200);
+        EXPECT_EQ(r.body, "the form");
+        r = client.get("/report?year=2026&q=a%20b");
+        EXPECT_EQ(r.status, 303);
+        EXPECT_EQ(r.header("location"), "/login?next=%2Freport%3Fyear%3D2026%26q%3Da%2520b");
+    }
+    std::filesystem::remove(db);
 }
 
 }  // namespace
