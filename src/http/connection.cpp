@@ -458,8 +458,12 @@ void Connection::dispatch(std::string_view body, size_t consumed) {
     if (fd_ < 0) return;  // a streamed write failed and closed us
     if (res.upgrading() && upgrade(res, &req, consumed)) return;
     if (res.streaming()) {
-        if (res.aborted()) a_->keep_alive = false;
-        else res.end();
+        if (res.aborted()) {
+            a_->keep_alive = false;
+            cut_ = true;
+        } else {
+            res.end();
+        }
         observe(&req, res.status(), a_->streamed);
     } else {
         uint64_t sent = a_->head_only || status_has_no_body(res.status()) ? 0 : body_size(res);
@@ -566,8 +570,12 @@ void Connection::finish_exchange(Exchange* ex) {
     Response& res = ex->response;
     if (res.streaming() && res.has_stream()) {  // a coroutine's stream: its head and chunks are out
         srv_.count_request();
-        if (res.aborted()) a_->keep_alive = false;  // cut short: the client sees no clean end
-        else res.end();
+        if (res.aborted()) {  // cut short: the client sees no clean end
+            a_->keep_alive = false;
+            cut_ = true;
+        } else {
+            res.end();
+        }
         observe(&ex->request, res.status(), a_->streamed);
         delete ex;
         finish_request(a_->pending_consumed);
@@ -784,7 +792,7 @@ void Connection::start_linger() {
         close_now();
         return;
     }
-    if (tls_) tls_->shutdown(fd_);  // close_notify: the response ended here, not cut
+    if (tls_ && !cut_) tls_->shutdown(fd_);  // close_notify: the response ended here, not cut
     ::shutdown(fd_, SHUT_WR);
     arm(srv_.linger_timers_);
     discard_input();
@@ -841,7 +849,7 @@ void Connection::drain() {
 void Connection::close_now() {
     if (fd_ < 0) return;
     timer_.disarm();
-    if (tls_) tls_->shutdown(fd_);  // close_notify, best effort: a closing peer knows it was not cut
+    if (tls_ && !cut_) tls_->shutdown(fd_);  // close_notify, best effort: a closing peer knows it was not cut
     ::close(fd_);  // also removes it from epoll
     fd_ = -1;
     if (a_) {

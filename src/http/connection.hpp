@@ -187,6 +187,7 @@ private:
                                   // only ever true inside one process() call
     bool close_after_flush_ = false;
     bool plain_close_ = false;    // close without lingering (see finish_request)
+    bool cut_ = false;            // a streamed response was cut: no TLS close_notify (it would say "complete")
     bool write_blocked_ = false;
     bool read_paused_ = false;
     bool peer_eof_ = false;       // read() returned 0

@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <unistd.h>
 
 namespace kiln::net {
@@ -99,6 +100,15 @@ SSL_CTX* new_ctx(bool h2, std::string* error) {
     return ctx;
 }
 
+// Whether the file's text holds `word` (its first 64 KiB: a PEM's header is at the top).
+bool file_mentions(const std::string& path, std::string_view word) {
+    std::ifstream in(path, std::ios::binary);
+    std::string text(64 * 1024, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(in.gcount()));
+    return text.find(word) != std::string::npos;
+}
+
 // The certificate, its chain and its key, from files or from one PEM in memory.
 bool load(SSL_CTX* ctx, const TlsCertificate& c, std::string* error) {
     std::string where = c.pem.empty() ? c.cert_file : std::string("the generated certificate");
@@ -108,8 +118,14 @@ bool load(SSL_CTX* ctx, const TlsCertificate& c, std::string* error) {
             return false;
         }
         const std::string& key = c.key_file.empty() ? c.cert_file : c.key_file;
+        // An encrypted key would make OpenSSL ask for its passphrase on the terminal,
+        // in every worker, with no timeout: no passphrase is given, the start fails.
+        SSL_CTX_set_default_passwd_cb(ctx, [](char*, int, int, void*) { return -1; });
         if (SSL_CTX_use_PrivateKey_file(ctx, key.c_str(), SSL_FILETYPE_PEM) != 1) {
             *error = key + ": " + ssl_error();
+            if (file_mentions(key, "ENCRYPTED"))
+                *error = key + ": the private key is encrypted, and kiln asks for no passphrase "
+                               "(decrypt it: openssl pkey -in KEY -out PLAIN_KEY, readable by the server only)";
             return false;
         }
     } else {

@@ -97,6 +97,32 @@ class SelfSigned(harness.ServerTestCase):
                 buf += s.recv(65536)
             self.assertTrue(buf.endswith(b"https"))
 
+    def test_a_stream_cut_short_ends_without_close_notify(self):
+        # An HTTP/1.0 response runs until the connection closes. A whole one ends with
+        # TLS's close_notify; one cut short (its handler threw mid-way) must not, or the
+        # client takes the truncated body for the complete one.
+        def read_to_the_end(target):
+            raw = socket.create_connection((HOST, self.port), timeout=5)
+            s = client_context().wrap_socket(raw, server_hostname="localhost", suppress_ragged_eofs=False)
+            with s:
+                s.sendall(("GET %s HTTP/1.0\r\nHost: localhost\r\n\r\n" % target).encode())
+                data = b""
+                try:
+                    while True:
+                        chunk = s.recv(65536)
+                        if not chunk:
+                            return data, "close_notify"
+                        data += chunk
+                except ssl.SSLEOFError:
+                    return data, "cut"
+
+        data, end = read_to_the_end("/stream")
+        self.assertTrue(data.endswith(b"one,two,three"), data)
+        self.assertEqual(end, "close_notify")
+        data, end = read_to_the_end("/stream-throw")
+        self.assertIn(b"partial,", data)
+        self.assertEqual(end, "cut", "a truncated body ended as a complete one")
+
     def test_every_worker_presents_the_same_certificate(self):
         seen = set()
         pids = set()
@@ -473,6 +499,15 @@ class BadCertificates(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn(b_key + ": ", p.stderr)
         self.assertIn("mismatch", p.stderr)
+        # An encrypted key: no passphrase prompt (on a terminal, each worker would wait
+        # at one), a refusal that says what to do.
+        locked = os.path.join(d, "locked.key")
+        subprocess.run(["openssl", "pkey", "-in", b_key, "-out", locked, "-aes256", "-passout", "pass:secret"],
+                       check=True, capture_output=True, timeout=30)
+        b_cert = os.path.join(d, "b.test.crt")
+        p = self.run_server(["--tls-cert", b_cert, "--tls-key", locked])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(locked + ": the private key is encrypted", p.stderr)
         p = self.run_server(["--listen", "127.0.0.1:1 tls proxy_protocol"])
         self.assertEqual(p.returncode, 2, p.stderr)
         p = self.run_server(["--listen", "127.0.0.1:1 ssl"])
