@@ -78,6 +78,7 @@ void Connection::settle() {
     if (fd_ < 0 || !a_ || (state_ != State::Idle && state_ != State::WebSocket) || write_blocked_ || !a_->in.empty() ||
         !a_->out.empty())
         return;
+    if (tls_) tls_->trim();  // its records' memory too (all of them sent: the output is empty)
     a_->in.release(srv_.loop_.buffers());
     srv_.give_back(a_);
     a_ = nullptr;

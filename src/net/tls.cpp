@@ -9,10 +9,12 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <unistd.h>
 
 namespace kiln::net {
 namespace {
@@ -298,11 +300,32 @@ TlsStream::TlsStream(SSL* ssl) : ssl_(ssl), rbio_(BIO_new(BIO_s_mem())), wbio_(B
     SSL_set_accept_state(ssl_);
 }
 
+void TlsStream::trim() {
+    constexpr size_t kKeep = 4 * 1024;
+    if (out_off_ < out_.size()) return;
+    if (out_.capacity() > kKeep) std::string().swap(out_);
+    out_off_ = 0;
+    if (bio_peak_ <= kKeep || BIO_ctrl_pending(rbio_) != 0 || BIO_ctrl_pending(wbio_) != 0) return;
+    BIO* r = BIO_new(BIO_s_mem());
+    BIO* w = BIO_new(BIO_s_mem());
+    if (!r || !w) {  // keep the ones we have
+        BIO_free(r);
+        BIO_free(w);
+        return;
+    }
+    BIO_set_mem_eof_return(r, -1);
+    SSL_set_bio(ssl_, r, w);  // frees the old pair
+    rbio_ = r;
+    wbio_ = w;
+    bio_peak_ = 0;
+}
+
 TlsStream::~TlsStream() { SSL_free(ssl_); }
 
 bool TlsStream::drain_wbio() {
     size_t pending = BIO_ctrl_pending(wbio_);
     if (pending == 0) return false;
+    bio_peak_ = std::max(bio_peak_, pending);
     if (out_off_ == out_.size()) {
         out_.clear();
         out_off_ = 0;
@@ -387,6 +410,7 @@ ssize_t TlsStream::read(int fd, char* buf, size_t n) {
         ssize_t k = ::read(fd, cipher, sizeof cipher);
         if (k > 0) {
             BIO_write(rbio_, cipher, static_cast<int>(k));
+            bio_peak_ = std::max(bio_peak_, BIO_ctrl_pending(rbio_));
             continue;
         }
         if (k == 0) {

@@ -115,6 +115,10 @@ public:
     std::string_view alpn() const;  // the protocol ALPN chose ("h2", "http/1.1"), or ""
     // A close_notify, sent if the socket takes it at once (best effort).
     void shutdown(int fd);
+    // Between requests: gives back the memory a large message grew (OpenSSL's memory
+    // BIOs never shrink, and out_ keeps its capacity), so an idle connection holds a
+    // few KiB, not its largest response's records. Nothing pending: a no-op otherwise.
+    void trim();
 
 private:
     bool drain_wbio();  // what OpenSSL wrote, into out_
@@ -123,6 +127,7 @@ private:
     BIO* wbio_;  // ciphertext out (owned by ssl_)
     std::string out_;
     size_t out_off_ = 0;
+    size_t bio_peak_ = 0;  // the most either BIO held since the last trim()
     bool established_ = false;
     bool eof_ = false;
 };
