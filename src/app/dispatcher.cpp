@@ -5,11 +5,11 @@
 #include <typeinfo>
 
 #include "app/detached.hpp"
-#include "util/log.hpp"
 #include "app/upload_sink.hpp"
 #include "http/multipart.hpp"
 #include "http/request.hpp"
 #include "http/response.hpp"
+#include "util/log.hpp"
 
 namespace kiln::app {
 

@@ -19,7 +19,6 @@ constexpr std::string_view kEpochKey = "kiln.user_epoch";
 
 int64_t now_seconds() { return static_cast<int64_t>(std::time(nullptr)); }
 
-// Characters (code points) in s, or nullopt if it is not UTF-8.
 // A name as shown to others: text, and no control character (a NUL would also be
 // cut by SQLite's length() and refused by PostgreSQL).
 bool printable(std::string_view s) {
@@ -28,6 +27,7 @@ bool printable(std::string_view s) {
     return true;
 }
 
+// Characters (code points) in s, or nullopt if it is not UTF-8.
 std::optional<size_t> chars(std::string_view s) {
     size_t n = 0;
     for (size_t i = 0; i < s.size(); ++n) {

@@ -117,7 +117,7 @@ public:
     void shutdown(int fd);
     // Between requests: gives back the memory a large message grew (OpenSSL's memory
     // BIOs never shrink, and out_ keeps its capacity), so an idle connection holds a
-    // few KiB, not its largest response's records. Nothing pending: a no-op otherwise.
+    // few KiB, not its largest response's records. With output still to send: nothing.
     void trim();
 
 private:
