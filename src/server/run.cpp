@@ -242,6 +242,17 @@ int App::run(const ServerOptions& options) {
                       "survive a restart");
     }
 
+    if (p.processes > 0) {
+        // The supervisor takes these through a signalfd: blocked before the hooks, so
+        // a thread a hook starts inherits them blocked. Else the kernel would hand them
+        // to that thread: SIGHUP (a reload) or SIGTERM would kill the node at once, and
+        // a SIGCHLD would be dropped, its worker neither reaped nor replaced. (A stop
+        // signal during the hooks is taken when they are done.)
+        sigset_t taken;
+        sigemptyset(&taken);
+        for (int s : {SIGCHLD, SIGHUP, SIGTERM, SIGINT, SIGUSR1}) sigaddset(&taken, s);
+        pthread_sigmask(SIG_BLOCK, &taken, nullptr);
+    }
     std::string hook_error = run_hooks(impl_->node_start, opts, "node");
     if (hook_error.empty() && p.processes == 0) hook_error = run_hooks(impl_->worker_start, opts, "worker");
     if (!hook_error.empty()) {

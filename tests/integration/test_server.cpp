@@ -109,6 +109,8 @@ int main(int argc, char** argv) {
         };
         app.on_node_start([append](const kiln::ServerOptions& o) {
             if (std::getenv("KILNTEST_HOOK_FAIL")) throw std::runtime_error("the database is not there");
+            if (std::getenv("KILNTEST_HOOK_THREAD"))  // an app's helper thread (an exporter, a logger)
+                std::thread([] { for (;;) std::this_thread::sleep_for(std::chrono::hours(1)); }).detach();
             append("node " + std::to_string(getpid()) + " workers=" + std::to_string(o.workers));
         });
         app.on_worker_start([append](const kiln::ServerOptions&) { append("worker " + std::to_string(getpid())); });

@@ -397,6 +397,29 @@ class Reload(SupervisorCase):
         self.assertIn(int(r.body), gen2)
 
 
+class HookThreads(SupervisorCase):
+
+    def test_a_thread_a_node_hook_started_does_not_take_the_supervisors_signals(self):
+        # A node hook starts a thread of its own. SIGHUP must still reload and SIGTERM
+        # stop gracefully: were they unblocked in that thread, the kernel would deliver
+        # them there, and their default action would end the supervisor at once.
+        d = tempfile.mkdtemp(prefix="kiln-hook-thread-")
+        self.addCleanup(shutil.rmtree, d, True)
+        env = dict(os.environ, KILNTEST_HOOK_DIR=d, KILNTEST_HOOK_THREAD="1")
+        server = self.start_server("--workers", "2", env=env)
+        old = self.wait_ready(2)
+        server.proc.send_signal(signal.SIGHUP)
+        done = server.wait_for_output(r"reload complete: generation 1 serving", timeout=15)
+        self.assertTrue(done, server.output())
+        self.assertIsNotNone(self.wait_gone(old, DRAIN_WITHIN), server.output())
+        self.assertEqual(len(self.workers()), 2)
+        r, err = fetch(self.port, "/plaintext")
+        self.assertIsNone(err)
+        server.proc.send_signal(signal.SIGTERM)
+        self.assertEqual(server.proc.wait(timeout=20), 0, server.output())
+        self.assertIn("supervisor stopped", server.output())
+
+
 class ReloadWithOtherListeners(SupervisorCase):
 
     def test_a_reload_that_changes_the_listeners_fails_and_the_old_workers_serve_on(self):
