@@ -122,6 +122,8 @@ public:
 
     // New id, same data: call at login so an id seen before it is worth nothing.
     // The CSRF token is renewed too (a token seen before the login is worth nothing).
+    // Two requests that regenerate one session at once (a double-submitted log-in)
+    // each end with a session of their own under their new id.
     void regenerate();
     // Ends the session: removed from the store, its cookie expired. Whatever the
     // handler writes after it (a flash message at logout) goes into a new session,

@@ -432,7 +432,11 @@ Task<> App::save_session(Request& req, Response& res, bool handled) const {
         case K::None: break;
         case K::Create: co_await store.save(w.id, binding.now, std::move(w.data), SessionStore::SaveMode::Create); break;
         case K::Update: co_await store.save(w.id, binding.now, std::move(w.data), SessionStore::SaveMode::Update); break;
-        case K::Rename: co_await store.rename(w.from, w.id, binding.now, std::move(w.data)); break;
+        case K::Rename: {  // as Session::write_to: `from` gone meanwhile, the new id is made
+            bool moved = co_await store.rename(w.from, w.id, binding.now, w.data);
+            if (!moved) co_await store.save(w.id, binding.now, std::move(w.data), SessionStore::SaveMode::Create);
+            break;
+        }
         case K::Replace:
             co_await store.remove(w.from);
             co_await store.save(w.id, binding.now, std::move(w.data), SessionStore::SaveMode::Create);

@@ -268,7 +268,10 @@ void Session::write_to(SessionStore& store, const Write& w, int64_t now) {
     case K::None: return;
     case K::Create: store.save(w.id, now, w.data, SessionStore::SaveMode::Create); return;
     case K::Update: store.save(w.id, now, w.data, SessionStore::SaveMode::Update); return;
-    case K::Rename: store.rename(w.from, w.id, now, w.data); return;
+    case K::Rename:  // `from` gone meanwhile (a double-submitted log-in renamed it first): the
+                     // response names the new id, so it must exist; the old one stays gone
+        if (!store.rename(w.from, w.id, now, w.data)) store.save(w.id, now, w.data, SessionStore::SaveMode::Create);
+        return;
     case K::Replace:
         store.remove(w.from);
         store.save(w.id, now, w.data, SessionStore::SaveMode::Create);

@@ -450,6 +450,10 @@ int main(int argc, char** argv) {
         res.text(req.client_address() + " " + (req.secure() ? "https" : "http"));
     });
     app.get("/session/login", [](kiln::Request& req, kiln::Response& res) {
+        if (auto ms = req.query("ms")) {  // loaded, then a pause: two log-ins at once overlap
+            (void)req.session().get("note");
+            std::this_thread::sleep_for(std::chrono::milliseconds(bounded_number(req, "ms", kMaxSleepMs)));
+        }
         req.session().regenerate();
         res.text(std::string(req.session().id()));
     });

@@ -239,6 +239,35 @@ class StoreFull(SessionCase):
         self.assertNotEqual(visit(self.port, sid)[0], sid, "the pre-login id still works")
 
 
+class DoubleLogIn(SessionCase):
+    # Handlers on a pool (hybrid), so two log-ins on one session overlap.
+    config = 'server.mpm = "hybrid"\n'
+
+    def test_two_log_ins_at_once_on_one_session_each_get_a_session_that_works(self):
+        # A double-clicked log-in: both requests load the session, both renew its id.
+        # The first moves it; the second finds the old id gone. Each response names a
+        # new id, and the browser keeps whichever came last: both must exist (before,
+        # the second was never stored, and its user was logged out at the next page).
+        import threading
+        sid, _n, _pid, _note, _r = visit(self.port, note="cart")
+        got = []
+        threads = [threading.Thread(target=lambda: got.append(fetch(self.port, "/session/login?ms=400",
+                                                                    "kiln_sid=" + sid)))
+                   for _ in range(2)]
+        for t in threads:
+            t.start()
+            time.sleep(0.05)
+        for t in threads:
+            t.join(timeout=10)
+        self.assertEqual([r.status for r in got], [200, 200])
+        ids = [r.body.decode() for r in got]
+        self.assertEqual(len(set(ids) | {sid}), 3, ids)
+        for new in ids:
+            again, n, _pid, note, _r = visit(self.port, new)
+            self.assertEqual((again, note), (new, "cart"), "the session named by a log-in's answer is missing")
+        self.assertNotEqual(visit(self.port, sid)[0], sid, "the pre-login id still works")
+
+
 class LoggedOutStaysLoggedOut(SessionCase):
     # Security finding 8: a request that loaded the session before another request's
     # destroy() and saved after it brought the logged-out session back. Handlers on a
