@@ -547,18 +547,18 @@ class CrashLoop(SupervisorCase):
 class StopDuringBackOff(SupervisorCase):
 
     def test_a_stop_while_a_slot_waits_to_respawn_does_not_spin(self):
-        # One slot crash-loops and backs off (100, 200, 400, 800 ms) while the other
+        # One slot crash-loops and backs off (100, 200, 400, 800, 1,600 ms) while the other
         # serves on; a stop with a lame duck comes while the first slot waits for its
         # next worker. The supervisor waits out the lame duck asleep: before, that
         # slot's due respawn (skipped while stopping) made its poll timeout 0 until the
         # lame duck ended, a core at 100%.
-        env = dict(os.environ, KILN_TIMEOUTS_LAME_DUCK_MS="2000")
+        env = dict(os.environ, KILN_TIMEOUTS_LAME_DUCK_MS="3500")
         server = self.start_server("--workers", "2", env=env)
         self.wait_ready(2)
         keeper = min(self.workers())
         crashed = 0
         deadline = time.monotonic() + 30
-        while crashed < 5 and time.monotonic() < deadline:
+        while crashed < 6 and time.monotonic() < deadline:
             with harness.RawConnection(self.port) as c:  # until one lands on the other slot
                 c.send(build_request("GET", "/pid"))
                 r = c.read_response(timeout=10)
@@ -568,14 +568,14 @@ class StopDuringBackOff(SupervisorCase):
                 closed, _extra, _ = c.wait_closed(timeout=15)
                 self.assertTrue(closed, "/crash #%d: connection not closed\n%s" % (crashed, server.output()))
                 crashed += 1
-        self.assertEqual(crashed, 5, server.output())
-        self.assertTrue(server.wait_for_output(r"replacing it in 800 ms", timeout=5), server.output())
+        self.assertEqual(crashed, 6, server.output())
+        self.assertTrue(server.wait_for_output(r"replacing it in 1600 ms", timeout=5), server.output())
         self.assertEqual(self.workers(), {keeper}, "the crashing slot runs a worker already: no back-off to stop in")
         before = cpu_seconds(server.proc.pid)
         server.proc.send_signal(signal.SIGTERM)
-        time.sleep(1.6)  # within the lame duck, past the respawn that is not going to happen
+        time.sleep(2.8)  # within the lame duck, past the respawn that is not going to happen
         used = cpu_seconds(server.proc.pid) - before
-        self.assertLess(used, 0.3, "the supervisor used %.2f s of CPU in 1.6 s of lame duck" % used)
+        self.assertLess(used, 0.3, "the supervisor used %.2f s of CPU in 2.8 s of lame duck" % used)
         self.assertEqual(server.proc.wait(timeout=10), 0)
 
 
