@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include "net/listener.hpp"
 #include "server/config.hpp"
@@ -43,27 +44,18 @@ bool same_listener(int fd, const Bound::Address& a) {
     sockaddr_storage ss{};
     socklen_t len = sizeof ss;
     if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return false;
-    if (a.is_unix) {
-        if (ss.ss_family != AF_UNIX) return false;
-        const auto* un = reinterpret_cast<const sockaddr_un*>(&ss);
-        return std::string_view(un->sun_path) == a.host;
-    }
-    if (ss.ss_family == AF_INET) {
-        const auto* in = reinterpret_cast<const sockaddr_in*>(&ss);
-        in_addr want{};
-        if (a.port != 0 && ntohs(in->sin_port) != a.port) return false;
-        if (inet_pton(AF_INET6, a.host.c_str(), &want) == 1) return false;  // a v6 literal on a v4 socket
-        return inet_pton(AF_INET, a.host.c_str(), &want) != 1 || want.s_addr == in->sin_addr.s_addr;
-    }
-    if (ss.ss_family == AF_INET6) {
-        const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&ss);
-        in6_addr want{};
-        in_addr want4{};
-        if (a.port != 0 && ntohs(in6->sin6_port) != a.port) return false;
-        if (inet_pton(AF_INET, a.host.c_str(), &want4) == 1) return false;  // a v4 literal on a v6 socket
-        return inet_pton(AF_INET6, a.host.c_str(), &want) != 1 ||
-               std::equal(std::begin(want.s6_addr), std::end(want.s6_addr), std::begin(in6->sin6_addr.s6_addr));
-    }
+    if (a.is_unix)
+        return ss.ss_family == AF_UNIX && std::string_view(reinterpret_cast<const sockaddr_un*>(&ss)->sun_path) == a.host;
+    if (a.port != 0 && bound_port(fd) != a.port) return false;
+    in_addr v4{};
+    in6_addr v6{};
+    bool literal4 = inet_pton(AF_INET, a.host.c_str(), &v4) == 1;
+    bool literal6 = inet_pton(AF_INET6, a.host.c_str(), &v6) == 1;
+    if (ss.ss_family == AF_INET)
+        return !literal6 && (!literal4 || v4.s_addr == reinterpret_cast<const sockaddr_in*>(&ss)->sin_addr.s_addr);
+    if (ss.ss_family == AF_INET6)
+        return !literal4 && (!literal6 || std::memcmp(&v6, &reinterpret_cast<const sockaddr_in6*>(&ss)->sin6_addr,
+                                                      sizeof v6) == 0);
     return false;
 }
 
