@@ -108,6 +108,8 @@ private:
     int64_t retry_after_;
 };
 
+// A throttle limit of 0 turns that count off (a site behind one NAT address may want
+// no per-address limit); the others still hold.
 struct Options {
     std::chrono::seconds throttle_window{15 * 60};
     int max_failures_per_account_and_address = 5;  // one account from one address, within the window
@@ -121,7 +123,8 @@ struct Options {
 
 // Argon2id, on a blocking-work thread (a coroutine awaits it; the loop goes on).
 // Each holds 64 MiB while it runs: at most kMaxHashing run at once in a process,
-// and one past that throws HttpError 503 (with Retry-After) at once.
+// and one past that throws HttpError 503 (with Retry-After) at once. Such a refused
+// log-in, sign-up or password change costs no throttle count: no password was tried.
 inline constexpr int kMaxHashing = 4;
 Task<std::string> hash_password(std::string password);
 Task<bool> verify_password(std::string hash, std::string password);
@@ -177,7 +180,8 @@ private:
     };
     // No account (nullopt): the attempt named none, and counts for its address only;
     // no known address (a unix socket): for its account only.
-    static ThrottleKeys throttle_keys(std::optional<std::string_view> account, const Request& req);
+    // A limit of 0 turns its key off.
+    ThrottleKeys throttle_keys(std::optional<std::string_view> account, const Request& req) const;
     // Counts the attempt under each key, narrowest first, each only while under its
     // limit; at a key already at its limit, gives back what it took at the others and
     // throws Throttled.
@@ -185,6 +189,9 @@ private:
     // A success: the account's counts go, the address's gives back the count this
     // attempt took at counted_at.
     Task<> forget_attempt(const ThrottleKeys& keys, int64_t counted_at);
+    // An attempt that checked no password (every hashing slot was taken, 503): each
+    // key gives back the count it took at counted_at.
+    Task<> give_back_attempt(const ThrottleKeys& keys, int64_t counted_at);
     // Drops the rows of windows that are over, once per window.
     Task<> purge_now_and_then(FailureCounts& counts, int64_t now);
     void start_session(Request& req, const User& user);

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <ctime>
+#include <exception>
 #include <iterator>
 #include <utility>
 
@@ -8,6 +9,7 @@
 #include <kiln/view.hpp>  // url_encode
 
 #include "auth/failure_counts.hpp"
+#include "auth/hash_slot.hpp"
 #include "util/random.hpp"
 #include "util/utf8.hpp"
 
@@ -125,9 +127,10 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
     // Counted before the hash, and only while under the limit (one statement: sign-ups
     // that arrive together cannot pass it by their number). A client of unknown
     // address (a unix socket) is not counted: all of them would share one count.
-    if (std::string block = req.client_block(); !block.empty()) {
-        std::string key = "sign-up:" + block;
-        FailureCounts counts(store_, options_.throttle_window);
+    FailureCounts counts(store_, options_.throttle_window);
+    std::string key;
+    if (std::string block = req.client_block(); !block.empty() && options_.max_sign_ups_per_address > 0) {
+        key = "sign-up:" + block;
         co_await purge_now_and_then(counts, now);
         if (!co_await counts.count_within(key, options_.max_sign_ups_per_address, now)) {
             int64_t wait = co_await counts.wait_of(key, now);
@@ -135,7 +138,16 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
                         "Too many sign-ups from your address: try again in " + minutes(wait), wait);
         }
     }
-    u.password_hash = co_await hash_password(std::move(password));
+    std::exception_ptr busy;  // every hashing slot taken: a 503 that costs no sign-up
+    try {
+        u.password_hash = co_await hash_password(std::move(password));
+    } catch (const HashingBusy&) {
+        busy = std::current_exception();
+    }
+    if (busy) {
+        if (!key.empty()) co_await counts.give_back(key, now);
+        std::rethrow_exception(busy);
+    }
     u.created_at = now;
     u.epoch = first_epoch();
     bool taken = false;
@@ -150,7 +162,7 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
     co_return u;
 }
 
-Accounts::ThrottleKeys Accounts::throttle_keys(std::optional<std::string_view> account, const Request& req) {
+Accounts::ThrottleKeys Accounts::throttle_keys(std::optional<std::string_view> account, const Request& req) const {
     std::string address = req.client_block();  // IPv6 by its /64; "" when unknown (a unix socket)
     ThrottleKeys keys;
     // An account is a normalized address (no spaces), so "account:<email>" and
@@ -158,6 +170,10 @@ Accounts::ThrottleKeys Accounts::throttle_keys(std::optional<std::string_view> a
     if (account) keys.account = "account:" + std::string(*account);
     if (account && !address.empty()) keys.pair = keys.account + " from:" + address;
     if (!address.empty()) keys.address = "address:" + address;
+    // A limit of 0 (or less) is off: its key counts nothing.
+    if (options_.max_failures_per_account_and_address <= 0) keys.pair.clear();
+    if (options_.max_failures_per_account <= 0) keys.account.clear();
+    if (options_.max_failures_per_address <= 0) keys.address.clear();
     return keys;
 }
 
@@ -188,8 +204,14 @@ Task<> Accounts::take_attempt(const ThrottleKeys& keys, int64_t now) {
 Task<> Accounts::forget_attempt(const ThrottleKeys& keys, int64_t counted_at) {
     // The account's counts start over; its address gets back what this attempt took.
     FailureCounts counts(store_, options_.throttle_window);
-    if (!keys.account.empty()) co_await counts.forget(keys.account, keys.pair);
+    if (!keys.account.empty() || !keys.pair.empty()) co_await counts.forget(keys.account, keys.pair);
     if (!keys.address.empty()) co_await counts.give_back(keys.address, counted_at);
+}
+
+Task<> Accounts::give_back_attempt(const ThrottleKeys& keys, int64_t counted_at) {
+    FailureCounts counts(store_, options_.throttle_window);
+    for (const std::string* key : {&keys.address, &keys.account, &keys.pair})
+        if (!key->empty()) co_await counts.give_back(*key, counted_at);
 }
 
 Task<> Accounts::purge_now_and_then(FailureCounts& counts, int64_t now) {
@@ -217,10 +239,19 @@ Task<User> Accounts::log_in(Request& req, std::string email, std::string passwor
     // co_await inside ?: or && (a double free).
     bool known = !found.empty();
     std::string hash;
-    if (known) hash = found.front().password_hash;
-    else hash = co_await decoy_hash();
     bool ok = false;
-    if (password.size() <= options_.max_password_bytes) ok = co_await verify_password(std::move(hash), std::move(password));
+    std::exception_ptr busy;  // every hashing slot taken: a 503 that was no try at the password
+    try {
+        if (known) hash = found.front().password_hash;
+        else hash = co_await decoy_hash();
+        if (password.size() <= options_.max_password_bytes) ok = co_await verify_password(std::move(hash), std::move(password));
+    } catch (const HashingBusy&) {
+        busy = std::current_exception();
+    }
+    if (busy) {
+        co_await give_back_attempt(keys, now);
+        std::rethrow_exception(busy);
+    }
     if (!known || !ok) throw Error(Error::Kind::BadCredentials, "", "Wrong email address or password");
     co_await forget_attempt(keys, now);
     start_session(req, found.front());
@@ -239,7 +270,16 @@ Task<> Accounts::change_password(Request& req, std::string current, std::string 
     ThrottleKeys keys = throttle_keys(me->email, req);
     co_await take_attempt(keys, now);
     bool right = false;  // (past the length log-in takes: wrong, and no hash is paid for it)
-    if (current.size() <= options_.max_password_bytes) right = co_await verify_password(me->password_hash, std::move(current));
+    std::exception_ptr busy;
+    try {
+        if (current.size() <= options_.max_password_bytes) right = co_await verify_password(me->password_hash, std::move(current));
+    } catch (const HashingBusy&) {
+        busy = std::current_exception();
+    }
+    if (busy) {
+        co_await give_back_attempt(keys, now);
+        std::rethrow_exception(busy);
+    }
     if (!right) throw Error(Error::Kind::BadCredentials, "current_password", "The current password is wrong");
     co_await forget_attempt(keys, now);  // the password was right, whatever becomes of the new one
     if (std::string why = check_password(next); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);

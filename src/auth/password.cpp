@@ -4,9 +4,10 @@
 #include <atomic>
 #include <stdexcept>
 
-#include <kiln/app.hpp>  // HttpError
 #include <kiln/auth.hpp>
 #include <kiln/blocking.hpp>
+
+#include "auth/hash_slot.hpp"
 
 namespace kiln::auth {
 namespace {
@@ -15,24 +16,16 @@ void init_sodium() {
     if (!ready) throw std::runtime_error("libsodium failed to initialise");
 }
 
-// Each hash holds 64 MiB while it runs. A flood of log-ins (each costs one, a decoy
-// for an unknown account too) must not run as many at once as the blocking pool
-// has threads in every worker: past kMaxHashing in this process, 503 at once.
-std::atomic<int> hashing{0};
-
-class HashSlot {
-public:
-    HashSlot() {
-        if (hashing.fetch_add(1, std::memory_order_acq_rel) >= kMaxHashing) {
-            hashing.fetch_sub(1, std::memory_order_acq_rel);
-            throw HttpError(503, "Service Unavailable: too many passwords being checked; try again");
-        }
-    }
-    ~HashSlot() { hashing.fetch_sub(1, std::memory_order_acq_rel); }
-    HashSlot(const HashSlot&) = delete;
-    HashSlot& operator=(const HashSlot&) = delete;
-};
+std::atomic<int> hashing{0};  // slots taken
 }  // namespace
+
+HashSlot::HashSlot() {
+    if (hashing.fetch_add(1, std::memory_order_acq_rel) >= kMaxHashing) {
+        hashing.fetch_sub(1, std::memory_order_acq_rel);
+        throw HashingBusy();
+    }
+}
+HashSlot::~HashSlot() { hashing.fetch_sub(1, std::memory_order_acq_rel); }
 
 Task<std::string> hash_password(std::string password) {
     init_sodium();

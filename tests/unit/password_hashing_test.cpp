@@ -1,15 +1,24 @@
 // auth::hash_password / verify_password: Argon2id on the blocking-work threads, each
 // holding 64 MiB while it runs; a process runs at most kMaxHashing at once, and a
 // hash asked for past that is refused at once with 503 (a log-in flood cannot take
-// the memory of every pool thread of every worker).
+// the memory of every pool thread of every worker). A log-in refused so tried no
+// password, and costs no throttle count. And a throttle limit of 0 is off.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <kiln/app.hpp>
 #include <kiln/auth.hpp>
+#include <kiln/db.hpp>
+#include <kiln/kiln.hpp>
+#include <kiln/store.hpp>
+#include <kiln/testing.hpp>
 
+#include "auth/hash_slot.hpp"
 #include "support/async_test.hpp"
 
 namespace {
@@ -48,6 +57,96 @@ TEST(PasswordHashing, PastTheLimitAHashIsRefusedWith503AndTheOthersFinish) {
     EXPECT_EQ(hashed, kiln::auth::kMaxHashing);
     EXPECT_EQ(refused, n - kiln::auth::kMaxHashing);
     EXPECT_EQ(other, 0);
+}
+
+// An app with one account (ada@example.org, "correct horse") and a log-in at
+// GET /login?pw=...: 200 "in", 401 with the refusal's message, or what was thrown.
+class LogInApp {
+public:
+    explicit LogInApp(kiln::auth::Options options = {})
+        : path_(std::filesystem::temp_directory_path() /
+                ("kiln-hashing-" + std::to_string(getpid()) + "-" + std::to_string(++made_) + ".sqlite")) {
+        std::filesystem::remove(path_);
+        {
+            kiln::db::Database setup(path_);
+            setup.exec(
+                "CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT NOT NULL UNIQUE, name TEXT NOT NULL, "
+                "password_hash TEXT NOT NULL, epoch INTEGER NOT NULL, created_at INTEGER NOT NULL)");
+            setup.exec(
+                "CREATE TABLE auth_failures (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, "
+                "failures INTEGER NOT NULL, window_start INTEGER NOT NULL)");
+        }
+        store_ = std::make_unique<kiln::Store>(path_);
+        accounts_ = std::make_unique<kiln::auth::Accounts>(*store_, options);
+        app_.get("/signup", [this](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
+            co_await accounts_->sign_up(req, "ada@example.org", "Ada", "correct horse");
+            res.text("signed up");
+        });
+        app_.get("/login", [this](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
+            try {
+                co_await accounts_->log_in(req, "ada@example.org", std::string(req.query("pw").value_or("")));
+                res.text("in");
+            } catch (const kiln::auth::Error& e) {
+                res.status(401).text(e.what());
+            }
+        });
+        client_ = std::make_unique<kiln::testing::Client>(app_);
+        EXPECT_EQ(client_->get("/signup").status, 200);
+    }
+    ~LogInApp() {
+        client_.reset();
+        accounts_.reset();
+        store_.reset();
+        std::filesystem::remove(path_);
+    }
+
+    kiln::testing::Client& client() { return *client_; }
+    // Log-in failure counts above 0 (the sign-up's own count aside), read with a
+    // connection of the test's own.
+    int64_t failure_rows() {
+        kiln::db::Database db(path_);
+        return db.scalar<int64_t>("SELECT count(*) FROM auth_failures WHERE failures > 0 AND key NOT LIKE 'sign-up:%'");
+    }
+
+private:
+    static inline int made_ = 0;
+    std::filesystem::path path_;
+    std::unique_ptr<kiln::Store> store_;
+    std::unique_ptr<kiln::auth::Accounts> accounts_;
+    kiln::App app_;
+    std::unique_ptr<kiln::testing::Client> client_;
+};
+
+TEST(PasswordHashing, ALogInRefusedBecauseEverySlotIsTakenCostsNoAttempt) {
+    LogInApp app;  // at most 5 failures of one account from one address
+    {
+        std::vector<std::unique_ptr<kiln::auth::HashSlot>> held;
+        for (int i = 0; i < kiln::auth::kMaxHashing; ++i) held.push_back(std::make_unique<kiln::auth::HashSlot>());
+        for (int i = 0; i < 8; ++i) {  // past the limit of 5, had they counted
+            auto r = app.client().get("/login?pw=correct%20horse");
+            EXPECT_EQ(r.status, 503) << i << " " << r.body;
+            EXPECT_EQ(r.header("retry-after"), "1");
+        }
+        EXPECT_EQ(app.failure_rows(), 0);
+    }
+    auto r = app.client().get("/login?pw=correct%20horse");  // its owner is not locked out
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.body, "in");
+}
+
+TEST(PasswordHashing, ThrottleLimitsOf0AreOff) {
+    kiln::auth::Options options;
+    options.max_failures_per_account_and_address = 0;
+    options.max_failures_per_account = 0;
+    options.max_failures_per_address = 0;
+    LogInApp app(options);
+    for (int i = 0; i < 2; ++i) {  // a limit of 0 that counted would refuse the second
+        auto r = app.client().get("/login?pw=wrong%20horse");
+        EXPECT_EQ(r.status, 401) << i;
+        EXPECT_EQ(r.body, "Wrong email address or password") << i;
+    }
+    EXPECT_EQ(app.failure_rows(), 0);  // nothing counted
+    EXPECT_EQ(app.client().get("/login?pw=correct%20horse").status, 200);
 }
 
 }  // namespace
