@@ -63,6 +63,9 @@ struct ServerOptions {
     // After a stop signal, keep serving this long with the health endpoint answering
     // 503, so a load balancer takes the node out before it stops accepting.
     uint32_t lame_duck_ms = 0;
+    // A reload's new workers must report ready within this (their on_worker_start
+    // hooks included), or the reload is abandoned and the old workers serve on.
+    uint32_t ready_timeout_ms = 30'000;
     uint32_t handler_timeout_ms = 30'000;    // a coroutine handler not done by then: cancelled, 504; 0: none
     uint32_t watchdog_timeout_ms = 30'000;   // a worker whose event loop is stuck this long
                                              // is killed and replaced; 0: off

@@ -247,6 +247,7 @@ const std::vector<Key>& keys() {
         integer("timeouts.write_ms", &ServerOptions::write_timeout_ms, 1u, 3'600'000u),
         integer("timeouts.drain_ms", &ServerOptions::drain_timeout_ms, 0u, 3'600'000u),
         integer("timeouts.lame_duck_ms", &ServerOptions::lame_duck_ms, 0u, 600'000u),
+        integer("timeouts.ready_ms", &ServerOptions::ready_timeout_ms, 100u, 3'600'000u),
         integer("timeouts.handler_ms", &ServerOptions::handler_timeout_ms, 0u, 3'600'000u),
         integer("timeouts.watchdog_ms", &ServerOptions::watchdog_timeout_ms, 0u, 3'600'000u),
         integer("timeouts.request_ms", &ServerOptions::request_timeout_ms, 1u, 3'600'000u),

@@ -32,7 +32,6 @@ using util::LogLevel;
 constexpr uint64_t kEarlyDeathMs = 5'000;     // dying sooner than this after start counts as a failure
 constexpr uint64_t kBackoffBaseMs = 100;
 constexpr uint64_t kBackoffCapMs = 10'000;
-constexpr uint64_t kReadyTimeoutMs = 30'000;  // a reload's new workers must be ready by then
 constexpr uint64_t kStopGraceMs = 2'000;      // beyond drain_timeout before SIGKILL
 
 uint64_t now_ms() {
@@ -290,7 +289,7 @@ void Supervisor::begin_reload() {
         return;
     }
     ++generation_;
-    reload_deadline_ms_ = now_ms() + kReadyTimeoutMs;
+    reload_deadline_ms_ = now_ms() + options_.ready_timeout_ms;
     sd_notify("RELOADING=1");
     for (Slot& s : slots_) s = Slot{};
     log(LogLevel::Info, "SIGHUP: reloading, starting generation %u", generation_);
@@ -461,8 +460,9 @@ int Supervisor::run() {
             stop_deadline_ms_ = UINT64_MAX;
         }
         if (reload_deadline_ms_ && now >= reload_deadline_ms_) {
-            log(LogLevel::Error, "reload failed: new workers not ready within %llu ms; the old workers keep serving",
-                static_cast<unsigned long long>(kReadyTimeoutMs));
+            log(LogLevel::Error,
+                "reload failed: new workers not ready within %u ms (timeouts.ready_ms); the old workers keep serving",
+                options_.ready_timeout_ms);
             abandon_reload(SIGKILL);  // not ready in time: they may be stuck
         }
         check_watchdog();

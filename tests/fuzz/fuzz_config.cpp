@@ -45,7 +45,7 @@ auto fields(const ServerOptions& o) {
                     o.proxy_protocol,
                     o.tls_listener, o.tls_cert, o.tls_key, o.tls_certificates, o.tls_self_signed,
                     o.tls_ticket_rotate_s, o.tls_redirect_http, o.session_store, o.topics_store, o.redis_url, o.redis_pool,
-                    o.redis_command_timeout_ms, o.redis_prefix, o.lame_duck_ms, o.http2, o.http2_max_streams,
+                    o.redis_command_timeout_ms, o.redis_prefix, o.lame_duck_ms, o.ready_timeout_ms, o.http2, o.http2_max_streams,
                     o.compression, o.compression_min_size, o.compression_types, o.compression_gzip_level,
                     o.compression_brotli_level, o.compression_zstd_level);
 }

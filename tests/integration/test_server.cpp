@@ -113,7 +113,17 @@ int main(int argc, char** argv) {
                 std::thread([] { for (;;) std::this_thread::sleep_for(std::chrono::hours(1)); }).detach();
             append("node " + std::to_string(getpid()) + " workers=" + std::to_string(o.workers));
         });
-        app.on_worker_start([append](const kiln::ServerOptions&) { append("worker " + std::to_string(getpid())); });
+        app.on_worker_start([append, dir = std::string(dir)](const kiln::ServerOptions&) {
+            append("worker " + std::to_string(getpid()));
+            // A warm-up this long (milliseconds in the file, which a test writes
+            // before a reload): test_supervisor ReadyTimeout.
+            if (FILE* f = std::fopen((dir + "/worker_start_ms").c_str(), "r")) {
+                long ms = 0;
+                if (std::fscanf(f, "%ld", &ms) != 1) ms = 0;
+                std::fclose(f);
+                std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+            }
+        });
     }
 
     // The URLs this worker's settings hold (test_supervisor.py: they reach workers

@@ -420,6 +420,37 @@ class HookThreads(SupervisorCase):
         self.assertIn("supervisor stopped", server.output())
 
 
+class ReadyTimeout(SupervisorCase):
+
+    def test_new_workers_not_ready_within_the_ready_timeout_fail_the_reload(self):
+        # The new workers' on_worker_start warms up for 2.5 s; with --ready-timeout
+        # 1000 the reload fails at 1 s, naming the setting, and the old worker serves
+        # on. (A fixed 30 s timeout would have let this reload through, and refused
+        # an app whose warm-up takes longer.)
+        d = tempfile.mkdtemp(prefix="kiln-ready-timeout-")
+        self.addCleanup(shutil.rmtree, d, True)
+        env = dict(os.environ, KILNTEST_HOOK_DIR=d)
+        server = self.start_server("--workers", "1", "--ready-timeout", "1000", env=env)
+        old = self.wait_ready(1)
+        with open(os.path.join(d, "worker_start_ms"), "w") as f:
+            f.write("2500\n")
+        started = time.monotonic()
+        server.proc.send_signal(signal.SIGHUP)
+        failed = server.wait_for_output(r"reload failed: new workers not ready within 1000 ms \(timeouts.ready_ms\)",
+                                        timeout=10)
+        self.assertTrue(failed, server.output())
+        self.assertLess(time.monotonic() - started, 2.4, "the reload waited for the warm-up")
+        os.unlink(os.path.join(d, "worker_start_ms"))
+        time.sleep(0.2)  # the abandoned worker is killed and reaped
+        self.assertEqual(self.workers(), old, server.output())
+        r, err = fetch(self.port, "/plaintext")
+        self.assertIsNone(err)
+        self.assertEqual(r.status, 200)
+        # With the warm-up gone, the next reload goes through.
+        server.proc.send_signal(signal.SIGHUP)
+        self.assertTrue(server.wait_for_output(r"reload complete: generation 1 serving", timeout=15), server.output())
+
+
 class ReloadWithOtherListeners(SupervisorCase):
 
     def test_a_reload_that_changes_the_listeners_fails_and_the_old_workers_serve_on(self):
