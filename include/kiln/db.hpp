@@ -461,8 +461,17 @@ private:
 };
 
 // RAII transaction: rolls back in the destructor unless commit() ran. Nested ones
-// are SAVEPOINTs; they must end innermost first (else Error(Misuse)). A failed
-// commit() leaves it open, so the destructor still rolls back.
+// are SAVEPOINTs; they must end innermost first: commit() or rollback() out of order
+// throws Error(Misuse) and changes nothing, but a destructor out of order (or one
+// whose rollback fails) rolls back the whole transaction, every level, so nothing is
+// left open that no one will end; the others then throw Misuse at their commit().
+// A failed commit() leaves it open, so the destructor still rolls back. Should SQLite
+// roll a transaction back on its own (ON CONFLICT ROLLBACK, RAISE(ROLLBACK), a full
+// disk), its statements and its commit() throw Misuse instead of running outside it.
+//
+// On a connection that coroutines share (PerThread::get() on a loop thread), a
+// transaction must not span a co_await: another request's statements would run
+// inside it. Run it in kiln::blocking, or use kiln::Store.
 class Transaction {
 public:
     Transaction(Transaction&& other) noexcept;
@@ -474,10 +483,13 @@ public:
 
 private:
     friend class Database;
-    Transaction(detail::Connection* conn, int level) : conn_(conn), level_(level) {}
+    Transaction(detail::Connection* conn, int level, uint64_t serial) : conn_(conn), level_(level), serial_(serial) {}
     void end(bool commit);
+    bool stale() const;  // rolled back already, with the transaction it was part of
+    void abandon();      // rolls back every level and lets go
     detail::Connection* conn_;
     int level_;  // 1 = BEGIN/COMMIT, n > 1 = SAVEPOINT kiln_sp<n>
+    uint64_t serial_;  // the connection's tx_serial when its outermost level began
 };
 
 // One connection per thread for a path: get() opens this thread's on first use.

@@ -22,6 +22,10 @@ struct Connection {
     Connection& operator=(const Connection&) = delete;
 
     void check_thread() const;
+    // Throws Error(Misuse) when a Transaction is open here but SQLite rolled it back
+    // on its own: a statement now would run outside it.
+    void check_transaction() const;
+    [[noreturn]] static void throw_rolled_back();
     // Runs a statement kiln wrote itself (no parameters, no rows wanted).
     void run(std::string_view sql);
 
@@ -30,6 +34,7 @@ struct Connection {
     StatementCache cache;
     std::thread::id owner;
     int tx_depth = 0;
+    uint64_t tx_serial = 0;  // bumped at each BEGIN and when a transaction is abandoned
 };
 
 }  // namespace kiln::db::detail

@@ -85,6 +85,16 @@ void Connection::check_thread() const {
     std::abort();
 }
 
+void Connection::check_transaction() const {
+    if (tx_depth > 0 && sqlite3_get_autocommit(db) != 0) throw_rolled_back();
+}
+
+void Connection::throw_rolled_back() {
+    throw_kiln(ErrorKind::Misuse,
+               "SQLite rolled the transaction back after an error (ON CONFLICT ROLLBACK, RAISE(ROLLBACK), a full "
+               "disk): nothing of it was kept, and no statement runs until it ends");
+}
+
 void Connection::run(std::string_view sql) {
     Stmt* s = cache.acquire(db, sql);
     int rc;
@@ -119,6 +129,7 @@ Database& Database::operator=(Database&&) noexcept = default;
 
 Result Database::prepare(Sql sql, int param_count) {
     conn_->check_thread();
+    conn_->check_transaction();
     Result r(conn_->cache.acquire(conn_->db, sql.text()));
     int expected = sqlite3_bind_parameter_count(r.s_->handle);
     if (expected != param_count) {

@@ -153,6 +153,76 @@ TEST_F(TxTest, ErrorEndingTheOuterBeforeTheInner) {
     outer.commit();
 }
 
+// Two coroutines on one loop thread's connection, each with a transaction across a
+// co_await: A begins, B nests a savepoint, A ends first. Before, A's destructor left
+// SQLite's transaction open with no one to end it: every later write went into it,
+// never committed, and it held the write lock.
+TEST_F(TxTest, ADestructorOutOfOrderRollsBackTheWholeTransaction) {
+    Database other(dir_ / "a.db");
+    {
+        std::optional<Transaction> a(db().transaction());
+        db().exec("INSERT INTO t VALUES (?)", "a");
+        std::optional<Transaction> b(db().transaction());
+        db().exec("INSERT INTO t VALUES (?)", "b");
+        EXPECT_THROW(a->commit(), Error);  // out of order: nothing changes yet
+        a.reset();                         // its request failed: out of order again
+        try {
+            b->commit();
+            ADD_FAILURE() << "b committed into a transaction rolled back";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::Misuse);
+            EXPECT_NE(std::string(e.what()).find("rolled back already"), std::string::npos) << e.what();
+        }
+        EXPECT_FALSE(b->active());
+    }
+    db().exec("INSERT INTO t VALUES (?)", "c");  // committed at once: no transaction is open
+    EXPECT_EQ(other.scalar<int>("SELECT count(*) FROM t"), 1);
+    EXPECT_EQ(other.scalar<int>("SELECT count(*) FROM t WHERE x = 'c'"), 1);
+    Transaction next = db().transaction();
+    db().exec("INSERT INTO t VALUES (?)", "d");
+    next.commit();
+    EXPECT_EQ(other.scalar<int>("SELECT count(*) FROM t"), 2);
+}
+
+// A stale Transaction must never end a later one that happens to have its level.
+TEST_F(TxTest, AStaleTransactionDoesNotEndALaterOne) {
+    std::optional<Transaction> a(db().transaction());
+    std::optional<Transaction> b(db().transaction());
+    a.reset();  // out of order: all rolled back
+    Transaction c = db().transaction();  // a new level 1, as a was
+    db().exec("INSERT INTO t VALUES (?)", "c");
+    EXPECT_THROW(b->rollback(), Error);  // stale: it touches nothing
+    b.reset();
+    c.commit();
+    EXPECT_EQ(rows(), 1);
+}
+
+// ON CONFLICT ROLLBACK makes SQLite end the transaction itself. Before, a handler that
+// caught the error and went on ran its next statements outside any transaction
+// (committed at once), and commit() said nothing.
+TEST_F(TxTest, ATransactionSQLiteRolledBackRunsNoMoreStatementsAndItsCommitThrows) {
+    db().exec("CREATE TABLE u (v TEXT UNIQUE ON CONFLICT ROLLBACK)");
+    {
+        Transaction tx = db().transaction();
+        db().exec("INSERT INTO u VALUES (?)", "x");
+        EXPECT_THROW(db().exec("INSERT INTO u VALUES (?)", "x"), ConstraintViolation);
+        EXPECT_THROW(db().exec("INSERT INTO u VALUES (?)", "y"), Error);
+        EXPECT_THROW(db().transaction(), Error);
+        try {
+            tx.commit();
+            ADD_FAILURE() << "commit() of a rolled-back transaction returned";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::Misuse);
+            EXPECT_NE(std::string(e.what()).find("SQLite rolled the transaction back"), std::string::npos) << e.what();
+        }
+    }
+    EXPECT_EQ(db().scalar<int>("SELECT count(*) FROM u"), 0);
+    Transaction next = db().transaction();  // usable again
+    db().exec("INSERT INTO u VALUES (?)", "z");
+    next.commit();
+    EXPECT_EQ(db().scalar<int>("SELECT count(*) FROM u"), 1);
+}
+
 TEST_F(TxTest, ErrorEndingTwice) {
     Transaction tx = db().transaction();
     tx.commit();
