@@ -100,7 +100,7 @@ TEST(KilncContextsFlow, EachBranchStartsFromTheContextBeforeTheIf) {
 
 TEST(KilncContextsFlow, BranchesLeavingCompatibleContextsTakeTheStricterEscaper) {
     // Text or attribute: attribute escaping is right in both.
-    EXPECT_EQ(escapers("<% if (x) { %><p title=\"<% } %><%= a %>"), "attr");
+    EXPECT_EQ(escapers("<% if (x) { %><p title=\"<% } %><%= a %>\">"), "attr");
     // The start of a URL or its middle: percent-encoding is right in both.
     EXPECT_EQ(escapers("<a href=\"<% if (x) { %>/p/<% } %><%= a %>\">"), "url-part");
 }
@@ -114,10 +114,10 @@ TEST(KilncContextsFlow, ALoopBodyIsAlsoEnteredFromWhereItsEndLeavesOff) {
 }
 
 TEST(KilncContextsFlow, SwitchCasesEachStartFromTheTopOfTheSwitch) {
-    EXPECT_EQ(escapers("<% switch (k) { %><% case K::A: %><script><% break; %><% default: %><%= a %><% } %>"),
+    EXPECT_EQ(escapers("<% switch (k) { %><% case K::A: %><script><% break; %><% default: %><%= a %><% } %></script>"),
               "text");
     // Without a break, case 1 falls through: case 2 is reached in text or in an attribute.
-    EXPECT_EQ(escapers("<% switch (k) { case 1: %><p title=\"<% case 2: %><%= a %><% } %>"), "attr");
+    EXPECT_EQ(escapers("<% switch (k) { case 1: %><p title=\"<% case 2: %><%= a %><% } %>\">"), "attr");
     EXPECT_EQ(escapers("<% switch (k) { case 1: %><script><% break; } %><%= a %>"),
               "1:49: this value stands in a script or in element text, depending on which branch of the code "
               "above runs: open and close each tag and attribute within one branch");
@@ -148,7 +148,6 @@ TEST(KilncContextsFlow, RawOutputAndUnfamiliarTextNeverStopATemplate) {
                        "<style><%== css %></style><p style=<%== s %> <%== attrs %>><script>\"<%== y %>\"</script>"
                        "<!-- <%== z %> --><a href=\"javascript:<%== j %>\">"),
               "");
-    EXPECT_EQ(escapers("<plaintext><%= a %>"), "text");
     EXPECT_EQ(escapers("<% } } { %><%= a %><% { %>"), "text");  // unbalanced braces: followed in order
 }
 
@@ -239,6 +238,53 @@ TEST(KilncContextsErrorPaths, MarkupOutsideElementText) {
               "'title'");
     EXPECT_EQ(error_at("<script>\n<%@ yield %></script>"), "2:1");
     EXPECT_EQ(error_at("<style><%= content %></style>"), "1:8");
+}
+
+// Rendered into another template (a partial, or a page into its layout), a template
+// that ended in a script or an attribute would put the next value there, judged by
+// kilnc as element text.
+TEST(KilncContextsErrorPaths, ATemplateMustEndInElementTextOnEveryPath) {
+    EXPECT_EQ(escapers("<script src=\"/a.js\"></script><script>"),
+              "1:38: the template ends in a <script> element: close every tag, attribute, comment and script it "
+              "opens, on every path through its code (rendered into another template, the next value would stand "
+              "there)");
+    EXPECT_EQ(error_at("<a href=\"/x\n"), "2:1");
+    EXPECT_EQ(error_at("<p onclick=\"go("), "1:16");
+    EXPECT_EQ(error_at("<p><!-- "), "1:9");
+    EXPECT_EQ(error_at("<plaintext><%= a %>"), "1:20");  // never closes
+    EXPECT_EQ(error_at("<% if (x) { %><script><% } %>"), "1:30");
+    EXPECT_EQ(error_at("<p title=\"<% if (x) return; %>\">"), "1:33");  // the return ends it in the attribute
+    EXPECT_EQ(error_at("<p title=\"<% return; %>\">"), "1:26");
+    EXPECT_EQ(escapers("<% if (x) { %><p><%= a %></p><% } %><script>go()</script>"), "text");
+    EXPECT_EQ(escapers("<% if (!x) return; %><p><%= a %></p>"), "text");
+}
+
+TEST(KilncContextsErrorPaths, CodeKilncCannotFollowIsRefused) {
+    const std::string unbraced =
+        "this code block ends in a control statement without its '{': the template text after it would be what it "
+        "governs; write <% if (...) { %> ... <% } %>";
+    // `if` governs the text after the block: title=" opens only when has_tip is true.
+    EXPECT_EQ(escapers("<div class=\"c\"<% if (has_tip) %> title=\"<%= tip %>\">"), "1:15: " + unbraced);
+    EXPECT_EQ(error_at("<% if (a) { %>x<% } else %>y"), "1:16");
+    EXPECT_EQ(error_at("<% for (auto& x : xs) // each\n %><li>"), "1:1");
+    EXPECT_EQ(error_at("<% while (more()) %><li>"), "1:1");
+    EXPECT_NE(escapers("<% goto end; %><p title=\"<% end: %><%= a %>\">").find("goto"), std::string::npos);
+    EXPECT_NE(escapers("<%\n#if DEBUG\n%><p title=\"<%\n#endif\n%><%= a %>\">").find("preprocessor"),
+              std::string::npos);
+    // A whole statement inside one block is fine, as are braces.
+    EXPECT_EQ(escapers("<% if (x) y = 1; %><p><%= a %></p><% for (auto& i : v) n += i; %>"), "text");
+}
+
+TEST(KilncContextsFlow, AConditionalBreakOrContinueMayJump) {
+    // `if (p.last) break;` may leave the loop inside href's value: after the loop, the
+    // quote of title=" may close href, and note stand inside the tag <a>.
+    EXPECT_EQ(error_at("<% for (auto& p : ps) { %><a href=\"/p/<%= p.id %><% if (p.last) break; %>\">.</a><% } %>"
+                       "<p title=\"<%= note %>\">"),
+              "1:98");
+    EXPECT_NE(escapers("<% for (auto& p : ps) { %><%= p %><a href=\"/p/<% if (p.skip) continue; %>\">.</a><% } %>")
+                  .find("depending on which branch"),
+              std::string::npos);
+    EXPECT_EQ(escapers("<% for (auto& p : ps) { %><% if (p.skip) continue; %><li><%= p %></li><% } %>"), "text");
 }
 
 TEST(KilncContextsErrorPaths, AScriptInTheDoubleEscapedStateLosesTheContextForGood) {

@@ -39,6 +39,38 @@ Block classify(std::string_view head, bool in_parens) {
     return Block::Plain;
 }
 
+bool is_word(std::string_view head, std::string_view word) {
+    for (size_t at = head.find(word); at != head.npos; at = head.find(word, at + 1)) {
+        bool starts = at == 0 || !is_word_char(head[at - 1]);
+        bool ends = at + word.size() == head.size() || !is_word_char(head[at + word.size()]);
+        if (starts && ends) return true;
+    }
+    return false;
+}
+
+// The last identifier of a statement head ("if (x) break" -> "break").
+std::string_view last_word(std::string_view head) {
+    size_t end = head.size();
+    while (end > 0 && (head[end - 1] == ' ' || head[end - 1] == '\t' || head[end - 1] == '\n' || head[end - 1] == '\r'))
+        --end;
+    size_t start = end;
+    while (start > 0 && is_word_char(head[start - 1])) --start;
+    return head.substr(start, end - start);
+}
+
+// The event of a statement ended by ';' (none: kind Open, which the caller skips).
+FlowEvent statement(std::string_view head) {
+    std::vector<std::string_view> w = words(head, 1);
+    if (w.empty()) return {FlowKind::Open};
+    if (w[0] == "return") return {FlowKind::Return};
+    if (w[0] == "break" && last_word(head) == "break") return {FlowKind::Break};
+    if (w[0] == "continue" && last_word(head) == "continue") return {FlowKind::Continue};
+    if (last_word(head) == "break") return {FlowKind::MaybeBreak};
+    if (last_word(head) == "continue") return {FlowKind::MaybeContinue};
+    if (is_word(head, "return")) return {FlowKind::MaybeReturn};  // if (x) return; (a lambda's too: safe)
+    return {FlowKind::Open};
+}
+
 // Index just past the literal starting at code[i] (a '"' or '\'').
 size_t skip_literal(std::string_view code, size_t i) {
     const char quote = code[i];
@@ -92,10 +124,17 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
             events.push_back({FlowKind::Close});
             head_start = i + 1;
         } else if (c == ';' && parens == 0) {
-            std::vector<std::string_view> w = words(head, 2);
-            if (w.size() == 1 && w[0] == "break") events.push_back({FlowKind::Break});
-            if (w.size() == 1 && w[0] == "continue") events.push_back({FlowKind::Continue});
+            if (FlowEvent e = statement(head); e.kind != FlowKind::Open) events.push_back(e);
+            if (is_word(head, "goto"))
+                events.push_back({FlowKind::Refused, Block::Plain, "goto in a template's code cannot be followed: use "
+                                                                   "an if or a loop"});
             head_start = i + 1;
+        } else if (c == '#') {
+            std::vector<std::string_view> d = words(code.substr(i + 1, 16), 1);
+            if (!d.empty() && (d[0] == "if" || d[0] == "ifdef" || d[0] == "ifndef" || d[0] == "else" ||
+                               d[0] == "elif" || d[0] == "endif"))
+                events.push_back({FlowKind::Refused, Block::Plain,
+                                  "a preprocessor conditional in a template's code cannot be followed: use an if"});
         } else if (c == ':' && parens == 0) {
             bool scope = (i + 1 < code.size() && code[i + 1] == ':') || (i > 0 && code[i - 1] == ':');
             std::vector<std::string_view> w = words(head, 1);
@@ -106,6 +145,15 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
         }
         ++i;
     }
+    // A block that ends in a control statement without its '{': the template text after
+    // the block is what it governs (<% if (x) %> title="<%= t %>"), which kilnc would
+    // follow as if it always ran.
+    std::vector<std::string_view> tail = words(code.substr(head_start), 1);
+    if (!tail.empty() && (tail[0] == "if" || tail[0] == "else" || tail[0] == "for" || tail[0] == "while" ||
+                          tail[0] == "do" || tail[0] == "switch"))
+        events.push_back({FlowKind::Refused, Block::Plain,
+                          "this code block ends in a control statement without its '{': the template text after it "
+                          "would be what it governs; write <% if (...) { %> ... <% } %>"});
     return events;
 }
 

@@ -52,7 +52,9 @@ const char* describe(Escaper e) {
 }
 
 struct Event {
-    enum Kind : uint8_t { Text, Value, Markup, Open, Close, Case, Break, Continue } kind;
+    enum Kind : uint8_t {
+        Text, Value, Markup, Open, Close, Case, Break, Continue, Return, MaybeBreak, MaybeContinue, MaybeReturn
+    } kind;
     Block block;
     size_t node;
 };
@@ -80,8 +82,14 @@ public:
                 case NodeKind::RawOutput: break;
                 case NodeKind::Code:
                     for (const FlowEvent& f : scan_code_flow(node.code.code)) {
-                        static constexpr Event::Kind kKinds[] = {Event::Open, Event::Close, Event::Case, Event::Break,
-                                                                 Event::Continue};
+                        if (f.kind == FlowKind::Refused) {
+                            if (!refused_) refused_ = Diagnostic{node.pos, f.why};
+                            continue;
+                        }
+                        static constexpr Event::Kind kKinds[] = {
+                            Event::Open,   Event::Close,      Event::Case,          Event::Break,
+                            Event::Continue, Event::Return, Event::MaybeBreak, Event::MaybeContinue,
+                            Event::MaybeReturn};
                         events_.push_back({kKinds[static_cast<int>(f.kind)], f.block, n});
                     }
                     break;
@@ -99,8 +107,9 @@ public:
         }
     }
 
-    std::optional<Diagnostic> run() {
-        run(0, events_.size(), States{HtmlState{}}, Frame{}, 0);
+    std::optional<Diagnostic> run(Pos end) {
+        if (refused_) return refused_;
+        const States last = merged(run(0, events_.size(), States{HtmlState{}}, Frame{}, 0), returns_);
         for (size_t n = 0; n < tpl_.body.size(); ++n) {
             Node& node = tpl_.body[n];
             if (node.kind != NodeKind::Output && node.kind != NodeKind::Render && node.kind != NodeKind::Yield)
@@ -115,6 +124,14 @@ public:
                                             "or continue): remove it"};
             node.escaper = o.escaper;
         }
+        // Rendered into another template (a partial, or a page into its layout), one
+        // that ended in a script or an attribute would put the next value there, while
+        // kilnc judges it in element text.
+        if (gave_up_)
+            return Diagnostic{end, "kilnc gave up following the HTML context through this template's code blocks "
+                                   "(too many nested blocks or loops): split it into partials"};
+        for (const HtmlState& h : last)
+            if (std::string err = h.end_error(); !err.empty()) return Diagnostic{end, err};
         return std::nullopt;
     }
 
@@ -203,6 +220,15 @@ private:
                         s.clear();  // nothing runs after the jump, up to the next label
                     }
                     break;
+                case Event::MaybeBreak:
+                case Event::MaybeContinue:  // the states go on, and may also jump
+                    if (States* to = e.kind == Event::MaybeBreak ? f.breaks : f.continues) *to = merged(std::move(*to), s);
+                    break;
+                case Event::Return:  // the template ends here: its end must be element text too
+                case Event::MaybeReturn:
+                    returns_ = merged(std::move(returns_), s);
+                    if (e.kind == Event::Return) s.clear();
+                    break;
                 case Event::Close: break;  // one without its '{': nothing to follow
                 case Event::Open: i = block(i, end, s, f, depth + 1); continue;
             }
@@ -268,12 +294,14 @@ private:
     std::vector<Event> events_;
     std::vector<size_t> match_;  // Open event -> its Close event
     std::vector<Outcome> outcome_;
+    States returns_;  // where a `return` may end the template
+    std::optional<Diagnostic> refused_;  // a code block kilnc cannot follow
     size_t work_ = 0;
     bool gave_up_ = false;
 };
 
 }  // namespace
 
-std::optional<Diagnostic> assign_escapers(Template& tpl) { return Analysis(tpl).run(); }
+std::optional<Diagnostic> assign_escapers(Template& tpl, Pos end) { return Analysis(tpl).run(end); }
 
 }  // namespace kiln::kilnc

@@ -6,6 +6,9 @@
 // from the context its end leaves, and a value reached in contexts needing different
 // escapers is refused. Partials and the layout's content must stand in element text.
 // Raw output (<%== %>) is never refused and is assumed not to change the context.
+// A template must also end in element text (every tag, attribute, comment and script
+// it opens closed), on every path: it may be rendered into another one, whose next
+// value would otherwise be judged in the wrong context. `end` is where it ends.
 #pragma once
 #include <optional>
 
@@ -14,6 +17,6 @@
 
 namespace kiln::kilnc {
 
-std::optional<Diagnostic> assign_escapers(Template& tpl);
+std::optional<Diagnostic> assign_escapers(Template& tpl, Pos end);
 
 }  // namespace kiln::kilnc

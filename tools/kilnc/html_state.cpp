@@ -449,4 +449,11 @@ std::string HtmlState::markup_error(std::string_view what) const {
     return std::string(what) + " renders markup, which belongs in element text, not in " + where();
 }
 
+std::string HtmlState::end_error() const {
+    if (mode_ == Mode::Text) return {};
+    return "the template ends in " + where() +
+           ": close every tag, attribute, comment and script it opens, on every path through its code (rendered "
+           "into another template, the next value would stand there)";
+}
+
 }  // namespace kiln::kilnc

@@ -41,6 +41,9 @@ public:
     // Why a partial or the layout's content (markup) cannot be printed here; empty in
     // element text.
     std::string markup_error(std::string_view what) const;
+    // Why a template cannot end here (it may be rendered into another, whose next value
+    // would stand here); empty in element text.
+    std::string end_error() const;
     bool operator==(const HtmlState&) const = default;
 
     // A context kilnc cannot follow (after a <script> in the HTML parser's "double

@@ -12,6 +12,20 @@ namespace {
 
 bool all_space(std::string_view s) { return trim(s).empty(); }
 
+// The position just past the last byte of `source`.
+Pos end_of(std::string_view source) {
+    Pos p;
+    for (char c : source) {
+        if (c == '\n') {
+            ++p.line;
+            p.col = 1;
+        } else {
+            ++p.col;
+        }
+    }
+    return p;
+}
+
 // The code of tag `t` from byte `offset` of its text, with its position and indent.
 CodeSpan span_at(const Token& t, size_t offset) {
     CodeSpan span{t.text.substr(offset), t.body_pos, t.indent};
@@ -41,7 +55,7 @@ public:
         }
         for (const Token& t : lexed.tokens)
             if (!token(t)) return std::move(result_);
-        result_.error = assign_escapers(result_.tpl);
+        result_.error = assign_escapers(result_.tpl, end_of(source));
         return std::move(result_);
     }
 
