@@ -175,6 +175,8 @@ private:
 // nullopt), std::nullopt / nullptr (NULL) and system_clock time points, stored as
 // INTEGER unix seconds (sortable, compact, what unixepoch() returns; sub-second
 // precision is dropped). Reading NULL into a non-optional type is an Error(Type).
+// std::string_view and std::span point into the row, valid until it moves on: read
+// them from a Row in place; query_one, scalar and models refuse them at compile time.
 template <class T>
 struct Codec;
 
@@ -392,6 +394,17 @@ template <class T>
 inline constexpr bool is_optional = false;
 template <class T>
 inline constexpr bool is_optional<std::optional<T>> = true;
+
+// A type that points into the statement's row (valid until the row moves on), so it
+// cannot outlive the Result: std::string_view, std::span<const std::byte>, optionals of them.
+template <class T>
+inline constexpr bool borrows = false;
+template <>
+inline constexpr bool borrows<std::string_view> = true;
+template <>
+inline constexpr bool borrows<std::span<const std::byte>> = true;
+template <class T>
+inline constexpr bool borrows<std::optional<T>> = borrows<T>;
 }  // namespace detail
 
 class Database {
@@ -420,6 +433,9 @@ public:
     template <class... T, class... Args>
     auto query_one(Sql sql, const Args&... args) {
         static_assert(sizeof...(T) > 0, "query_one<T...>: name the column types");
+        static_assert((!detail::borrows<T> && ...),
+                      "query_one<T...>: a string_view or span would point into a statement already reset: "
+                      "read std::string or std::vector<std::byte>");
         Result r = exec(sql, args...);
         if constexpr (sizeof...(T) == 1) {
             using One = std::tuple_element_t<0, std::tuple<T...>>;
@@ -435,6 +451,9 @@ public:
     // else Error(NoRows).
     template <class T, class... Args>
     T scalar(Sql sql, const Args&... args) {
+        static_assert(!detail::borrows<T>,
+                      "scalar<T>: a string_view or span would point into a statement already reset: "
+                      "read std::string or std::vector<std::byte>");
         Result r = exec(sql, args...);
         if (!r.has_row()) {
             if constexpr (detail::is_optional<T>) return T();

@@ -102,6 +102,10 @@ struct ModelInfo {
     static_assert(N >= 1, "kiln::db::Model: list at least the key field");
     static_assert(is_identifier(table), "kiln::db::Model: table is not an identifier");
     static_assert(std::is_integral_v<Key>, "kiln::db::Model: the first field is the integer primary key");
+    static_assert([]<size_t... I>(std::index_sequence<I...>) { return (!detail::borrows<FieldType<I>> && ...); }(
+                      std::make_index_sequence<N>{}),
+                  "kiln::db::Model: a string_view or span field would point into a statement's row once read: "
+                  "use std::string or std::vector<std::byte>");
 
     static constexpr std::array<std::string_view, N> names =
         []<size_t... I>(std::index_sequence<I...>) {
