@@ -1,6 +1,9 @@
 // db::migrate: numbered SQL files applied once each, in order, each in its own
 // transaction. Scripts run statement by statement (not sqlite3_exec) so a failure
-// names the file and line of the statement that failed.
+// names the file and line of the statement that failed. Foreign keys are off while
+// a file runs (SQLite's way for schema changes: rebuilding a table drops the old one,
+// which would otherwise delete, by ON DELETE CASCADE, the rows that point at it), and
+// checked before its commit: a file that leaves a row pointing nowhere fails.
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -33,6 +36,10 @@ int deny_transactions(void* denied, int action, const char*, const char*, const 
 }
 
 void run_script(sqlite3* db, const fs::path& file, const std::string& text) {
+    // SQLite stops reading SQL at a NUL: the rest of the file would be skipped, and the
+    // file recorded as applied.
+    if (size_t nul = text.find('\0'); nul != text.npos)
+        fail(file, "line " + std::to_string(line_at(text, text.data() + nul)) + ": a NUL byte (not SQL text)");
     bool denied = false;
     sqlite3_set_authorizer(db, deny_transactions, &denied);
     struct Restore {
@@ -70,6 +77,42 @@ void run_script(sqlite3* db, const fs::path& file, const std::string& text) {
     }
 }
 
+// Rows whose foreign key refers to no row.
+int64_t dangling_rows(Database& db) { return db.scalar<int64_t>("SELECT count(*) FROM pragma_foreign_key_check"); }
+
+// Fails the migration when it left more such rows than there were before it (a file
+// that rebuilt or emptied a table others refer to), naming one.
+void check_foreign_keys(Database& db, const fs::path& file, int64_t before) {
+    if (dangling_rows(db) <= before) return;
+    auto row = db.query_one<std::string, int64_t, std::string>(
+        "SELECT \"table\", coalesce(rowid, 0), parent FROM pragma_foreign_key_check");
+    auto& [table, rowid, parent] = *row;
+    fail(file, "leaves rows whose foreign key refers to no row, such as " + table + " rowid " +
+                   std::to_string(rowid) + " (a reference to " + parent + ")");
+}
+
+// Foreign keys off for the life of this object (not inside a transaction: SQLite
+// ignores the pragma there), then as they were.
+class ForeignKeysOff {
+public:
+    explicit ForeignKeysOff(Database& db) : db_(db), was_(db.scalar<int64_t>("PRAGMA foreign_keys") != 0) {
+        if (was_) db_.exec("PRAGMA foreign_keys = OFF");
+    }
+    ~ForeignKeysOff() {
+        if (!was_) return;
+        try {
+            db_.exec("PRAGMA foreign_keys = ON");
+        } catch (const std::exception&) {  // only inside a transaction, which migrate() never leaves open
+        }
+    }
+    ForeignKeysOff(const ForeignKeysOff&) = delete;
+    ForeignKeysOff& operator=(const ForeignKeysOff&) = delete;
+
+private:
+    Database& db_;
+    bool was_;
+};
+
 }  // namespace
 
 std::vector<Migration> migrate(Database& db, const fs::path& dir) {
@@ -92,12 +135,15 @@ std::vector<Migration> migrate(Database& db, const fs::path& dir) {
             continue;
         }
         std::string text = read_file(m.file);
+        ForeignKeysOff fk_off(db);
         Transaction tx = db.transaction();
         if (auto recorded = applied_as(m.version)) {
             check_name(m, *recorded);
             continue;
         }
+        const int64_t dangling_before = dangling_rows(db);
         run_script(conn.db, m.file, text);
+        check_foreign_keys(db, m.file, dangling_before);
         db.exec("INSERT INTO kiln_migrations(version, name, applied_at) VALUES (?, ?, ?)", m.version, m.name,
                 std::chrono::system_clock::now());
         tx.commit();

@@ -182,6 +182,66 @@ TEST_F(MigrateTest, ErrorCommitInsideAFileIsRefused) {
     tx.commit();
 }
 
+// SQLite's way to change a table beyond ALTER TABLE: make the new one, copy, drop the
+// old, rename. With foreign keys on, the DROP deleted every comment (ON DELETE CASCADE)
+// and the migration was recorded as a success.
+TEST_F(MigrateTest, RebuildingATableOthersReferToKeepsTheirRows) {
+    fs::path dir = dir_ / "rebuild";
+    fs::create_directories(dir);
+    std::ofstream(dir / "001_posts.sql") << "CREATE TABLE posts (id INTEGER PRIMARY KEY, title TEXT);\n"
+                                            "CREATE TABLE comments (id INTEGER PRIMARY KEY, post_id INTEGER NOT NULL "
+                                            "REFERENCES posts(id) ON DELETE CASCADE, body TEXT);\n"
+                                            "INSERT INTO posts VALUES (1, 'a'), (2, 'b');\n"
+                                            "INSERT INTO comments VALUES (1, 1, 'x'), (2, 2, 'y'), (3, 2, 'z');\n";
+    std::ofstream(dir / "002_posts_title_not_null.sql")
+        << "CREATE TABLE new_posts (id INTEGER PRIMARY KEY, title TEXT NOT NULL);\n"
+           "INSERT INTO new_posts SELECT id, coalesce(title, '') FROM posts;\n"
+           "DROP TABLE posts;\n"
+           "ALTER TABLE new_posts RENAME TO posts;\n";
+    EXPECT_EQ(versions(migrate(db(), dir)), (std::vector<int64_t>{1, 2}));
+    EXPECT_EQ(db().scalar<int>("SELECT count(*) FROM comments"), 3);
+    EXPECT_EQ(db().scalar<int>("PRAGMA foreign_keys"), 1);  // on again afterwards
+    EXPECT_THROW(db().exec("INSERT INTO comments VALUES (4, 9, 'no such post')"), ConstraintViolation);
+}
+
+TEST_F(MigrateTest, ErrorAFileThatLeavesRowsPointingNowhereFails) {
+    fs::path dir = dir_ / "dangling";
+    fs::create_directories(dir);
+    std::ofstream(dir / "001_posts.sql") << "CREATE TABLE posts (id INTEGER PRIMARY KEY);\n"
+                                            "CREATE TABLE comments (id INTEGER PRIMARY KEY, post_id INTEGER "
+                                            "REFERENCES posts(id));\n"
+                                            "INSERT INTO posts VALUES (1);\nINSERT INTO comments VALUES (7, 1);\n";
+    std::ofstream(dir / "002_empty_posts.sql") << "DELETE FROM posts;\n";
+    try {
+        migrate(db(), dir);
+        FAIL() << "expected a migration error";
+    } catch (const MigrationError& e) {
+        std::string what = e.what();
+        EXPECT_NE(what.find("002_empty_posts.sql"), std::string::npos) << what;
+        EXPECT_NE(what.find("comments rowid 7 (a reference to posts)"), std::string::npos) << what;
+    }
+    EXPECT_EQ(version(), 1);
+    EXPECT_EQ(db().scalar<int>("SELECT count(*) FROM posts"), 1);  // rolled back
+    EXPECT_EQ(db().scalar<int>("PRAGMA foreign_keys"), 1);
+}
+
+TEST_F(MigrateTest, ErrorANulByteFailsTheFileInsteadOfEndingItThere) {
+    fs::path dir = dir_ / "nul";
+    fs::create_directories(dir);
+    std::string text = "CREATE TABLE a (x);\n";
+    text += '\0';
+    text += "\nCREATE TABLE b (x);\n";
+    std::ofstream(dir / "001_ab.sql", std::ios::binary) << text;
+    try {
+        migrate(db(), dir);
+        FAIL() << "expected a migration error";
+    } catch (const MigrationError& e) {
+        EXPECT_NE(std::string(e.what()).find("line 2: a NUL byte"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(version(), 0);
+    EXPECT_FALSE(table_exists("a"));
+}
+
 TEST_F(MigrateTest, ErrorMissingDirectory) {
     EXPECT_THROW(migrate(db(), dir_ / "nope"), MigrationError);
 }
