@@ -102,10 +102,10 @@ void Router::add(Method method, std::string_view pattern, const void* target) {
     if (method == Method::Get) n->allowed |= method_bit(Method::Head);
 }
 
-const Router::Node* Router::find(const Node* n, std::string_view rest, Match& m) const {
+const Router::Node* Router::find(const Node* n, std::string_view rest, uint32_t want, Match& m) const {
     if (rest.empty()) {
-        if (n->allowed) return n;
-        if (n->rest && n->rest->allowed && m.param_count < kMaxParams) {  // "*rest" may match nothing
+        if (n->allowed & want) return n;
+        if (n->rest && (n->rest->allowed & want) && m.param_count < kMaxParams) {  // "*rest" may match nothing
             m.params[m.param_count++] = {n->rest_name, {}};
             return n->rest.get();
         }
@@ -114,14 +114,14 @@ const Router::Node* Router::find(const Node* n, std::string_view rest, Match& m)
     std::string_view after = rest;
     std::string_view seg = next_segment(after);
     if (const Node* c = n->child(seg))
-        if (const Node* r = find(c, after, m)) return r;
+        if (const Node* r = find(c, after, want, m)) return r;
     if (n->param && !seg.empty() && m.param_count < kMaxParams) {
         size_t saved = m.param_count;
         m.params[m.param_count++] = {n->param_name, seg};
-        if (const Node* r = find(n->param.get(), after, m)) return r;
+        if (const Node* r = find(n->param.get(), after, want, m)) return r;
         m.param_count = saved;
     }
-    if (n->rest && n->rest->allowed && m.param_count < kMaxParams) {
+    if (n->rest && (n->rest->allowed & want) && m.param_count < kMaxParams) {
         m.params[m.param_count++] = {n->rest_name, rest};
         return n->rest.get();
     }
@@ -132,7 +132,14 @@ void Router::match(Method method, std::string_view path, Match& out) const {
     out.target = nullptr;
     out.allowed = 0;
     out.param_count = 0;
-    const Node* n = find(root_.get(), strip(path), out);
+    // A route for this method first, wherever it is in the order (GET /files/*path
+    // serves /files/upload though POST /files/upload exists); then any route of the
+    // path, for the 405 and its Allow. (HEAD's bit is set wherever GET is.)
+    const Node* n = method == Method::Other ? nullptr : find(root_.get(), strip(path), method_bit(method), out);
+    if (!n) {
+        out.param_count = 0;
+        n = find(root_.get(), strip(path), ~0u, out);
+    }
     if (!n) {
         out.param_count = 0;
         return;

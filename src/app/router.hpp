@@ -2,7 +2,8 @@
 // children (hash map, O(1) per segment), at most one ":param" child and at most
 // one "*rest" child; look-up walks one node per segment, so its cost depends on
 // the path's depth, not on how many routes exist. Static beats parameter beats
-// rest, with backtracking when a preferred branch has no route further down.
+// rest, with backtracking when a preferred branch has no route further down for the
+// request's method (then, for a 405, for any method).
 // Built before serving; read-only (and so safe to share between threads) after.
 #pragma once
 #include <cstdint>
@@ -41,7 +42,9 @@ public:
 
 private:
     struct Node;
-    const Node* find(const Node* n, std::string_view rest, Match& m) const;
+    // The first node in preference order under `n` that matches `rest` and has one of
+    // the methods in `want` (method_bit()s).
+    const Node* find(const Node* n, std::string_view rest, uint32_t want, Match& m) const;
     std::unique_ptr<Node> root_;
 };
 

@@ -96,6 +96,29 @@ TEST(Router, MethodsAndHeadFallsBackToGet) {
     EXPECT_EQ(m.allowed, method_bit(Method::Get) | method_bit(Method::Head) | method_bit(Method::Post));
 }
 
+// The preferred branch has a route for another method only: the request's method
+// finds its route further down the order instead of a 405.
+TEST(Router, AMethodFindsItsRoutePastAPreferredBranchOfAnotherMethod) {
+    Router r;
+    r.add(Method::Get, "/files/*path", &tag[0]);
+    r.add(Method::Post, "/files/upload", &tag[1]);
+    r.add(Method::Get, "/api/status", &tag[2]);
+    r.add(Method::Post, "/api/:action", &tag[3]);
+    TestMatch m;
+    EXPECT_EQ(match(r, Method::Get, "/files/upload", &m), &tag[0]);
+    ASSERT_EQ(m.param_count, 1u);
+    EXPECT_EQ(m.params[0].value, "upload");
+    EXPECT_EQ(match(r, Method::Head, "/files/upload"), &tag[0]);
+    EXPECT_EQ(match(r, Method::Post, "/files/upload"), &tag[1]);
+    EXPECT_EQ(match(r, Method::Post, "/api/status", &m), &tag[3]);
+    EXPECT_EQ(m.params[0].value, "status");
+    EXPECT_EQ(match(r, Method::Get, "/api/status"), &tag[2]);
+    // No route for the method anywhere: 405 with the preferred branch's methods.
+    EXPECT_EQ(match(r, Method::Delete, "/api/status", &m), nullptr);
+    EXPECT_EQ(m.allowed, method_bit(Method::Get) | method_bit(Method::Head));
+    EXPECT_EQ(m.param_count, 0u);
+}
+
 TEST(Router, UnknownPathHasNoAllowedMethods) {
     Router r;
     r.add(Method::Get, "/x", &tag[0]);
