@@ -295,7 +295,14 @@ struct Codec<std::chrono::time_point<std::chrono::system_clock, D>> {
     }
     static TP read(const Column& c) {
         if (c.type() != Type::Integer) c.mismatch("INTEGER (unix seconds)");
-        return std::chrono::floor<D>(std::chrono::sys_seconds(std::chrono::seconds(c.integer())));
+        int64_t s = c.integer();
+        if constexpr (std::ratio_less_v<typename D::period, std::ratio<1>>) {
+            // Seconds past what D holds (nanoseconds: the year 2262) would overflow.
+            constexpr auto per_second = D::period::den / D::period::num;
+            constexpr auto most = std::numeric_limits<typename D::rep>::max() / per_second;
+            if (s > most || s < -most) c.mismatch("INTEGER (unix seconds) within the time point's range");
+        }
+        return std::chrono::floor<D>(std::chrono::sys_seconds(std::chrono::seconds(s)));
     }
 };
 

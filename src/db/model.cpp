@@ -60,6 +60,8 @@ std::optional<std::string> order_clause(std::span<const std::string_view> names,
     if (order_by.empty()) return " ORDER BY " + quoted(names[0]);
     std::string out = " ORDER BY ";
     bool first = true;
+    uint64_t used = 0;  // fields named so far, by index (mod 64: past 64 fields, the term count bounds it)
+    size_t terms = 0;
     while (true) {
         size_t comma = order_by.find(',');
         std::string_view item = trim(order_by.substr(0, comma));
@@ -73,6 +75,11 @@ std::optional<std::string> order_clause(std::span<const std::string_view> names,
             if (n == item) known = &n;
         }
         if (!known) return std::nullopt;
+        // Each field once: a repeated one sorts nothing more, and a list of thousands
+        // fails in SQLite (too many terms) while each spelling takes a cache slot.
+        if (used & (uint64_t{1} << (known - names.data()) % 64)) return std::nullopt;
+        used |= uint64_t{1} << (known - names.data()) % 64;
+        if (++terms > names.size()) return std::nullopt;
         out += (first ? "" : ", ") + quoted(*known);  // the model's name, not the input's bytes
         if (iequals(dir, "desc")) out += " DESC";
         else if (iequals(dir, "asc")) out += " ASC";
@@ -90,7 +97,7 @@ void bad_order_by(std::string_view table, std::string_view order_by) {
     std::string shown;
     for (char c : order_by.substr(0, 64)) shown += (c >= 0x20 && c < 0x7f) ? c : '?';
     throw_kiln(ErrorKind::Misuse, "order_by '" + shown + "' names something that is not a field of " +
-                                      std::string(table) + " (expected \"field [ASC|DESC], ...\")");
+                                      std::string(table) + " (expected \"field [ASC|DESC], ...\", each field once)");
 }
 
 }  // namespace kiln::db::detail

@@ -150,6 +150,24 @@ TEST_F(TempDb, TimePointsAreUnixSecondsIntegers) {
     EXPECT_LE(std::abs(db().scalar<int64_t>("SELECT unixepoch() - any_value FROM v")), 2);
 }
 
+// 9999-12-31 ("never expires") is past what nanosecond time points hold (the year
+// 2262): read into one it overflowed (undefined, a wrapped time); it is refused.
+// Into seconds it reads as it is.
+TEST_F(TempDb, ATimePastWhatTheTypeHoldsIsRefused) {
+    using namespace std::chrono;
+    store(int64_t{253402300799});
+    EXPECT_EQ(db().scalar<sys_seconds>("SELECT any_value FROM v").time_since_epoch().count(), 253402300799);
+    try {
+        db().scalar<system_clock::time_point>("SELECT any_value FROM v");
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Type);
+        EXPECT_NE(std::string(e.what()).find("within the time point's range"), std::string::npos) << e.what();
+    }
+    store(int64_t{-253402300799});
+    EXPECT_THROW(db().scalar<system_clock::time_point>("SELECT any_value FROM v"), Error);
+}
+
 TEST_F(TempDb, NullFromNulloptNullptrAndEmptyOptional) {
     store(std::nullopt);
     EXPECT_EQ(db().scalar<std::string>("SELECT typeof(any_value) FROM v"), "null");
