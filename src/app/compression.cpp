@@ -53,6 +53,12 @@ http::Coding preferred_coding(std::string_view accept_encoding) {
     return http::Coding::Gzip;
 }
 
+http::Coding preferred_stream_coding(std::string_view accept_encoding) {
+    AcceptedCodings a = parse_accept_encoding(accept_encoding);
+    if (a.gzip > 0 && a.gzip >= std::max(a.br, a.zstd)) return http::Coding::Gzip;
+    return preferred_coding(accept_encoding);
+}
+
 void compress_body(const CompressionPolicy& p, std::string_view accept_encoding, http::Response& res) {
     if (res.has_file() || res.body().size() < p.min_size || !codable(p, res)) return;
     add_vary(res);
@@ -68,7 +74,7 @@ void compress_body(const CompressionPolicy& p, std::string_view accept_encoding,
 void compress_stream(const CompressionPolicy& p, std::string_view accept_encoding, http::Response& res) {
     if (!res.has_stream() || res.streaming() || !codable(p, res)) return;
     add_vary(res);
-    http::Coding c = preferred_coding(accept_encoding);
+    http::Coding c = preferred_stream_coding(accept_encoding);
     if (c == http::Coding::Identity) return;
     auto encoder = http::StreamEncoder::make(c, p.levels);
     if (!encoder) return;

@@ -29,6 +29,9 @@ bool codable(const CompressionPolicy& p, const http::Response& res);
 
 // The coding the client prefers among those kiln makes; Identity if none.
 http::Coding preferred_coding(std::string_view accept_encoding);
+// The same for a streamed body, which keeps its coder while it runs: gzip, the
+// smallest, whenever the client takes it as readily as the others.
+http::Coding preferred_stream_coding(std::string_view accept_encoding);
 
 // After the handler: codes a whole body in place (and sets Content-Encoding, Vary).
 void compress_body(const CompressionPolicy& p, std::string_view accept_encoding, http::Response& res);

@@ -86,6 +86,18 @@ class Compression(harness.ServerTestCase):
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
         self.assertIn(b"part 0 ", d.decompress(body[:len(body) // 2]))
 
+    def test_a_stream_takes_gzip_when_the_client_takes_it_as_readily(self):
+        # A browser's Accept-Encoding: a whole body gets zstd, a stream (which keeps its
+        # coder while it runs) gzip, the smallest coder; a client without gzip, br.
+        headers, body, _ = curl(self.port, "/compress/stream?parts=20&ms=0", "gzip, deflate, br, zstd")
+        self.assertEqual(headers.get("content-encoding"), "gzip")
+        self.assertEqual(body.decode().count("\n"), 20)
+        headers, _, _ = curl(self.port, "/compress/page?n=500", "gzip, deflate, br, zstd")
+        self.assertEqual(headers.get("content-encoding"), "zstd")
+        headers, body, _ = curl(self.port, "/compress/stream?parts=20&ms=0", "br")
+        self.assertEqual(headers.get("content-encoding"), "br")
+        self.assertEqual(body.decode().count("\n"), 20)
+
     def test_over_http2(self):
         headers, body, wire = curl(self.port, "/compress/page?n=500", "br", ["--http2-prior-knowledge"])
         self.assertEqual(headers.get("content-encoding"), "br")
