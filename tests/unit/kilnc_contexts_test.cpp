@@ -45,10 +45,35 @@ std::string error_at(std::string_view src) {
 
 // ---------------------------------------------------------------- one context each
 
-TEST(KilncContexts, TextAndRcdataElementsUseTheTextEscaper) {
-    EXPECT_EQ(escapers("<p><%= a %></p><title><%= b %></title><textarea><%= c %></textarea>"), "text text text");
+// Inside <title>, <textarea> and the other raw-text elements, tags are not markup: a
+// value there is escaped as in an attribute (the same for text), so a markup value
+// (kiln::Html, printed as is in element text) does not compile instead of showing its tags.
+TEST(KilncContexts, TextUsesTheTextEscaperAndRawTextElementsTheAttributeOne) {
+    EXPECT_EQ(escapers("<p><%= a %></p><title><%= b %></title><textarea><%= c %></textarea>"), "text attr attr");
     EXPECT_EQ(escapers("a < <%= b %> <b>c</b> <%= d %>"), "text text");
-    EXPECT_EQ(escapers("<noscript><%= a %></noscript><iframe><%= b %></iframe>"), "text text");
+    EXPECT_EQ(escapers("<noscript><%= a %></noscript><iframe><%= b %></iframe>"), "attr attr");
+}
+
+// A numeric character reference ends at its first non-digit, as browsers read it:
+// "javascript&#58alert(" is the javascript: scheme.
+TEST(KilncContexts, NumericReferencesWithoutASemicolonAreDecodedAsBrowsersDo) {
+    EXPECT_NE(escapers("<a href=\"javascript&#58alert(<%= v %>)\">x</a>").find("javascript"), std::string::npos);
+    EXPECT_NE(escapers("<a href=\"javascript&#x3A/**/alert(<%= v %>)\">x</a>").find("javascript"), std::string::npos);
+    EXPECT_EQ(escapers("<a href=\"/p?a=1&#38b=<%= v %>\">x</a>"), "url-part");
+}
+
+// A client-side template (<script type="text/x-template">) is read as HTML by its
+// library: a JS literal there is no escaping at all.
+TEST(KilncContexts, AScriptThatIsNotJavaScriptOrJsonRefusesValues) {
+    EXPECT_NE(escapers("<script type=\"text/x-template\"><div <%= cls %>></div></script>").find("data- attribute"),
+              std::string::npos);
+    EXPECT_NE(escapers("<script type=\"text/javascript; charset=utf-8\"><%= a %></script>").find("not JavaScript"),
+              std::string::npos);  // with parameters a browser does not run it either
+    EXPECT_NE(escapers("<script type=\"<%= t %>\"><%= a %></script>").find("not JavaScript"), std::string::npos);
+    EXPECT_EQ(escapers("<script type=\"module\">f(<%= a %>)</script><script type=\" TEXT/JavaScript \">f(<%= b %>)"
+                       "</script><script type=\"application/json\"><%= c %></script><script>f(<%= d %>)</script>"),
+              "js js js js");
+    EXPECT_EQ(escapers("<script type=\"text/x-template\"></script><p><%= a %></p>"), "text");  // and after it
 }
 
 TEST(KilncContexts, QuotedAttributesOfBothKindsUseTheAttributeEscaper) {
@@ -179,6 +204,30 @@ TEST(KilncJsState, TellsStringsRegexesAndCommentsFromCode) {
     EXPECT_EQ(spot_after("// \"\n x = "), JsSpot::Code);
     EXPECT_EQ(spot_after("/* ' */ x = "), JsSpot::Code);
     EXPECT_EQ(spot_after("/* ' "), JsSpot::Comment);
+}
+
+// Where the scanner could lose sync with the browser, and with it the string the
+// browser has open (a value's own quotes would then close it).
+TEST(KilncJsState, FollowsPostfixIncrementsHtmlLikeCommentsAndUnicodeLineEnds) {
+    EXPECT_EQ(spot_after("half = count++ / 2, label = \"a/"), JsSpot::String);  // divides: no regex
+    EXPECT_EQ(spot_after("half = count-- / 2, label = \"a/"), JsSpot::String);
+    EXPECT_EQ(spot_after("x = a + /\"/"), JsSpot::Code);  // a regex after a binary +
+    EXPECT_EQ(spot_after("a = b <!-- \""), JsSpot::Comment);  // "<!--" starts a line comment
+    EXPECT_EQ(spot_after("a = b <!-- \"\nvar m = \"Hi "), JsSpot::String);
+    EXPECT_EQ(spot_after("x = 1;\n  --> \""), JsSpot::Comment);  // "-->" first on its line
+    EXPECT_EQ(spot_after("x = a --> \""), JsSpot::String);       // elsewhere: a-- > "
+    EXPECT_EQ(spot_after("x = !--a; y = \""), JsSpot::String);
+    EXPECT_EQ(spot_after("// c\xe2\x80\xa8 x = \""), JsSpot::String);  // U+2028 ends the line
+    EXPECT_EQ(spot_after("// c\xe2\x80\xa9 x = "), JsSpot::Code);
+    EXPECT_EQ(spot_after("// c\xe2\x80\xa0 x = "), JsSpot::Comment);
+}
+
+TEST(KilncContextsErrorPaths, AValueInAStringTheScannerMightHaveMissedIsRefused) {
+    // The reviewer's case: read as a regex from "/ 2, label = \"a/", the quote parity
+    // flipped and the value stood in code, where its quotes closed the browser's string.
+    EXPECT_EQ(error_at("<script>var half = count++ / 2, label = \"a/b\";\nvar msg = \"Hi <%= name %>\";</script>"),
+              "2:15");
+    EXPECT_EQ(error_at("<script>a = b <!-- \"\nvar msg = \"Hi <%= name %>\";</script>"), "2:15");
 }
 
 TEST(KilncJsState, AValueIsALiteralSoASlashAfterItDivides) {

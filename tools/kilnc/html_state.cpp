@@ -63,6 +63,19 @@ char reference_byte(std::string_view ref, bool semicolon) {
 
 Verdict refuse(std::string message) { return {Escaper::Text, std::move(message)}; }
 
+// A <script> type the browser runs as JavaScript, or reads as JSON (its value: trimmed,
+// lower case; parameters make it neither). Anything else is data for some other reader.
+bool runs_as_script(std::string_view type) {
+    while (!type.empty() && is_space(type.front())) type.remove_prefix(1);
+    while (!type.empty() && is_space(type.back())) type.remove_suffix(1);
+    for (std::string_view t : {"", "module", "importmap", "speculationrules", "application/json", "application/ld+json",
+                               "text/javascript", "application/javascript", "application/ecmascript",
+                               "application/x-ecmascript", "application/x-javascript", "text/ecmascript",
+                               "text/jscript", "text/livescript", "text/x-ecmascript", "text/x-javascript"})
+        if (type == t) return true;
+    return false;
+}
+
 Verdict unquoted(const std::string& attr) {
     return refuse("unquoted attribute value: a value in " + attr + "=<%= %> could add attributes; quote it: " + attr +
                   "=\"<%= ... %>\"");
@@ -144,6 +157,9 @@ void HtmlState::step(char c, std::vector<LateError>& late) {
             }
             return;
         case Mode::AttrValue:
+            if (tag_ == "script" && attr_ == "type" && !(quote_ ? c == quote_ : is_space(c) || c == '>') &&
+                type_.size() < 64)
+                type_ += lower(c);
             if (quote_ ? c == quote_ : is_space(c) || c == '>') {
                 end_attr();
                 if (c == '>') close_tag();
@@ -214,6 +230,7 @@ void HtmlState::close_tag() {
     recent_.clear();
     js_ = {};
     script_comment_ = false;
+    if (raw != Raw::Script) foreign_script_ = false;
 }
 
 // The body of a raw-text element ends only at "</name" followed by a space, '/' or '>'
@@ -227,6 +244,7 @@ void HtmlState::raw_text(char c) {
         recent_.clear();
         js_ = {};
         script_comment_ = false;
+        foreign_script_ = false;
         if (c == '>') {
             mode_ = Mode::Text;
             tag_.clear();
@@ -244,7 +262,7 @@ void HtmlState::raw_text(char c) {
             *this = lost();
             return;
         }
-        js_.feed(c);
+        if (!foreign_script_) js_.feed(c);
     }
     keep_last(recent_, lower(c), 12);  // "</noscript" and "<!--" fit
     if (raw_ == Raw::Script) {
@@ -268,6 +286,7 @@ void HtmlState::start_value(char quote) {
 
 void HtmlState::end_attr() {
     HtmlState fresh;
+    fresh.foreign_script_ = foreign_script_ || (tag_ == "script" && attr_ == "type" && !runs_as_script(type_));
     fresh.tag_ = std::move(tag_);
     fresh.end_tag_ = end_tag_;
     *this = std::move(fresh);  // forget everything about the value, so equal tags compare equal
@@ -277,7 +296,15 @@ void HtmlState::end_attr() {
 // the URL and script scanners see `&colon;` as ':'.
 void HtmlState::value_byte(char c, std::vector<LateError>& late) {
     if (!recent_.empty()) {  // inside a character reference
-        if ((is_alnum(c) || (c == '#' && recent_ == "&")) && recent_.size() < 32) {
+        // A numeric one ends at the first byte that is not its digit, as browsers read
+        // it ("&#58alert" is ":alert"); a named one takes letters and digits.
+        const bool numeric = starts_with(recent_, "&#");
+        const bool hex = numeric && recent_.size() > 2 && (recent_[2] == 'x' || recent_[2] == 'X');
+        const bool more = !numeric ? is_alnum(c) || (c == '#' && recent_ == "&")
+                          : recent_.size() == 2 ? is_digit(c) || c == 'x' || c == 'X'
+                          : hex ? is_digit(c) || (lower(c) >= 'a' && lower(c) <= 'f')
+                                : is_digit(c);
+        if (more && recent_.size() < 32) {
             recent_ += c;
             return;
         }
@@ -366,13 +393,18 @@ Verdict HtmlState::raw_text_value() const {
     if (raw_ == Raw::Style)
         return refuse("a value inside <style> is not escaped by kilnc (CSS): set a class on the element "
                       "(class=\"<%= ... %>\"), or print a constant you vouch for with <%== %>");
+    if (raw_ == Raw::Script && foreign_script_)
+        return refuse("a value inside a <script> whose type is not JavaScript or JSON (a client-side template, read "
+                      "as HTML by its library) is not escaped for what reads it: pass it in a data- attribute");
     if (raw_ == Raw::Script) return js_value(Escaper::Js, "a script");
     // <title>, <textarea> and the like: text, but "</ti" + "tle" + ">" would end the
     // element early.
     size_t lt = recent_.rfind('<');
     if (lt != recent_.npos && starts_with("</" + tag_, std::string_view(recent_).substr(lt)))
         return refuse("a value right after '<' could end the <" + tag_ + "> element: put a space between them");
-    return {Escaper::Text, {}};
+    // Escaped as in an attribute: the same for text, and markup (kiln::Html, which would
+    // print as is) does not compile: inside <title> or <textarea> its tags show as text.
+    return {Escaper::Attr, {}};
 }
 
 Verdict HtmlState::attr_value() const {
@@ -416,6 +448,7 @@ Verdict HtmlState::js_value(Escaper escaper, std::string_view where) const {
 }
 
 void HtmlState::after_value(size_t value) {
+    if (mode_ == Mode::AttrValue && tag_ == "script" && attr_ == "type") type_ += '\x01';  // not a type kilnc knows
     if (mode_ == Mode::AttrValue) {
         recent_.clear();  // a reference the value ends (refused above for URLs and scripts)
         if (attr_kind_ == Attr::Url && url_ != Url::Rest) {
@@ -425,7 +458,7 @@ void HtmlState::after_value(size_t value) {
             js_.after_value();
         }
     } else if (mode_ == Mode::RawText) {
-        if (raw_ == Raw::Script) js_.after_value();
+        if (raw_ == Raw::Script && !foreign_script_) js_.after_value();
         recent_.clear();  // an escaped value holds no '<': no end tag spans it
     }
 }

@@ -80,6 +80,8 @@ private:
     bool end_tag_ = false;    // the tag being read is an end tag
     bool unsafe_scheme_ = false;  // the URL's literal scheme is not http, https, mailto or tel
     bool script_comment_ = false;  // a <script> body inside "<!--" (see raw_text)
+    bool foreign_script_ = false;  // this <script>'s type is not JavaScript or JSON (a client-side template)
+    std::string type_;     // a <script>'s type attribute, as read so far (lower case, bounded)
     std::string tag_;      // the tag being read; RawText: the element whose end tag ends it
     std::string attr_;     // the attribute being read
     std::string scheme_;   // Url::Scheme: what may be its scheme so far

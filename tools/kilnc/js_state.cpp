@@ -23,6 +23,11 @@ constexpr size_t kLongestKeyword = 10;  // "instanceof"
 
 }  // namespace
 
+void JsState::remember(char c) {
+    tail_ += c;
+    if (tail_.size() > 4) tail_.erase(0, 1);
+}
+
 void JsState::end_word() {
     if (word_.empty()) return;
     divides_ = !regex_may_follow(word_);
@@ -30,6 +35,16 @@ void JsState::end_word() {
 }
 
 void JsState::code(char c) {
+    const bool plus_plus = (c == '+' || c == '-') && !tail_.empty() && tail_.back() == c;
+    if (c == '\n' || c == '\r') line_bytes_ = 0;
+    else if (c != ' ' && c != '\t' && line_bytes_ < 4) ++line_bytes_;
+    remember(c);
+    // HTML-like comments of classic scripts: "<!--" anywhere, "-->" first on its line.
+    if (tail_ == "<!--" || (c == '>' && tail_.ends_with("-->") && line_bytes_ == 3)) {
+        mode_ = Mode::LineComment;
+        word_.clear();
+        return;
+    }
     if (is_word_char(c)) {
         // A word longer than any keyword is kept as "longer than a keyword" only, so
         // that the state stays small and equal states compare equal.
@@ -57,6 +72,7 @@ void JsState::code(char c) {
             divides_ = false;  // the end of a block: `} /re/.test(s)`
             return;
         case ')': case ']': divides_ = true; return;
+        case '+': case '-': divides_ = plus_plus; return;  // `i++ / 2` divides; `a + /re/` is a regex
         default: divides_ = false; return;  // an operator or punctuation: a regex may follow
     }
 }
@@ -110,7 +126,13 @@ void JsState::feed(char c) {
             prev_ = c;
             return;
         case Mode::LineComment:
-            if (c == '\n' || c == '\r') mode_ = Mode::Code;
+            // A line ends at LF, CR, U+2028 or U+2029 (E2 80 A8, E2 80 A9).
+            remember(c);
+            if (c == '\n' || c == '\r' || tail_.ends_with("\xe2\x80\xa8") || tail_.ends_with("\xe2\x80\xa9")) {
+                mode_ = Mode::Code;
+                tail_.clear();
+                line_bytes_ = 0;
+            }
             return;
         case Mode::BlockComment:
             if (prev_ == '*' && c == '/') mode_ = Mode::Code;
