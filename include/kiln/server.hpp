@@ -101,6 +101,10 @@ struct ServerOptions {
     // Forwarded or X-Forwarded-For give its address (Request::client_address) and
     // X-Forwarded-Proto whether it used HTTPS (Request::secure); empty: no one.
     std::vector<std::string> trusted_proxies;
+    // The field of theirs that names the client: "x-forwarded-for" or "forwarded"
+    // (RFC 7239). Only that one is read: a proxy that writes the one passes a client's
+    // own copy of the other through.
+    std::string forwarded_header = "x-forwarded-for";
     std::string health_path;             // e.g. "/health": 200 while serving; empty: off
     bool log_errors = true;
     // Sessions. store "memory": the node's shared-memory table (fixed size, made at

@@ -355,13 +355,19 @@ bool Connection::take_proxy_header() {
         // trusted proxy: the balancer vouches for the address, not for the headers.
         trusted_proxy_ = false;
         for (const net::AddressRange& r : srv_.cfg_.trusted_proxies) trusted_proxy_ = trusted_proxy_ || r.contains(peer_);
+    } else if (!h.local) {
+        // UNKNOWN (v1), UNSPEC or a unix socket (v2): a client the balancer cannot name.
+        // Its bytes are its own, so its forwarded fields are a claim (the balancer's
+        // trust was for the balancer). Only LOCAL is the balancer itself.
+        trusted_proxy_ = false;
     }
     client_ = peer_;
     return true;
 }
 
 void Connection::find_client() {
-    client_ = trusted_proxy_ ? forwarded_client({srv_.head_.headers, srv_.head_.header_count}, peer_, srv_.cfg_.trusted_proxies)
+    client_ = trusted_proxy_ ? forwarded_client({srv_.head_.headers, srv_.head_.header_count}, peer_,
+                                                srv_.cfg_.trusted_proxies, srv_.cfg_.forwarded_field)
                              : peer_;
 }
 

@@ -79,9 +79,8 @@ bool parse_node(std::string_view text, net::PeerAddress* out) {
 }
 
 net::PeerAddress forwarded_client(std::span<const Header> headers, const net::PeerAddress& peer,
-                                  const std::vector<net::AddressRange>& trusted) {
-    bool rfc = false;
-    for (const Header& h : headers) rfc = rfc || iequals(h.name, "forwarded");
+                                  const std::vector<net::AddressRange>& trusted, ForwardedField field) {
+    const bool rfc = field == ForwardedField::Forwarded;
     const std::string_view name = rfc ? "forwarded" : "x-forwarded-for";
     // The hops, nearest first: the field's lines from the last, each line's items
     // from the last (no copy: every request from a balancer comes this way).

@@ -666,7 +666,8 @@ void H2Session::headers_done(H2Stream& st, bool end_stream) {
     if (!valid_host(h.host)) return respond_error(st, 400, "malformed :authority or Host");
     const EngineConfig& cfg = srv_.cfg_;
     net::PeerAddress client = conn_.trusted_proxy_
-                                  ? forwarded_client({h.headers, h.header_count}, conn_.peer_, cfg.trusted_proxies)
+                                  ? forwarded_client({h.headers, h.header_count}, conn_.peer_, cfg.trusted_proxies,
+                                                     cfg.forwarded_field)
                                   : conn_.peer_;
     if (cfg.rate_table && cfg.rate > 0) {
         RateTable::Decision d = cfg.rate_table->take(client, srv_.loop_.now_ms() * 1000, cfg.rate, cfg.rate_burst);

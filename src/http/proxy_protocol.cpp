@@ -96,7 +96,10 @@ ProxyHeader parse_v2(std::string_view data) {
     h.status = S::Complete;
     // LOCAL (the balancer's own health check): the block is skipped whatever it
     // holds, its family included, and the connection's own endpoints stand.
-    if (command == 0) return h;
+    if (command == 0) {
+        h.local = true;
+        return h;
+    }
     std::string_view body = data.substr(16, len);
     size_t addr_len = 0;
     uint8_t family = fam >> 4, transport = fam & 0x0f;

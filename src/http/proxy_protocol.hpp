@@ -20,6 +20,7 @@ struct ProxyHeader {
     enum class Status : uint8_t { Incomplete, Invalid, Complete } status = Status::Incomplete;
     size_t consumed = 0;      // bytes of the header (Complete)
     bool has_source = false;  // false: LOCAL or UNKNOWN, keep the socket's peer
+    bool local = false;       // v2 LOCAL: the balancer's own connection (a health check)
     net::PeerAddress source;
     bool ssl = false;         // v2: the client's connection to the balancer used TLS
 };

@@ -35,12 +35,18 @@ std::span<const Header> Request::headers() const {
 bool Request::secure() const {
     if (secure_transport_) return true;
     if (!via_trusted_proxy_) return false;  // X-Forwarded-Proto from anyone else is a claim, not a fact
-    auto proto = header("x-forwarded-proto");
+    // The nearest proxy's word: the last item of the last line. Items before it were
+    // there when the request reached that proxy, the client's own among them (a proxy
+    // that appends, or one that does not set the field, passes them on).
+    std::optional<std::string_view> proto;
+    for (const Header& h : headers())
+        if (iequals(h.name, "x-forwarded-proto")) proto = h.value;
     if (!proto) return false;
-    std::string_view first = proto->substr(0, proto->find(','));  // a chain of proxies: the first hop's
-    while (!first.empty() && (first.back() == ' ' || first.back() == '\t')) first.remove_suffix(1);
-    while (!first.empty() && (first.front() == ' ' || first.front() == '\t')) first.remove_prefix(1);
-    return iequals(first, "https");
+    size_t comma = proto->rfind(',');
+    std::string_view last = comma == std::string_view::npos ? *proto : proto->substr(comma + 1);
+    while (!last.empty() && (last.back() == ' ' || last.back() == '\t')) last.remove_suffix(1);
+    while (!last.empty() && (last.front() == ' ' || last.front() == '\t')) last.remove_prefix(1);
+    return iequals(last, "https");
 }
 
 }  // namespace kiln::http

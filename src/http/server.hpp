@@ -12,6 +12,7 @@
 
 #include "http/http_date.hpp"
 #include "http/exchange.hpp"
+#include "http/forwarded.hpp"
 #include "http/address_counts.hpp"
 #include "http/rate_table.hpp"
 #include "http/limits.hpp"
@@ -79,6 +80,8 @@ struct EngineConfig {
     // Peers whose Forwarded / X-Forwarded-For (the client's address) and
     // X-Forwarded-Proto (Request::secure) are believed; empty: nobody's.
     std::vector<net::AddressRange> trusted_proxies;
+    // Which field of theirs names the client (the other is ignored).
+    ForwardedField forwarded_field = ForwardedField::XForwardedFor;
     // HTTP/2: h2c by its preface on plain listeners, "h2" by ALPN on TLS ones (the TLS
     // context offers it). Off: every connection is HTTP/1.1.
     bool http2 = true;

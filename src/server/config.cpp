@@ -298,6 +298,17 @@ const std::vector<Key>& keys() {
          }},
         {"server.trusted_proxies", trusted_proxies},
         {"proxy.trusted", trusted_proxies},  // its first name, kept
+        {"server.forwarded_header",
+         [](const Value& v, ServerOptions& o) {
+             std::string name;
+             if (std::string e = get_nonempty(v, &name); !e.empty()) return e;
+             for (char& c : name)
+                 if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+             if (name != "x-forwarded-for" && name != "forwarded")
+                 return std::string("must be \"x-forwarded-for\" or \"forwarded\" (the field the trusted proxies write)");
+             o.forwarded_header = std::move(name);
+             return std::string();
+         }},
         integer("session.idle_timeout_s", &ServerOptions::session_idle_timeout_s, int64_t{1}, int64_t{1} << 32),
         integer("session.max_age_s", &ServerOptions::session_max_age_s, int64_t{1}, int64_t{1} << 32),
         integer("session.memory", &ServerOptions::session_memory, size_t{64} << 10, size_t{1} << 40),

@@ -107,6 +107,8 @@ http::EngineConfig engine_config(const ServerOptions& o) {
         net::AddressRange r;
         if (net::AddressRange::parse(text, &r)) c.trusted_proxies.push_back(r);  // validated by the config
     }
+    c.forwarded_field = o.forwarded_header == "forwarded" ? http::ForwardedField::Forwarded
+                                                           : http::ForwardedField::XForwardedFor;
     if (o.mpm == Mpm::Prefork) {
         c.max_connections = 1;
         c.max_requests = o.max_requests_per_worker;

@@ -145,6 +145,9 @@ const std::vector<SettingDoc>& table() {
         {"server.trusted_proxies", "--trusted-proxies", "LIST", "proxies whose Forwarded / X-Forwarded-For (the client) and "
          "X-Forwarded-Proto count: addresses or CIDR blocks (also proxy.trusted)",
          [](const O&) { return std::string("none"); }},
+        {"server.forwarded_header", "--forwarded-header", "NAME", "the one field the trusted proxies write that names "
+         "the client: \"x-forwarded-for\" or \"forwarded\" (the other is ignored: a proxy passes a client's own copy "
+         "through)", [](const O& o) { return quoted(o.forwarded_header); }},
         {"proxy.trusted", "", "", "the first name of server.trusted_proxies (either sets it)",
          [](const O&) { return std::string("none"); }},
         {"user", "--user", "NAME", "run as this user after binding (started as root)", [](const O&) { return std::string(); }},

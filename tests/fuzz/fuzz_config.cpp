@@ -37,7 +37,7 @@ auto fields(const ServerOptions& o) {
                     o.watchdog_timeout_ms, o.max_request_line, o.max_header_bytes, o.max_header_count,
                     o.upload_spool_bytes, o.max_requests_per_connection, o.max_connections, o.server_name, o.mpm, o.max_requests_per_worker, o.request_timeout_ms,
                     o.pool_threads, o.pool_queue, o.config_path, o.error_log, o.log_level, o.access_log,
-                    o.access_log_format, o.user, o.group, o.metrics_path, o.trusted_proxies, o.health_path,
+                    o.access_log_format, o.user, o.group, o.metrics_path, o.trusted_proxies, o.forwarded_header, o.health_path,
                     o.log_errors, o.session_cookie, o.session_secure, o.session_idle_timeout_s,
                     o.session_max_age_s, o.session_memory, o.session_max_bytes, o.secret, o.app_settings,
                     o.handler_timeout_ms, o.max_connections_per_address, o.rate, o.rate_burst, o.rate_table_slots,

@@ -143,8 +143,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         check_node(line.substr(1));
     }
 
-    PeerAddress client = forwarded_client(headers, peer, trusted);
+    // The field read: Forwarded if the input has one (as the harness's corpus was made),
+    // else X-Forwarded-For. The other field never changes the answer.
+    bool rfc = false;
+    for (const Header& h : headers) rfc = rfc || ieq(h.name, "forwarded");
+    const ForwardedField field = rfc ? ForwardedField::Forwarded : ForwardedField::XForwardedFor;
+    PeerAddress client = forwarded_client(headers, peer, trusted, field);
     std::vector<std::string> hops = hops_of(headers);
+    {
+        std::vector<Header> only;
+        for (const Header& h : headers)
+            if (!ieq(h.name, rfc ? "x-forwarded-for" : "forwarded")) only.push_back(h);
+        FUZZ_CHECK(same(forwarded_client(only, peer, trusted, field), client));
+        const ForwardedField other = rfc ? ForwardedField::XForwardedFor : ForwardedField::Forwarded;
+        std::vector<Header> other_only;
+        for (const Header& h : headers)
+            if (!ieq(h.name, rfc ? "forwarded" : "x-forwarded-for")) other_only.push_back(h);
+        FUZZ_CHECK(same(forwarded_client(headers, peer, trusted, other), forwarded_client(other_only, peer, trusted, other)));
+    }
 
     // Which hop the client came from, by the walk's rule.
     size_t from = hops.size();  // none: the peer
@@ -165,9 +181,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
     }
 
-    bool rfc = false;
-    for (const Header& h : headers) rfc = rfc || ieq(h.name, "forwarded");
-
     // Spoofing from the left: lines of the same field in front change nothing once the
     // client is an untrusted address (the line itself is this input's own text).
     if (from < hops.size() && !trusted_by(trusted, client)) {
@@ -175,7 +188,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         spoofed.push_back({rfc ? "Forwarded" : "X-Forwarded-For", "for=6.6.6.6, 6.6.6.6, unknown"});
         spoofed.push_back({rfc ? "forwarded" : "x-forwarded-for", in.substr(1, 80)});
         spoofed.insert(spoofed.end(), headers.begin(), headers.end());
-        FUZZ_CHECK(same(forwarded_client(spoofed, peer, trusted), client));
+        FUZZ_CHECK(same(forwarded_client(spoofed, peer, trusted, field), client));
     }
 
     // A trusted proxy appending an untrusted address: that address is the client.
@@ -187,7 +200,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::string hop = rfc ? "for=\"[2001:db8::1]:4711\"" : text_of(outsider);
         if (rfc && outsider.family == AF_INET) hop = "for=\"203.0.113.9:4711\"";
         appended.push_back({rfc ? "Forwarded" : "X-Forwarded-For", hop});
-        PeerAddress got = forwarded_client(appended, peer, trusted);
+        PeerAddress got = forwarded_client(appended, peer, trusted, field);
         FUZZ_CHECK(same_addr(got, outsider));
         FUZZ_CHECK(got.port == (rfc ? 4711 : 0));
     }

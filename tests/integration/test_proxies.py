@@ -223,24 +223,29 @@ class TrustedLoopback(harness.ServerTestCase):
         self.assertEqual(self.client([("X-Forwarded-For", "203.0.113.9"), ("x-forwarded-for", "198.51.100.3")]),
                          "198.51.100.3 http")
 
-    def test_forwarded_quoted_ipv6_with_port(self):
-        self.assertEqual(self.client([("Forwarded", 'for="[2001:db8::1]:4711"')]), "2001:db8::1 http")
-        self.assertEqual(self.client([("Forwarded", 'for=6.6.6.6, for="[2001:db8::1]:4711";proto=https')]),
-                         "2001:db8::1 http")
-
-    def test_forwarded_takes_precedence_over_xff(self):
+    def test_a_clients_own_forwarded_is_ignored(self):
+        # The proxy (nginx's $proxy_add_x_forwarded_for, HAProxy's option forwardfor)
+        # writes X-Forwarded-For and passes the client's own Forwarded through: read,
+        # it let any client choose its address (rate limits, log-in throttling, logs).
         self.assertEqual(self.client([("X-Forwarded-For", "198.51.100.7"), ("Forwarded", "for=203.0.113.9")]),
-                         "203.0.113.9 http")
+                         "198.51.100.7 http")
+        self.assertEqual(self.client([("Forwarded", "for=203.0.113.9")]), "127.0.0.1 http")
+        self.assertEqual(self.client([("Forwarded", "for=unknown"), ("X-Forwarded-For", "198.51.100.7")]),
+                         "198.51.100.7 http")
 
-    def test_unknown_or_obfuscated_keeps_the_peer(self):
+    def test_unknown_keeps_the_peer(self):
         self.assertEqual(self.client([("X-Forwarded-For", "203.0.113.9, unknown")]), "127.0.0.1 http")
-        self.assertEqual(self.client([("Forwarded", "for=203.0.113.9, for=_hidden")]), "127.0.0.1 http")
 
-    def test_x_forwarded_proto_https(self):
+    def test_x_forwarded_proto_is_the_nearest_proxys(self):
         self.assertEqual(self.client([("X-Forwarded-Proto", "https")]), "127.0.0.1 https")
         self.assertEqual(self.client([("X-Forwarded-For", "203.0.113.9"), ("X-Forwarded-Proto", "https")]),
                          "203.0.113.9 https")
         self.assertEqual(self.client([("X-Forwarded-Proto", "http")]), "127.0.0.1 http")
+        # A client's own value in front of the proxy's (a proxy that appends) is not it.
+        self.assertEqual(self.client([("X-Forwarded-Proto", "https, http")]), "127.0.0.1 http")
+        self.assertEqual(self.client([("X-Forwarded-Proto", "https"), ("X-Forwarded-Proto", "http")]),
+                         "127.0.0.1 http")
+        self.assertEqual(self.client([("X-Forwarded-Proto", "http, https")]), "127.0.0.1 https")
 
     def test_each_request_names_its_own_client(self):
         # Per request, not per connection: a request without the fields is the peer again.
@@ -257,6 +262,30 @@ class TrustedLoopback(harness.ServerTestCase):
         headers = [("X-Forwarded-For", "203.0.113.9"), ("Forwarded", "for=198.51.100.7"),
                    ("X-Forwarded-Proto", "https")]
         self.assertEqual(self.client(headers, source="127.0.0.2"), "127.0.0.2 http")
+
+
+class TrustedLoopbackForwarded(harness.ServerTestCase):
+    """server.forwarded_header = "forwarded": RFC 7239's field names the client, and a
+    client's own X-Forwarded-For is ignored."""
+    server_args = ("--trusted-proxies", "127.0.0.1,10.0.0.0/8", "--forwarded-header", "forwarded")
+
+    def client(self, headers):
+        r = self.get("/client", headers)
+        self.assertEqual(r.status, 200, r)
+        return r.body.decode()
+
+    def test_forwarded_names_the_client(self):
+        self.assertEqual(self.client([("Forwarded", 'for="[2001:db8::1]:4711"')]), "2001:db8::1 http")
+        self.assertEqual(self.client([("Forwarded", 'for=6.6.6.6, for="[2001:db8::1]:4711";proto=https')]),
+                         "2001:db8::1 http")
+        self.assertEqual(self.client([("Forwarded", "for=6.6.6.6, for=203.0.113.9, for=10.1.2.3")]),
+                         "203.0.113.9 http")
+        self.assertEqual(self.client([("Forwarded", "for=203.0.113.9, for=_hidden")]), "127.0.0.1 http")
+
+    def test_a_clients_own_x_forwarded_for_is_ignored(self):
+        self.assertEqual(self.client([("X-Forwarded-For", "198.51.100.7")]), "127.0.0.1 http")
+        self.assertEqual(self.client([("X-Forwarded-For", "198.51.100.7"), ("Forwarded", "for=203.0.113.9")]),
+                         "203.0.113.9 http")
 
 
 class RateBehindTrustedProxies(harness.ServerTestCase):
@@ -317,8 +346,6 @@ class TrustedChain(harness.ServerTestCase):
         self.assertEqual(self.client([("X-Forwarded-For", "6.6.6.6, 203.0.113.9, 10.1.2.3")]), "203.0.113.9 http")
         self.assertEqual(self.client([("X-Forwarded-For", "6.6.6.6, 203.0.113.9"), ("X-Forwarded-For", "10.1.2.3")]),
                          "203.0.113.9 http")
-        self.assertEqual(self.client([("Forwarded", "for=6.6.6.6, for=203.0.113.9, for=10.1.2.3")]),
-                         "203.0.113.9 http")
 
     def test_all_trusted_chain_gives_the_leftmost(self):
         self.assertEqual(self.client([("X-Forwarded-For", "10.0.0.1, 10.0.0.2")]), "10.0.0.1 http")
@@ -377,6 +404,18 @@ class ProxyProtocolAndTrustedProxies(ProxyServerCase):
         headers = [("X-Forwarded-For", "6.6.6.6, 203.0.113.9"), ("X-Forwarded-Proto", "https")]
         self.assertEqual(self.client_via(v1("10.0.0.5"), build_request("GET", "/client", headers)),
                          "203.0.113.9 https")
+
+    def test_fields_of_a_client_the_balancer_cannot_name_are_claims(self):
+        # PROXY UNKNOWN (v1), UNSPEC (v2): the balancer, trusted, forwards a client it
+        # cannot name, byte for byte. Before, the balancer's trust stayed with the
+        # connection and the client's own fields were believed.
+        headers = [("X-Forwarded-For", "6.6.6.6"), ("X-Forwarded-Proto", "https")]
+        for header in (b"PROXY UNKNOWN\r\n", v2()):
+            with self.subTest(header=header):
+                self.assertEqual(self.client_via(header, build_request("GET", "/client", headers)), "127.0.0.1 http")
+        # LOCAL is the balancer's own connection: its fields still count.
+        self.assertEqual(self.client_via(v2(local=True), build_request("GET", "/client", headers)),
+                         "6.6.6.6 https")
 
     def test_fields_from_an_untrusted_source_are_claims(self):
         # 192.0.2.10 is the client itself (not a proxy): what it writes proves nothing.

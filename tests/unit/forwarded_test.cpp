@@ -52,12 +52,21 @@ std::vector<AddressRange> ranges(std::initializer_list<const char*> list) {
 
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
-// The client for these header fields from `peer`, as text.
-std::string client(const Fields& fields, const char* peer = "127.0.0.1",
-                   std::initializer_list<const char*> trusted = {"127.0.0.1"}) {
+// The client for these header fields from `peer`, as text, reading X-Forwarded-For
+// (client) or Forwarded (rfc_client).
+std::string client_by(kiln::http::ForwardedField field, const Fields& fields, const char* peer,
+                      std::initializer_list<const char*> trusted) {
     std::vector<Header> headers;
     for (const auto& [n, v] : fields) headers.push_back({n, v});
-    return text_of(forwarded_client(headers, addr(peer), ranges(trusted)));
+    return text_of(forwarded_client(headers, addr(peer), ranges(trusted), field));
+}
+std::string client(const Fields& fields, const char* peer = "127.0.0.1",
+                   std::initializer_list<const char*> trusted = {"127.0.0.1"}) {
+    return client_by(kiln::http::ForwardedField::XForwardedFor, fields, peer, trusted);
+}
+std::string rfc_client(const Fields& fields, const char* peer = "127.0.0.1",
+                       std::initializer_list<const char*> trusted = {"127.0.0.1"}) {
+    return client_by(kiln::http::ForwardedField::Forwarded, fields, peer, trusted);
 }
 
 }  // namespace
@@ -108,7 +117,7 @@ TEST(ForwardedClient, TrustedHopsAreSkippedFromTheEnd) {
 TEST(ForwardedClient, AllTrustedChainGivesTheLeftmost) {
     EXPECT_EQ(client({{"X-Forwarded-For", "10.0.0.1, 10.0.0.2, 10.0.0.3"}}, "127.0.0.1", {"127.0.0.1", "10.0.0.0/8"}),
               "10.0.0.1");
-    EXPECT_EQ(client({{"Forwarded", "for=10.0.0.1, for=10.0.0.2"}}, "127.0.0.1", {"127.0.0.1", "10.0.0.0/8"}),
+    EXPECT_EQ(rfc_client({{"Forwarded", "for=10.0.0.1, for=10.0.0.2"}}, "127.0.0.1", {"127.0.0.1", "10.0.0.0/8"}),
               "10.0.0.1");
 }
 
@@ -140,55 +149,60 @@ TEST(ForwardedClient, UnknownOrMalformedStopsTheWalk) {
 // --- Forwarded (RFC 7239) -----------------------------------------------------------
 
 TEST(ForwardedClient, ForwardedForIsTheClient) {
-    EXPECT_EQ(client({{"Forwarded", "for=203.0.113.9"}}), "203.0.113.9");
-    EXPECT_EQ(client({{"forwarded", "For=203.0.113.9;proto=https"}}), "203.0.113.9");
-    EXPECT_EQ(client({{"Forwarded", "proto=https; by=10.0.0.1; for=203.0.113.9"}}), "203.0.113.9");
-    EXPECT_EQ(client({{"Forwarded", "for=\"203.0.113.9:4711\""}}), "203.0.113.9");
+    EXPECT_EQ(rfc_client({{"Forwarded", "for=203.0.113.9"}}), "203.0.113.9");
+    EXPECT_EQ(rfc_client({{"forwarded", "For=203.0.113.9;proto=https"}}), "203.0.113.9");
+    EXPECT_EQ(rfc_client({{"Forwarded", "proto=https; by=10.0.0.1; for=203.0.113.9"}}), "203.0.113.9");
+    EXPECT_EQ(rfc_client({{"Forwarded", "for=\"203.0.113.9:4711\""}}), "203.0.113.9");
 }
 
 TEST(ForwardedClient, ForwardedQuotedIpv6WithPort) {
     std::vector<Header> headers{{"Forwarded", "for=\"[2001:db8::1]:4711\""}};
-    PeerAddress c = forwarded_client(headers, addr("127.0.0.1"), ranges({"127.0.0.1"}));
+    PeerAddress c = forwarded_client(headers, addr("127.0.0.1"), ranges({"127.0.0.1"}),
+                                     kiln::http::ForwardedField::Forwarded);
     EXPECT_EQ(c.family, AF_INET6);
     EXPECT_EQ(text_of(c), "2001:db8::1");
     EXPECT_EQ(c.port, 4711);
-    EXPECT_EQ(client({{"Forwarded", "for=\"[2001:db8::1]\""}}), "2001:db8::1");
+    EXPECT_EQ(rfc_client({{"Forwarded", "for=\"[2001:db8::1]\""}}), "2001:db8::1");
 }
 
 TEST(ForwardedClient, ForwardedSpoofedLeftmostIgnoredAndTrustedSkipped) {
-    EXPECT_EQ(client({{"Forwarded", "for=6.6.6.6, for=203.0.113.9;proto=https, for=10.1.2.3"}}, "127.0.0.1",
+    EXPECT_EQ(rfc_client({{"Forwarded", "for=6.6.6.6, for=203.0.113.9;proto=https, for=10.1.2.3"}}, "127.0.0.1",
                      {"127.0.0.1", "10.0.0.0/8"}),
               "203.0.113.9");
     // Two lines, one list.
-    EXPECT_EQ(client({{"Forwarded", "for=6.6.6.6, for=203.0.113.9"}, {"Forwarded", "for=10.1.2.3"}}, "127.0.0.1",
+    EXPECT_EQ(rfc_client({{"Forwarded", "for=6.6.6.6, for=203.0.113.9"}, {"Forwarded", "for=10.1.2.3"}}, "127.0.0.1",
                      {"127.0.0.1", "10.0.0.0/8"}),
               "203.0.113.9");
 }
 
-TEST(ForwardedClient, ForwardedTakesPrecedenceOverXff) {
-    // Whatever the order of the fields, X-Forwarded-For is not read beside Forwarded.
-    EXPECT_EQ(client({{"X-Forwarded-For", "198.51.100.1"}, {"Forwarded", "for=203.0.113.9"}}), "203.0.113.9");
-    EXPECT_EQ(client({{"Forwarded", "for=203.0.113.9"}, {"X-Forwarded-For", "198.51.100.1"}}), "203.0.113.9");
-    // Even a Forwarded that names nobody usable: the peer, not the XFF address.
-    EXPECT_EQ(client({{"Forwarded", "for=unknown"}, {"X-Forwarded-For", "198.51.100.1"}}), "127.0.0.1");
+// Only the field the deployment names: a proxy that writes one passes a client's own
+// copy of the other through (the reviewer's case: a client-written Forwarded behind
+// nginx's X-Forwarded-For chose the client's address).
+TEST(ForwardedClient, OnlyTheNamedFieldIsRead) {
+    const Fields both{{"X-Forwarded-For", "198.51.100.1"}, {"Forwarded", "for=203.0.113.9"}};
+    EXPECT_EQ(client(both), "198.51.100.1");
+    EXPECT_EQ(rfc_client(both), "203.0.113.9");
+    EXPECT_EQ(client({{"Forwarded", "for=203.0.113.9"}}), "127.0.0.1");
+    EXPECT_EQ(rfc_client({{"X-Forwarded-For", "198.51.100.1"}}), "127.0.0.1");
+    EXPECT_EQ(client({{"Forwarded", "for=unknown"}, {"X-Forwarded-For", "198.51.100.1"}}), "198.51.100.1");
 }
 
 TEST(ForwardedClient, ObfuscatedOrUnknownStopsTheWalk) {
-    EXPECT_EQ(client({{"Forwarded", "for=_hidden"}}), "127.0.0.1");
-    EXPECT_EQ(client({{"Forwarded", "for=unknown"}}), "127.0.0.1");
-    EXPECT_EQ(client({{"Forwarded", "for=\"unknown\""}}), "127.0.0.1");
+    EXPECT_EQ(rfc_client({{"Forwarded", "for=_hidden"}}), "127.0.0.1");
+    EXPECT_EQ(rfc_client({{"Forwarded", "for=unknown"}}), "127.0.0.1");
+    EXPECT_EQ(rfc_client({{"Forwarded", "for=\"unknown\""}}), "127.0.0.1");
     // The spoofer's entry left of the obfuscated hop never counts.
-    EXPECT_EQ(client({{"Forwarded", "for=203.0.113.9, for=_hidden"}}), "127.0.0.1");
-    EXPECT_EQ(client({{"Forwarded", "for=6.6.6.6, for=_hidden, for=10.1.2.3"}}, "127.0.0.1",
+    EXPECT_EQ(rfc_client({{"Forwarded", "for=203.0.113.9, for=_hidden"}}), "127.0.0.1");
+    EXPECT_EQ(rfc_client({{"Forwarded", "for=6.6.6.6, for=_hidden, for=10.1.2.3"}}, "127.0.0.1",
                      {"127.0.0.1", "10.0.0.0/8"}),
               "10.1.2.3");
     // An element without for= is malformed for this purpose.
-    EXPECT_EQ(client({{"Forwarded", "for=203.0.113.9, by=10.0.0.1;proto=https"}}), "127.0.0.1");
-    EXPECT_EQ(client({{"Forwarded", "203.0.113.9"}}), "127.0.0.1");
+    EXPECT_EQ(rfc_client({{"Forwarded", "for=203.0.113.9, by=10.0.0.1;proto=https"}}), "127.0.0.1");
+    EXPECT_EQ(rfc_client({{"Forwarded", "203.0.113.9"}}), "127.0.0.1");
 }
 
 TEST(ForwardedClient, AnIpv6PeerWithIpv6Proxies) {
-    EXPECT_EQ(client({{"Forwarded", "for=\"[2001:db8::1]:4711\", for=\"[fd00::2]\""}}, "::1", {"::1", "fd00::/8"}),
+    EXPECT_EQ(rfc_client({{"Forwarded", "for=\"[2001:db8::1]:4711\", for=\"[fd00::2]\""}}, "::1", {"::1", "fd00::/8"}),
               "2001:db8::1");
 }
 

@@ -130,6 +130,7 @@ TEST(ProxyProtocolV1, UnknownKeepsThePeerAndIgnoresTheRestOfTheLine) {
     ProxyHeader h = complete("PROXY UNKNOWN\r\n");
     EXPECT_EQ(h.consumed, 15u);
     EXPECT_FALSE(h.has_source);
+    EXPECT_FALSE(h.local);  // a client the balancer cannot name: not the balancer
     // The longest header the specification allows: 107 bytes.
     std::string longest =
         "PROXY UNKNOWN ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff 65535 65535\r\n";
@@ -275,6 +276,7 @@ TEST(ProxyProtocolV2, LocalKeepsThePeer) {
     ProxyHeader h = complete(v2(0x20, 0x00, "") + kHttp);
     EXPECT_EQ(h.consumed, 16u);
     EXPECT_FALSE(h.has_source);
+    EXPECT_TRUE(h.local);  // the balancer's own connection
     EXPECT_FALSE(h.ssl);
     // Addresses and TLVs in a LOCAL header are to be ignored.
     std::string local = v2(0x20, 0x11, inet_block(AF_INET, "6.6.6.6", "10.0.0.1", 5, 80) + ssl_tlv(0x01));
