@@ -71,6 +71,10 @@ def setUpModule():
     with open(os.path.join(root, "views", "layouts", "app.html")) as f:
         STATE["layout"] = f.read()
     STATE["auth"] = run_kiln(["generate", "auth"], cwd=root)
+    # A resource named like a kiln type (kiln::Task) with fields named like SQL keywords:
+    # its model once named kiln::Task inside kiln::db, and its migration failed to parse.
+    STATE["scaffold_task"] = run_kiln(["generate", "scaffold", "task", "title:string", "order:integer",
+                                       "from:string"], cwd=root)
     STATE["routes"] = run_kiln(["routes"], cwd=root, timeout=BUILD_TIMEOUT)
 
 
@@ -153,6 +157,8 @@ class Generated(unittest.TestCase):
                   "tests/app_test.cpp", "lib/database.cpp"):
             self.assertTrue(os.path.isfile(os.path.join(self.root, f)), f)
         self.assertTrue(os.path.isdir(os.path.join(self.root, "db", "migrations")))
+        # git keeps no empty directory: a clone of a new project must still start.
+        self.assertIn("create    db/migrations/.gitkeep", STATE["new"].stdout)
         with open(os.path.join(self.root, "CMakeLists.txt")) as f:
             cmake = f.read()
         self.assertTrue(cmake.startswith("# kiln-app: blog\n"))
@@ -174,7 +180,7 @@ class Generated(unittest.TestCase):
         self.assertEqual(app_cpp.count("register_routes_posts(app);"), 1)
         self.assertLess(app_cpp.index("    register_routes_posts(app);\n"), app_cpp.index("    // kiln:routes"))
         with open(os.path.join(self.root, "models", "post.hpp")) as f:
-            self.assertIn("struct kiln::db::Model<Post>", f.read())
+            self.assertIn("struct kiln::db::Model<::Post>", f.read())
 
     def test_routes_lists_the_scaffold(self):
         r = STATE["routes"]
@@ -242,6 +248,16 @@ class Generated(unittest.TestCase):
             body = urllib.parse.urlencode({"_csrf": token, "_method": "DELETE"})
             self.assertEqual(request(port, "POST", "/posts/1", body, hdrs)[0], 303)
             self.assertEqual(request(port, "GET", "/posts/1")[0], 404)
+
+            # The task scaffold: a model named like kiln::Task, columns named order and from.
+            self.assertEqual(STATE["scaffold_task"].returncode, 0, STATE["scaffold_task"].stderr)
+            body = urllib.parse.urlencode({"_csrf": token, "title": "Water plants", "order": "3", "from": "Ada"})
+            status, headers, _ = request(port, "POST", "/tasks", body, hdrs)
+            self.assertEqual(status, 303)
+            status, _, page = request(port, "GET", headers["location"])
+            self.assertEqual(status, 200)
+            self.assertIn("Water plants", page)
+            self.assertIn("Ada", page)
         finally:
             proc.terminate()
             try:
@@ -265,7 +281,9 @@ class Generated(unittest.TestCase):
         self.assertIn("update    app.cpp", r.stdout)
         self.assertIn("update    routes.hpp", r.stdout)
         with open(os.path.join(self.root, "app.cpp")) as f:
-            self.assertIn("register_routes_posts(app);\n    register_routes_accounts(app);\n    // kiln:routes", f.read())
+            # (the task scaffold, generated after auth, comes next)
+            self.assertIn("register_routes_posts(app);\n    register_routes_accounts(app);\n    register_routes_tasks(app);\n"
+                          "    // kiln:routes", f.read())
         with open(os.path.join(self.root, "routes.hpp")) as f:
             self.assertIn("void register_routes_accounts(kiln::App& app);", f.read())
         with open(os.path.join(self.root, "db", "migrations", "002_create_users.sql")) as f:
@@ -464,7 +482,7 @@ class ErrorPaths(unittest.TestCase):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def test_bad_project_names_are_refused(self):
-        for bad in ("9lives", "my-app", "class", "a b", ""):
+        for bad in ("9lives", "my-app", "class", "a b", "", "kilnc", "kiln"):
             r = run_kiln(["new", bad], cwd=self.tmp)
             self.assertEqual(r.returncode, 2, bad)
             self.assertIn("kiln new:", r.stderr)
@@ -493,6 +511,22 @@ class ErrorPaths(unittest.TestCase):
         r = run_kiln(["generate", "widget", "post"], cwd=root)
         self.assertEqual(r.returncode, 2)
         self.assertIn("unknown generator 'widget'", r.stderr)
+        # Names the generated templates use themselves (the form's action and method,
+        # kilnc's kiln_ prefix): refused before anything is written.
+        for name in ("method", "action", "kiln_user"):
+            r = run_kiln(["generate", "scaffold", name, "title:string"], cwd=root)
+            self.assertEqual(r.returncode, 2, name)
+            self.assertIn("a name the generated code uses itself", r.stderr, name)
+        # A missing option value says so.
+        r = run_kiln(["new", "x", "--dir"], cwd=self.tmp)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--dir: missing value", r.stderr)
+        r = run_kiln(["run", "--poll-ms"], cwd=root)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--poll-ms: missing value", r.stderr)
+        r = run_kiln(["run", "--poll-ms", "100ms"], cwd=root)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--poll-ms must be a number", r.stderr)
 
     def test_existing_files_need_force_and_migrations_are_numbered(self):
         self.assertEqual(run_kiln(["new", "shop", "--dir", self.tmp], cwd=self.tmp).returncode, 0)
@@ -562,7 +596,7 @@ class ErrorPaths(unittest.TestCase):
         with open(os.path.join(root, "app.cpp")) as f:
             self.assertEqual(f.read().count("register_routes_accounts(app);"), 1)
         self.assertEqual(sorted(os.listdir(os.path.join(root, "db", "migrations"))),
-                         ["001_create_tags.sql", "002_create_users.sql", "postgresql"])
+                         [".gitkeep", "001_create_tags.sql", "002_create_users.sql", "postgresql"])
 
         # a later scaffold numbers after the accounts
         r = run_kiln(["generate", "scaffold", "product", "name:string"], cwd=root)

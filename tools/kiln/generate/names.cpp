@@ -16,7 +16,7 @@ constexpr std::string_view kContextual[] = {"final", "override", "import", "modu
 // Names the generated code uses for its own namespaces and locals.
 constexpr std::string_view kTaken[] = {
     "app", "kiln", "std", "views", "controllers", "req", "res", "form", "errors", "token", "notice", "db", "main",
-    "content", "render", "render_body", "page", "item", "found",
+    "content", "render", "render_body", "page", "item", "found", "action", "method",
 };
 
 // singular, plural
@@ -69,7 +69,8 @@ std::string singular_word(std::string_view w) {
 NamesResult make(std::string_view typed, std::string singular, std::string plural, bool use_singular) {
     NamesResult out;
     for (std::string_view t : kTaken)
-        if ((use_singular && singular == t) || plural == t) {
+        if ((use_singular && (singular == t || singular.starts_with("kiln_"))) || plural == t ||
+            plural.starts_with("kiln_")) {
             out.error = "'" + std::string(typed) + "' is a name the generated code uses itself; pick another";
             return out;
         }

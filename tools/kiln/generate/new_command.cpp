@@ -53,7 +53,7 @@ FilePlan project_files(const ProjectInfo& p) {
     plan.add("public/app.css", render_to_string(t::app_css{}));
     plan.add("tests/test_app.py", render_to_string(t::test_app{.p = p}));
     plan.add("tests/app_test.cpp", render_to_string(t::app_test{.p = p}));
-    plan.add_dir("db/migrations");
+    plan.add("db/migrations/.gitkeep", "");  // git keeps no empty directory, and migrate() needs this one
     return plan;
 }
 
@@ -63,7 +63,8 @@ int new_main(const Args& args) {
     std::string name, parent = ".", kiln_source = KILN_SOURCE_DIR;
     for (size_t i = 0; i < args.size(); ++i) {
         std::string_view a = args[i];
-        if ((a == "--dir" || a == "--kiln-source") && i + 1 < args.size()) {
+        if (a == "--dir" || a == "--kiln-source") {
+            if (i + 1 == args.size()) return refuse(std::string(a) + ": missing value\n" + kUsage);
             (a == "--dir" ? parent : kiln_source) = std::string(args[++i]);
         } else if (a == "--help" || a == "-h") {
             std::fputs(kUsage, stdout);
@@ -79,6 +80,8 @@ int new_main(const Args& args) {
     if (!is_identifier(name) || name.starts_with("_") || name.find("__") != name.npos)
         return refuse("'" + name + "' is not a valid project name: it must be a C++ identifier "
                       "(letters, digits and '_', starting with a letter; not a keyword)");
+    if (name == "kiln" || name == "kilnc" || name.starts_with("kiln_") || name.starts_with("kilnc_"))
+        return refuse("'" + name + "' is a name of kiln's own build targets; pick another project name");
     fs::path dir = fs::path(parent) / name;
     std::error_code ec;
     if (fs::exists(dir, ec)) {

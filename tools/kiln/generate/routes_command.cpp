@@ -14,7 +14,11 @@ namespace fs = std::filesystem;
 int routes_main(const Args& args) {
     std::string bin;
     for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == "--bin" && i + 1 < args.size()) {
+        if (args[i] == "--bin") {
+            if (i + 1 == args.size()) {
+                std::fprintf(stderr, "kiln routes: --bin: missing value (usage: kiln routes [--bin PATH])\n");
+                return 2;
+            }
             bin = std::string(args[++i]);
         } else if (args[i] == "--help" || args[i] == "-h") {
             std::puts("usage: kiln routes [--bin PATH]   (in a project: builds it, then lists its routes)");

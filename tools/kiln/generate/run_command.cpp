@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -83,12 +84,14 @@ int run_main(const Args& args) {
             for (++i; i < args.size(); ++i) app_args.emplace_back(args[i]);
         } else if (a == "--watch" || a == "-w") {
             watch = true;
-        } else if (a == "--poll-ms" && i + 1 < args.size()) {
-            try {
-                poll_ms = std::stoi(std::string(args[++i]));
-            } catch (const std::exception&) {
-                poll_ms = 0;
+        } else if (a == "--poll-ms") {
+            if (i + 1 == args.size()) {
+                std::fprintf(stderr, "kiln run: --poll-ms: missing value\n%s", kUsage);
+                return 2;
             }
+            std::string_view v = args[++i];
+            auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), poll_ms);
+            if (ec != std::errc() || end != v.data() + v.size()) poll_ms = 0;  // "100ms" is not a number
             if (poll_ms < 10 || poll_ms > 60'000) {
                 std::fprintf(stderr, "kiln run: --poll-ms must be a number from 10 to 60000\n");
                 return 2;
@@ -116,13 +119,21 @@ int run_main(const Args& args) {
     else std::printf("kiln run: the build failed; watching for a fix\n");
     if (!watch && server < 0) return 1;
 
+    bool reloading = false;  // a SIGHUP was sent: a server without a supervisor dies of it
     while (!g_stop) {
         if (server > 0) {
             if (int status = reap(server); status >= 0) {
-                std::printf("kiln run: the server exited with status %d\n", status);
-                std::fflush(stdout);
                 server = -1;
-                if (!watch) return status;
+                if (reloading && status == 128 + SIGHUP) {
+                    // --workers 0 (one process, no supervisor): no reload, so a new start.
+                    std::printf("kiln run: the server has no supervisor (workers = 0): starting the new build\n");
+                    server = start_server(*project, app_args);
+                } else {
+                    std::printf("kiln run: the server exited with status %d\n", status);
+                }
+                std::fflush(stdout);
+                reloading = false;
+                if (!watch && server < 0) return status;
             }
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(watch ? poll_ms : 100));
@@ -139,6 +150,7 @@ int run_main(const Args& args) {
         } else if (server > 0) {
             std::printf("kiln run: built; reloading the server (SIGHUP to pid %d)\n", static_cast<int>(server));
             ::kill(server, SIGHUP);
+            reloading = true;
         } else {
             server = start_server(*project, app_args);
         }
