@@ -50,11 +50,20 @@ RateTable* RateTable::attach(void* memory, size_t bytes) {
 
 RateTable::Decision RateTable::take(const net::PeerAddress& peer, uint64_t now_us, double rate_per_s, uint32_t burst) {
     if (peer.family != AF_INET && peer.family != AF_INET6) return {true, 0};
-    const uint64_t interval = static_cast<uint64_t>(std::max(1.0, 1e6 / rate_per_s));  // us per request
-    const uint64_t tolerance = interval * (burst > 0 ? burst - 1 : 0);
+    // us per request, at most a year (a rate near 0 must not overflow the cast), and
+    // the burst's allowance, saturated.
+    const uint64_t interval = static_cast<uint64_t>(std::clamp(1e6 / rate_per_s, 1.0, 3.2e13));
+    uint64_t tolerance = 0;
+    if (__builtin_mul_overflow(interval, uint64_t{burst > 0 ? burst - 1 : 0}, &tolerance)) tolerance = UINT64_MAX / 2;
     const uint64_t key = hash_of(peer.counted());  // an IPv6 client by its /64
     const uint64_t mask = slots_ - 1;
     Slot* found = nullptr;
+    // The client's own bucket first, wherever it is in the probe window: a slot before
+    // it that freed up must not hand the client a second, full bucket.
+    for (int i = 0; i < kProbes && !found; ++i) {
+        Slot& s = slot_[(key + static_cast<uint64_t>(i)) & mask];
+        if (s.key.load(std::memory_order_acquire) == key) found = &s;
+    }
     for (int i = 0; i < kProbes && !found; ++i) {
         Slot& s = slot_[(key + static_cast<uint64_t>(i)) & mask];
         uint64_t k = s.key.load(std::memory_order_acquire);

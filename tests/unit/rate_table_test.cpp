@@ -80,6 +80,35 @@ TEST(RateTable, AFullTableLetsRequestsThroughAndCountsThem) {
     for (int a = 0; a < 64; ++a) EXPECT_TRUE(tb.t->take(v4(10, 2, 0, static_cast<uint8_t>(a)), now + 10 * kSecond, 1, 1).allowed);
 }
 
+// A client whose bucket sits past another's in its probe window kept it only until that
+// other bucket refilled: then the client's next request claimed the freed slot with a
+// full burst. Two slots, so one of the two is each client's first probe.
+TEST(RateTable, AClientKeepsItsBucketWhenASlotBeforeItFreesUp) {
+    constexpr uint64_t kInterval = kSecond / 10;  // 10 a second, bursts of 3
+    int refused_late = 0;
+    for (uint8_t x = 1; x <= 16; ++x) {
+        Table tb(2);
+        ASSERT_NE(tb.t, nullptr);
+        ASSERT_TRUE(tb.t->take(v4(192, 0, 2, 1), 0, 10, 3).allowed);  // Y: one request, full again at 1 interval
+        for (int i = 0; i < 3; ++i) ASSERT_TRUE(tb.t->take(v4(198, 51, 100, x), kInterval / 2, 10, 3).allowed) << int(x);
+        EXPECT_FALSE(tb.t->take(v4(198, 51, 100, x), kInterval / 2, 10, 3).allowed) << int(x);
+        // Y's bucket is full again; X's still has half an interval to wait.
+        if (!tb.t->take(v4(198, 51, 100, x), kInterval, 10, 3).allowed) ++refused_late;
+    }
+    EXPECT_EQ(refused_late, 16);
+}
+
+TEST(RateTable, ARateNearZeroOrAHugeBurstDoesNotOverflow) {
+    Table tb(1024);
+    ASSERT_NE(tb.t, nullptr);
+    EXPECT_TRUE(tb.t->take(v4(192, 0, 2, 1), kSecond, 1e-300, 1).allowed);
+    auto d = tb.t->take(v4(192, 0, 2, 1), kSecond, 1e-300, 1);
+    EXPECT_FALSE(d.allowed);
+    EXPECT_GT(d.retry_after_s, 1'000'000u);
+    EXPECT_TRUE(tb.t->take(v4(192, 0, 2, 2), kSecond, 1e-7, 16'777'216).allowed);
+    EXPECT_TRUE(tb.t->take(v4(192, 0, 2, 2), kSecond, 1e-7, 16'777'216).allowed);  // the burst holds
+}
+
 TEST(RateTable, AttachRefusesWhatIsNotATable) {
     std::vector<uint64_t> junk(64, 7);
     EXPECT_EQ(kiln::http::RateTable::attach(junk.data(), junk.size() * 8), nullptr);
