@@ -340,16 +340,17 @@ bool Connection::take_proxy_header() {
     a_->in.consume(h.consumed);
     await_proxy_ = false;
     proxy_ssl_ = h.ssl;
-    if (h.has_source) {
-        const EngineConfig& cfg = srv_.cfg_;
-        if (cfg.max_connections_per_address && cfg.address_counts) {  // counted as the client, not the balancer
-            cfg.address_counts->remove(peer_);
-            if (!cfg.address_counts->add(h.source, cfg.max_connections_per_address)) {
-                peer_ = net::PeerAddress{};  // counted nowhere now: the close must not release one
-                close_now();
-                return false;
-            }
+    const EngineConfig& cfg = srv_.cfg_;
+    if (cfg.max_connections_per_address && cfg.address_counts) {
+        // Counted now, as the client the header names (not at accept, as the balancer);
+        // LOCAL and UNKNOWN as the balancer's own connection.
+        if (!cfg.address_counts->add(h.has_source ? h.source : peer_, cfg.max_connections_per_address)) {
+            close_now();  // counted nowhere: the close releases nothing
+            return false;
         }
+        counted_ = true;
+    }
+    if (h.has_source) {
         peer_ = h.source;
         // Forwarded fields count only if the client the balancer names is itself a
         // trusted proxy: the balancer vouches for the address, not for the headers.

@@ -173,6 +173,7 @@ private:
     State state_ = State::Idle;
     bool trusted_proxy_ = false;  // the peer is a proxy whose X-Forwarded-* count
     bool await_proxy_ = false;    // a PROXY protocol header is due before the first request
+    bool counted_ = false;        // holds a count in address_counts (for peer_)
     bool proxy_ssl_ = false;      // its v2 header said the client used TLS
     net::PeerAddress client_;     // this request's client (see http::Request::client)
     std::unique_ptr<net::TlsStream> tls_;  // null: plain TCP, read and written directly

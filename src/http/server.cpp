@@ -140,8 +140,11 @@ void Server::accept(int fd, const net::PeerAddress& peer, bool proxy_protocol, c
                cfg_.max_process_connections);
         return;
     }
-    if (cfg_.max_connections_per_address && cfg_.address_counts &&
-        !cfg_.address_counts->add(peer, cfg_.max_connections_per_address)) {
+    // A proxy_protocol listener's peer is the balancer: the connection is counted once
+    // its header names the client (Connection::take_proxy_header), or it would count
+    // every client's connection against the balancer's address.
+    const bool count_now = cfg_.max_connections_per_address && cfg_.address_counts && !proxy_protocol;
+    if (count_now && !cfg_.address_counts->add(peer, cfg_.max_connections_per_address)) {
         if (cfg_.max_process_connections && cfg_.open_connections)
             cfg_.open_connections->fetch_sub(1, std::memory_order_relaxed);
         refuse(fd, tls != nullptr, kTooManyFromYou, address_logged,
@@ -151,6 +154,7 @@ void Server::accept(int fd, const net::PeerAddress& peer, bool proxy_protocol, c
         return;
     }
     auto* c = new Connection(*this, fd, peer, proxy_protocol, tls);
+    c->counted_ = count_now;
     loop_.add(fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, c);
     if (cfg_.max_connections && count_ >= cfg_.max_connections && on_capacity_) on_capacity_(false);
 }
@@ -189,7 +193,7 @@ void Server::unlink(Connection* c) {
     --count_;
     if (cfg_.max_process_connections && cfg_.open_connections)
         cfg_.open_connections->fetch_sub(1, std::memory_order_relaxed);
-    if (cfg_.max_connections_per_address && cfg_.address_counts) cfg_.address_counts->remove(c->peer_);
+    if (c->counted_ && cfg_.address_counts) cfg_.address_counts->remove(c->peer_);
     if (cfg_.max_connections && count_ + 1 == cfg_.max_connections && !draining_ && on_capacity_) on_capacity_(true);
     if (draining_ && count_ == 0 && on_drained_) on_drained_();
 }

@@ -550,6 +550,22 @@ class ConnectionsPerProxySource(ProxyServerCase):
         time.sleep(0.3)
         self.open_as("198.51.100.1").close()  # room again
 
+    def test_connections_waiting_for_their_header_are_not_the_balancers(self):
+        # A burst from the balancer: many connections accepted before any header is
+        # read. Counted at accept as the balancer (127.0.0.1), the third was refused
+        # with a 503 meant for one client's excess.
+        time.sleep(0.3)
+        waiting = [self.proxied() for _ in range(5)]
+        try:
+            time.sleep(0.3)  # all accepted, none has sent its header
+            for i, c in enumerate(waiting):
+                c.send(v1("198.51.100.%d" % (20 + i)) + CLIENT)
+                r = c.read_response()
+                self.assertEqual((r.status, r.body), (200, ("198.51.100.%d http" % (20 + i)).encode()), i)
+        finally:
+            for c in waiting:
+                c.close()
+
 
 if __name__ == "__main__":
     harness.main()
