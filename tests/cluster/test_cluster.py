@@ -341,6 +341,10 @@ def main():
             if subprocess.call(ctl + " start", shell=True) != 0:
                 fail("starting a server failed")
         wait_until("the cold node turns healthy", lambda: Client(cold.port).get("/health").status == 200)
+        # /health is one worker's answer: another may still wait out its Redis back-off
+        # (up to a second) and answer 503 meanwhile. Every worker serves soon after.
+        wait_until("every worker of the cold node serves pages with a session",
+                   lambda: all(Client(cold.port).get("/signup").status == 200 for _ in range(6)))
         late = Client(cold.port)
         late.sign_up("late@example.org", name="Late")
         if late.create("after a cold start")[0].status != 303:

@@ -336,7 +336,10 @@ class SecureCookieBehindTrustedProxy(SessionCase):
 
     def test_https_at_the_proxy_makes_the_cookie_secure(self):
         self.assertEqual(get_forwarded(self.port, "/secure", "https").body, b"https")
-        self.assertEqual(get_forwarded(self.port, "/secure", "HTTPS, http").body, b"https")  # the first hop's word
+        # The nearest proxy's word (the last item): one in front of it was there when the
+        # request reached that proxy, perhaps the client's own.
+        self.assertEqual(get_forwarded(self.port, "/secure", "HTTPS, http").body, b"http")
+        self.assertEqual(get_forwarded(self.port, "/secure", "http, HTTPS").body, b"https")
         self.assertEqual(get_forwarded(self.port, "/secure", "http").body, b"http")
         self.assertIn("secure", cookie_attrs(get_forwarded(self.port, "/session/visit", "https")))
         self.assertNotIn("secure", cookie_attrs(get_forwarded(self.port, "/session/visit", None)))
