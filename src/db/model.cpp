@@ -2,6 +2,7 @@
 // compile-time names, and order_by validation. Output contains only those names
 // (quoted) and kiln's own keywords, never bytes of the order_by argument.
 #include <string>
+#include <vector>
 
 #include <kiln/model.hpp>
 
@@ -60,8 +61,7 @@ std::optional<std::string> order_clause(std::span<const std::string_view> names,
     if (order_by.empty()) return " ORDER BY " + quoted(names[0]);
     std::string out = " ORDER BY ";
     bool first = true;
-    uint64_t used = 0;  // fields named so far, by index (mod 64: past 64 fields, the term count bounds it)
-    size_t terms = 0;
+    std::vector<bool> used(names.size());  // fields named so far, by index
     while (true) {
         size_t comma = order_by.find(',');
         std::string_view item = trim(order_by.substr(0, comma));
@@ -77,9 +77,9 @@ std::optional<std::string> order_clause(std::span<const std::string_view> names,
         if (!known) return std::nullopt;
         // Each field once: a repeated one sorts nothing more, and a list of thousands
         // fails in SQLite (too many terms) while each spelling takes a cache slot.
-        if (used & (uint64_t{1} << (known - names.data()) % 64)) return std::nullopt;
-        used |= uint64_t{1} << (known - names.data()) % 64;
-        if (++terms > names.size()) return std::nullopt;
+        const size_t index = static_cast<size_t>(known - names.data());
+        if (used[index]) return std::nullopt;
+        used[index] = true;
         out += (first ? "" : ", ") + quoted(*known);  // the model's name, not the input's bytes
         if (iequals(dir, "desc")) out += " DESC";
         else if (iequals(dir, "asc")) out += " ASC";

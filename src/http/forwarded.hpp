@@ -1,10 +1,11 @@
 // Who the client is behind trusted proxies: the one field the deployment names
 // (server.forwarded_header): X-Forwarded-For, or Forwarded (RFC 7239, its for=
 // parameters), every line of it read as one list in order. The other field is never
-// read: a proxy that writes one passes the client's own copy of the other through. Each proxy appends the address it got the request from, so the
-// list is walked from its end: the first address that is not itself a trusted
-// proxy is the client. Anything before it was written by the client and proves
-// nothing. Only called when the connection's own peer is a trusted proxy.
+// read: a proxy that writes one passes the client's own copy of the other through.
+// Each proxy appends the address it got the request from, so the list is walked from
+// its end: the first address that is not itself a trusted proxy is the client.
+// Anything before it was written by the client and proves nothing. Only called when
+// the connection's own peer is a trusted proxy.
 //
 // A malformed element, an obfuscated identifier (for=_hidden) or "unknown" ends
 // the walk: the last address found before it stands (the peer if none).
