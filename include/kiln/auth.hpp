@@ -11,8 +11,10 @@
 //   app.use(accounts.require_login([](const kiln::Request& r) { return r.path().starts_with("/admin"); }));
 //   std::optional<kiln::auth::User> me = co_await accounts.current_user(req);
 //
-// Passwords are hashed with Argon2id (libsodium's crypto_pwhash, its "interactive"
-// cost: 64 MiB and a few tens of milliseconds), on kiln's blocking-work threads so
+// Passwords are hashed with Argon2id (libsodium's crypto_pwhash, by default its
+// "interactive" cost: 64 MiB and a few tens of milliseconds; Options::password_cost sets
+// another, and a hash made at an older cost is made again when its account next logs
+// in), on kiln's blocking-work threads so
 // the event loop never waits for one; a hash is never logged, shown or compared by
 // hand. A log-in with an unknown e-mail address costs the same hash as a known one
 // (no timing tells which addresses have accounts), and both get the same message.
@@ -108,6 +110,15 @@ private:
     int64_t retry_after_;
 };
 
+// Argon2id's cost: passes over memory (libsodium's opslimit and memlimit). The default
+// is libsodium's "interactive" one. A stored hash made at another cost still verifies,
+// and is made again at this one when its account next logs in.
+struct PasswordCost {
+    unsigned long long passes = 2;   // 1 or more
+    size_t memory = size_t{64} << 20;  // bytes, 8 KiB to 4 GiB
+    bool operator==(const PasswordCost&) const = default;
+};
+
 // A throttle limit of 0 turns that count off (a site behind one NAT address may want
 // no per-address limit); the others still hold.
 struct Options {
@@ -119,15 +130,19 @@ struct Options {
     size_t min_password_chars = 8;
     size_t max_password_bytes = 1024;
     std::string login_path = "/login";  // where require_login sends the logged-out
+    PasswordCost password_cost;         // for new hashes (sign-up, password change, re-hash at log-in)
 };
 
 // Argon2id, on a blocking-work thread (a coroutine awaits it; the loop goes on).
-// Each holds 64 MiB while it runs: at most kMaxHashing run at once in a process,
+// Each holds its cost's memory (64 MiB by default) while it runs: at most kMaxHashing
+// run at once in a process,
 // and one past that throws HttpError 503 (with Retry-After) at once. Such a refused
 // log-in, sign-up or password change costs no throttle count: no password was tried.
 inline constexpr int kMaxHashing = 4;
-Task<std::string> hash_password(std::string password);
+Task<std::string> hash_password(std::string password, PasswordCost cost = {});
 Task<bool> verify_password(std::string hash, std::string password);
+// Whether `hash` was made at another cost (or another algorithm) than `cost`.
+bool password_needs_rehash(const std::string& hash, PasswordCost cost);
 
 // Trimmed and lower-cased; throws Error(Invalid, "email") unless it is one address
 // of 3 to 254 bytes with an @ inside and no spaces or control characters.
@@ -141,6 +156,7 @@ std::string local_path_or(std::string_view next, std::string_view fallback);
 
 class Accounts {
 public:
+    // Throws std::invalid_argument for a password cost libsodium refuses.
     explicit Accounts(Store& store, Options options = {});
     Accounts(const Accounts&) = delete;
     Accounts& operator=(const Accounts&) = delete;
@@ -195,6 +211,9 @@ private:
     // Drops the rows of windows that are over, once per window.
     Task<> purge_now_and_then(FailureCounts& counts, int64_t now);
     void start_session(Request& req, const User& user);
+    // After a log-in: the account's hash made again at options_.password_cost (skipped
+    // when hashing is full; a failure is logged, never the log-in's).
+    Task<> rehash(const User& user, std::string password);
     std::string check_password(std::string_view password) const;  // "" or why not
 
     Store& store_;

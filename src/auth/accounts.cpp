@@ -1,7 +1,10 @@
+#include <sodium.h>
+
 #include <algorithm>
 #include <ctime>
 #include <exception>
 #include <iterator>
+#include <stdexcept>
 #include <utility>
 
 #include <kiln/auth.hpp>
@@ -10,6 +13,7 @@
 
 #include "auth/failure_counts.hpp"
 #include "auth/hash_slot.hpp"
+#include "util/log.hpp"
 #include "util/random.hpp"
 #include "util/utf8.hpp"
 
@@ -52,6 +56,15 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
+// A copy of a password, wiped when it goes unused.
+struct WipedText {
+    std::string text;
+    WipedText() = default;
+    WipedText(const WipedText&) = delete;
+    WipedText& operator=(const WipedText&) = delete;
+    ~WipedText() { sodium_memzero(text.data(), text.size()); }
+};
+
 // 1 to 2^40: a new account's first session epoch.
 int64_t first_epoch() {
     uint64_t r = 0;
@@ -60,11 +73,15 @@ int64_t first_epoch() {
 }
 
 // Hashed in place of an unknown account's, so a wrong e-mail address costs what a
-// wrong password does. Made once per loop thread, on first use (a coroutine resumes
-// on its own loop's thread, so nothing here is shared between threads).
-Task<std::string> decoy_hash() {
+// wrong password does. Made once per loop thread and cost, on first use (a coroutine
+// resumes on its own loop's thread, so nothing here is shared between threads).
+Task<std::string> decoy_hash(PasswordCost cost) {
     thread_local std::string made;
-    if (made.empty()) made = co_await hash_password("kiln decoy password, never anyone's");
+    thread_local PasswordCost made_at;
+    if (made.empty() || !(made_at == cost)) {
+        made = co_await hash_password("kiln decoy password, never anyone's", cost);
+        made_at = cost;
+    }
     co_return made;
 }
 
@@ -89,7 +106,12 @@ std::string local_path_or(std::string_view next, std::string_view fallback) {
     return std::string(local ? next : fallback);
 }
 
-Accounts::Accounts(Store& store, Options options) : store_(store), options_(std::move(options)) {}
+Accounts::Accounts(Store& store, Options options) : store_(store), options_(std::move(options)) {
+    const PasswordCost& c = options_.password_cost;
+    if (c.passes < 1 || c.memory < 8192 || c.memory > (size_t{4} << 30))
+        throw std::invalid_argument("kiln::auth::Options::password_cost: passes must be 1 or more and memory 8 KiB "
+                                    "to 4 GiB");
+}
 
 std::string Accounts::check_password(std::string_view password) const {
     if (password.size() > options_.max_password_bytes)
@@ -140,7 +162,7 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
     }
     std::exception_ptr busy;  // every hashing slot taken: a 503 that costs no sign-up
     try {
-        u.password_hash = co_await hash_password(std::move(password));
+        u.password_hash = co_await hash_password(std::move(password), options_.password_cost);
     } catch (const HashingBusy&) {
         busy = std::current_exception();
     }
@@ -240,10 +262,14 @@ Task<User> Accounts::log_in(Request& req, std::string email, std::string passwor
     bool known = !found.empty();
     std::string hash;
     bool ok = false;
+    // Made at another cost: kept for a new hash once it has proved right.
+    const bool stale_hash = known && password_needs_rehash(found.front().password_hash, options_.password_cost);
+    WipedText again;
+    if (stale_hash && password.size() <= options_.max_password_bytes) again.text = password;
     std::exception_ptr busy;  // every hashing slot taken: a 503 that was no try at the password
     try {
         if (known) hash = found.front().password_hash;
-        else hash = co_await decoy_hash();
+        else hash = co_await decoy_hash(options_.password_cost);
         if (password.size() <= options_.max_password_bytes) ok = co_await verify_password(std::move(hash), std::move(password));
     } catch (const HashingBusy&) {
         busy = std::current_exception();
@@ -255,7 +281,21 @@ Task<User> Accounts::log_in(Request& req, std::string email, std::string passwor
     if (!known || !ok) throw Error(Error::Kind::BadCredentials, "", "Wrong email address or password");
     co_await forget_attempt(keys, now);
     start_session(req, found.front());
+    if (!again.text.empty()) co_await rehash(found.front(), std::move(again.text));
     co_return found.front();
+}
+
+Task<> Accounts::rehash(const User& user, std::string password) {
+    std::string made;
+    try {
+        made = co_await hash_password(std::move(password), options_.password_cost);
+        // Only over the hash just verified: a password changed meanwhile stays.
+        co_await store_.execute("UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?", made, user.id,
+                                user.password_hash);
+    } catch (const HashingBusy&) {  // every slot taken: at a later log-in
+    } catch (const std::exception& e) {
+        util::log(util::LogLevel::Warn, "kiln::auth: re-hashing a password at the new cost failed: %s", e.what());
+    }
 }
 
 void Accounts::log_out(Request& req) {
@@ -283,7 +323,7 @@ Task<> Accounts::change_password(Request& req, std::string current, std::string 
     if (!right) throw Error(Error::Kind::BadCredentials, "current_password", "The current password is wrong");
     co_await forget_attempt(keys, now);  // the password was right, whatever becomes of the new one
     if (std::string why = check_password(next); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
-    me->password_hash = co_await hash_password(std::move(next));
+    me->password_hash = co_await hash_password(std::move(next), options_.password_cost);
     // Only if no other change came first (both read this epoch): the later one would
     // put its password back and keep its session at the epoch the first one gave.
     int64_t changed = co_await store_.execute("UPDATE users SET password_hash = ?, epoch = epoch + 1 WHERE id = ? AND epoch = ?",

@@ -27,17 +27,24 @@ HashSlot::HashSlot() {
 }
 HashSlot::~HashSlot() { hashing.fetch_sub(1, std::memory_order_acq_rel); }
 
-Task<std::string> hash_password(std::string password) {
+Task<std::string> hash_password(std::string password, PasswordCost cost) {
     init_sodium();
     HashSlot slot;
     co_return co_await blocking([&] {
         char out[crypto_pwhash_STRBYTES];
-        if (crypto_pwhash_str_alg(out, password.data(), password.size(), crypto_pwhash_OPSLIMIT_INTERACTIVE,
-                                  crypto_pwhash_MEMLIMIT_INTERACTIVE, crypto_pwhash_ALG_ARGON2ID13) != 0)
-            throw std::runtime_error("password hashing ran out of memory");
+        if (crypto_pwhash_str_alg(out, password.data(), password.size(), cost.passes, cost.memory,
+                                  crypto_pwhash_ALG_ARGON2ID13) != 0)
+            throw std::runtime_error("password hashing failed (out of memory, or a cost libsodium refuses)");
         sodium_memzero(password.data(), password.size());
         return std::string(out);
     });
+}
+
+bool password_needs_rehash(const std::string& hash, PasswordCost cost) {
+    init_sodium();
+    // 1: another cost; -1: not an Argon2id string (another algorithm): made again too.
+    return hash.size() >= crypto_pwhash_STRBYTES ||
+           crypto_pwhash_str_needs_rehash(hash.c_str(), cost.passes, cost.memory) != 0;
 }
 
 Task<bool> verify_password(std::string hash, std::string password) {

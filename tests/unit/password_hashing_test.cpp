@@ -78,6 +78,7 @@ public:
         }
         store_ = std::make_unique<kiln::Store>(path_);
         accounts_ = std::make_unique<kiln::auth::Accounts>(*store_, options);
+        options_ = options;
         app_.get("/signup", [this](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
             co_await accounts_->sign_up(req, "ada@example.org", "Ada", "correct horse");
             res.text("signed up");
@@ -101,6 +102,15 @@ public:
     }
 
     kiln::testing::Client& client() { return *client_; }
+    // The same app and database under other options (an operator changed them).
+    void reconfigure(kiln::auth::Options options) {
+        accounts_ = std::make_unique<kiln::auth::Accounts>(*store_, options);
+        options_ = options;
+    }
+    std::string stored_hash() {
+        kiln::db::Database db(path_);
+        return db.scalar<std::string>("SELECT password_hash FROM users");
+    }
     // Log-in failure counts above 0 (the sign-up's own count aside), read with a
     // connection of the test's own.
     int64_t failure_rows() {
@@ -113,6 +123,7 @@ private:
     std::filesystem::path path_;
     std::unique_ptr<kiln::Store> store_;
     std::unique_ptr<kiln::auth::Accounts> accounts_;
+    kiln::auth::Options options_;
     kiln::App app_;
     std::unique_ptr<kiln::testing::Client> client_;
 };
@@ -147,6 +158,33 @@ TEST(PasswordHashing, ThrottleLimitsOf0AreOff) {
     }
     EXPECT_EQ(app.failure_rows(), 0);  // nothing counted
     EXPECT_EQ(app.client().get("/login?pw=correct%20horse").status, 200);
+}
+
+// An operator changes the cost: each account's hash is made again at the new one when
+// it next logs in (with the right password), and only then.
+TEST(PasswordHashing, AHashMadeAtAnotherCostIsMadeAgainAtTheNextLogIn) {
+    LogInApp app;  // signed up at the default cost
+    std::string old_hash = app.stored_hash();
+    EXPECT_NE(old_hash.find("$argon2id$v=19$m=65536,t=2,"), std::string::npos) << old_hash;
+    EXPECT_FALSE(kiln::auth::password_needs_rehash(old_hash, {}));
+
+    kiln::auth::Options cheaper;
+    cheaper.password_cost = {.passes = 1, .memory = 64 * 1024};
+    EXPECT_TRUE(kiln::auth::password_needs_rehash(old_hash, cheaper.password_cost));
+    app.reconfigure(cheaper);
+    EXPECT_EQ(app.client().get("/login?pw=wrong%20horse").status, 401);
+    EXPECT_EQ(app.stored_hash(), old_hash);  // a wrong password changes nothing
+    auto r = app.client().get("/login?pw=correct%20horse");  // the old hash still verifies
+    EXPECT_EQ(r.status, 200) << r.body;
+    std::string new_hash = app.stored_hash();
+    EXPECT_NE(new_hash.find("$argon2id$v=19$m=64,t=1,"), std::string::npos) << new_hash;
+    EXPECT_EQ(app.client().get("/login?pw=correct%20horse").status, 200);  // and the new one
+    EXPECT_EQ(app.stored_hash(), new_hash);                                // made once
+    EXPECT_TRUE(kiln::auth::password_needs_rehash("$2b$10$not.argon2", cheaper.password_cost));  // another algorithm
+
+    kiln::auth::Options refused;
+    refused.password_cost = {.passes = 0, .memory = 64 * 1024};
+    EXPECT_THROW(app.reconfigure(refused), std::invalid_argument);
 }
 
 }  // namespace
