@@ -546,8 +546,16 @@ class ErrorPaths(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("force     models/product.hpp", r.stdout)
         self.assertIn("identical db/migrations/002_create_products.sql", r.stdout)
+        self.assertNotIn("warning:", r.stdout)
         with open(os.path.join(root, "app.cpp")) as f:
             self.assertEqual(f.read().count("register_routes_products(app);"), 1)
+        # Another field with --force rewrites the applied migration: a database that ran
+        # it will not run it again, and the run says so.
+        r = run_kiln(["generate", "scaffold", "product", "name:string", "price:float", "stock:integer", "--force"],
+                     cwd=root)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("warning: db/migrations/002_create_products.sql was rewritten; a database that applied it "
+                      "already will not apply it again", r.stdout)
         r = run_kiln(["generate", "controller", "pages", "home", "new"], cwd=root)
         self.assertEqual(r.returncode, 2)
         self.assertIn("action 'new'", r.stderr)

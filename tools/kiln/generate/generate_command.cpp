@@ -219,7 +219,8 @@ int generate_main(const Args& args) {
     if (!group.empty())
         if (std::string e = add_route_hooks(plan, *project, group); !e.empty()) return refuse(e);
 
-    if (auto in_the_way = plan.conflicts(project->root); !in_the_way.empty() && !req.force) {
+    auto in_the_way = plan.conflicts(project->root);
+    if (!in_the_way.empty() && !req.force) {
         std::string list;
         for (const std::string& f : in_the_way) list += "\n  exists: " + f;
         return refuse("these files exist with other content (nothing was written; --force overwrites them):" + list);
@@ -231,6 +232,14 @@ int generate_main(const Args& args) {
         return 1;
     }
     if (req.kind == "auth") std::fputs(kAuthNext, stdout);
+    // A migration is applied once, by its number and name: rewritten, it does not run
+    // again where it ran already, and that database keeps the old table.
+    for (const std::string& f : in_the_way)
+        if (f.starts_with("db/migrations/"))
+            std::printf("warning: %s was rewritten; a database that applied it already will not apply it again. "
+                        "To change a table that exists, add a new migration (or, in development, delete the "
+                        "database).\n",
+                        f.c_str());
     return 0;
 }
 
