@@ -1,8 +1,10 @@
 #include <kiln/csrf.hpp>
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 
 #include <ctime>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,7 +33,7 @@ std::string csrf_token(Request& req) {
     if (auto kept = s.get(kTokenKey)) {
         t = *kept;
     } else {
-        t = util::random_hex(32);
+        t = app::session_csrf_token(s.id());
         s.set(kTokenKey, t);
     }
     return app::mask_csrf_token(t);
@@ -59,6 +61,22 @@ bool from_hex(std::string_view hex, unsigned char* out) {
 
 constexpr size_t kMaxTokenBytes = 64;
 }  // namespace
+
+// SHA-256 of the session id, domain-separated. The id is 128 random bits and never
+// shown, so the token cannot be made without it, and the hash does not give it away.
+// Two first pages of one session, made at once, so write one token, not two of which
+// the later-stored would refuse the other page's form. A new id (log-in) is a new token.
+std::string session_csrf_token(std::string_view session_id) {
+    std::string input = "kiln csrf token v1\n";
+    input.append(session_id);
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    if (EVP_Digest(input.data(), input.size(), digest, &n, EVP_sha256(), nullptr) != 1 || n != 32)
+        throw std::runtime_error("kiln: SHA-256 failed");
+    std::string out(2 * n, '\0');
+    util::to_hex(digest, n, out.data());
+    return out;
+}
 
 // BREACH: a compressed page that reflects input next to a secret leaks the secret
 // through its size. The page never carries the session's token itself, but a fresh

@@ -16,6 +16,8 @@ struct CsrfCheck {
     void operator()(Request& req, Response& res, Next& next) const;
 };
 
+// The session's token, made from its id (the same for every request of the session).
+std::string session_csrf_token(std::string_view session_id);
 // The token as a page carries it: masked by a fresh one-time pad (BREACH).
 std::string mask_csrf_token(std::string_view stored);
 // Whether `sent` (masked, or as stored) is `stored`, in constant time.

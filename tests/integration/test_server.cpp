@@ -427,6 +427,10 @@ int main(int argc, char** argv) {
         else next();
     });
     app.get("/guarded/form", [](kiln::Request& req, kiln::Response& res) {
+        if (auto ms = req.query("ms")) {  // loaded, then a pause: two first pages at once overlap
+            (void)req.session().get("note");
+            std::this_thread::sleep_for(std::chrono::milliseconds(bounded_number(req, "ms", kMaxSleepMs)));
+        }
         res.text(kiln::csrf_token(req) + " " + kiln::take_flash(req, "notice"));
     });
     app.get("/session/peek", [](kiln::Request& req, kiln::Response& res) {

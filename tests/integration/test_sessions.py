@@ -433,6 +433,27 @@ class CsrfAndFlash(SessionCase):
         self.assertEqual(self.post("/guarded/submit", b"title=x&_csrf=" + token.encode(), "kiln_sid=" + new).status, 403)
         self.assertEqual(self.post("/guarded/submit", b"title=x&_csrf=" + fresh.encode(), "kiln_sid=" + new).status, 303)
 
+    def test_two_first_pages_at_once_give_forms_that_both_work(self):
+        # Right after a log-in (the session has no token yet) two tabs load a form at
+        # once: each request found no token and made one, and the later-stored refused
+        # the other tab's form (403). The token is now the session's own, made from its
+        # id, so both pages carry it. Each round overlaps the two requests (a pause
+        # after the session is read; two workers).
+        for round_ in range(6):
+            sid = session_cookie(fetch(self.port, "/session/visit"))
+            cookie = "kiln_sid=" + fetch(self.port, "/session/login", "kiln_sid=" + sid).body.decode()
+            conns = [harness.RawConnection(self.port) for _ in range(2)]
+            try:
+                for c in conns:
+                    c.send(build_request("GET", "/guarded/form?ms=300", [("Cookie", cookie)]))
+                tokens = [c.read_response(timeout=5).body.decode().split(" ")[0] for c in conns]
+            finally:
+                for c in conns:
+                    c.close()
+            for i, token in enumerate(tokens):
+                r = self.post("/guarded/submit", b"title=tab%d&_csrf=" % i + token.encode(), cookie)
+                self.assertEqual(r.status, 303, "round %d, tab %d: %r" % (round_, i, r))
+
 
 if __name__ == "__main__":
     harness.main()
