@@ -473,6 +473,47 @@ class Generated(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, "".join(output))
         self.assertFalse(os.path.exists("/proc/%d" % supervisor), "the server outlived kiln run")
 
+    def test_run_watch_restarts_a_server_without_a_supervisor(self):
+        # --workers 0: one process, no supervisor, so SIGHUP ends it (no reload). kiln
+        # run then starts the new build; before, nothing served until the next edit.
+        self.assertEqual(STATE["routes"].returncode, 0, "the build failed")
+        port = harness.free_port()
+        env = dict(STATE["env"], DATABASE_PATH=os.path.join(STATE["tmp"], "watch0.sqlite"))
+        proc = subprocess.Popen([kiln(), "run", "--watch", "--", "--port", str(port), "--workers", "0",
+                                 "--threads", "1"], cwd=self.root, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        output = []
+        reader = threading.Thread(target=lambda: [output.append(l) for l in proc.stdout], daemon=True)
+        reader.start()
+        template = os.path.join(self.root, "views", "home", "index.html")
+        with open(template) as f:
+            original = f.read()
+        try:
+            self.assertEqual(wait_until_serving(port, proc, timeout=BUILD_TIMEOUT, output=output)[0], 200)
+            with open(template, "w") as f:
+                f.write(original + "<p>watch-marker-w0</p>\n")
+            deadline = time.time() + RELOAD_TIMEOUT
+            page = ""
+            while "watch-marker-w0" not in page and time.time() < deadline:
+                time.sleep(0.3)
+                try:
+                    page = request(port, "GET", "/")[2]
+                except OSError:
+                    page = ""
+            self.assertIn("watch-marker-w0", page, "".join(output))
+            self.assertTrue(any("has no supervisor (workers = 0): starting the new build" in l for l in output),
+                            "".join(output))
+        finally:
+            with open(template, "w") as f:
+                f.write(original)
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=40)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self.assertEqual(proc.returncode, 0, "".join(output))
+
 
 class ErrorPaths(unittest.TestCase):
     def setUp(self):
