@@ -44,7 +44,8 @@ struct IsOptional<std::optional<T>> : std::true_type {};
 template <class T>
 constexpr bool json_writable() {
     using U = std::remove_cvref_t<T>;
-    if constexpr (HasWriteJson<U> || std::is_arithmetic_v<U> || std::is_null_pointer_v<U> ||
+    // (A char is not: the writer refuses it, nlohmann writes its number.)
+    if constexpr (HasWriteJson<U> || (std::is_arithmetic_v<U> && !std::is_same_v<U, char>) || std::is_null_pointer_v<U> ||
                   std::is_convertible_v<const U&, std::string_view>) {
         return true;
     } else if constexpr (IsOptional<U>::value) {
@@ -81,6 +82,8 @@ public:
     JsonWriter& value(const char* v) { return value(std::string_view(v)); }
     JsonWriter& value(const std::string& v) { return value(std::string_view(v)); }
     JsonWriter& value(std::nullptr_t) { return null(); }
+    // A char is text or a number only the caller knows: write std::string(1, c) or int(c).
+    JsonWriter& value(char) = delete;
     template <class T>
         requires std::integral<T> && (!std::same_as<T, bool>) && (!std::same_as<T, char>)
     JsonWriter& value(T v) {

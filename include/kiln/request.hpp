@@ -5,6 +5,7 @@
 #pragma once
 #include <any>
 #include <charconv>
+#include <cmath>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -175,7 +176,9 @@ bool Request::convert(std::string_view text, T& out) {
         static_assert(std::is_arithmetic_v<T>, "Request::param<T>/query<T>: T must be a number, std::string or std::string_view");
         if (text.empty()) return false;
         auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-        return ec == std::errc() && end == text.data() + text.size();
+        if (ec != std::errc() || end != text.data() + text.size()) return false;
+        if constexpr (std::is_floating_point_v<T>) return std::isfinite(out);  // "nan" passes every range check
+        return true;
     }
 }
 

@@ -25,7 +25,7 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 
 // A response as a client receives it.
 struct Result {
-    int status = 0;
+    int status = 0;    // 500 for a response its handler cut short (a real client sees the cut)
     Headers headers;   // in order, Content-Type included
     std::string body;  // a file response's bytes too; a stream's, joined
     // The first header of that name (case-insensitive), or nullopt.

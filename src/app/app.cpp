@@ -36,8 +36,10 @@ std::string allow_header(uint32_t allowed) {
 }  // namespace
 
 
+// A status that is no final answer (1xx, or past 599) is answered as 500.
 HttpError::HttpError(int status, const std::string& message)
-    : std::runtime_error(message.empty() ? std::string(reason_phrase(status)) : message), status_(status) {}
+    : std::runtime_error(message.empty() ? std::string(reason_phrase(status)) : message),
+      status_(status >= 200 && status <= 599 ? status : 500) {}
 
 App::App() : impl_(std::make_unique<Impl>()) {}
 App::~App() = default;

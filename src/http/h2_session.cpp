@@ -838,8 +838,10 @@ void H2Session::respond(H2Stream& st) {
         } else if (st.head_sent) {
             res.end();
         } else {  // a pool thread's or a test's: written into the body, sent whole
-            submit_head(st, !res.body().empty(), true, res.body().size());
-            st.source = H2Stream::Source::Body;
+            // (no DATA for HEAD, 204 or 304: a body there is a malformed response)
+            bool head = st.ex->head.method == Method::Head, no_body = status_has_no_body(res.status());
+            submit_head(st, !head && !no_body && !res.body().empty(), !no_body, res.body().size());
+            st.source = head || no_body ? H2Stream::Source::None : H2Stream::Source::Body;
         }
         watch(st);
         if (st.head_sent) observe(st, res.status(), st.written);

@@ -17,20 +17,37 @@ void check_header(std::string_view name, std::string_view value) {
     for (char c : name)
         if (!chars::is_token(static_cast<uint8_t>(c)))
             throw std::invalid_argument("invalid character in header name '" + std::string(name) + "'");
+    // Field content is visible characters, spaces and tabs (RFC 9110 5.5): CR and LF
+    // would split the response, and the other controls make HTTP/2 clients reset the
+    // stream (a malformed field), where HTTP/1.1 browsers take them.
     for (char c : value)
-        if (c == '\r' || c == '\n' || c == '\0')
-            throw std::invalid_argument("CR, LF or NUL in the value of header '" + std::string(name) + "'");
+        if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f)
+            throw std::invalid_argument("a control character in the value of header '" + std::string(name) + "'");
     if (iequals(name, "content-length") || iequals(name, "transfer-encoding"))
         throw std::invalid_argument("header '" + std::string(name) + "' is set by the server from the body");
 }
 }  // namespace
 
+void Response::check_head_open() const {
+    // The head goes out with the first write(): what is set after it would be dropped
+    // by a live stream and sent by a buffered one (the hybrid pool, the test client).
+    // Refused in every mode, so the mistake shows in tests.
+    if (streaming_)
+        throw std::logic_error("the response head went out with the first write(): set the status, headers and "
+                               "cookies (the session's too) before it");
+}
+
 void Response::status(int code) {
-    if (code < 100 || code > 999) throw std::invalid_argument("status code out of range: " + std::to_string(code));
+    check_head_open();
+    // A final status (200 to 599), or 101 for an upgrade: any other 1xx is an interim
+    // answer to a client, which would take the next response as this one's.
+    if (code != 101 && (code < 200 || code > 599))
+        throw std::invalid_argument("status code " + std::to_string(code) + " is not a final status (200 to 599)");
     status_ = code;
 }
 
 void Response::add_header(std::string_view name, std::string_view value) {
+    check_head_open();
     check_header(name, value);
     if (iequals(name, "connection")) {
         if (iequals(value, "close")) close_ = true;
@@ -44,6 +61,7 @@ void Response::add_header(std::string_view name, std::string_view value) {
 }
 
 void Response::header(std::string_view name, std::string_view value) {
+    check_head_open();
     if (!iequals(name, "set-cookie")) {
         for (auto& [n, v] : headers_) {
             if (iequals(n, name)) {
@@ -158,6 +176,7 @@ void Response::encode_stream(std::unique_ptr<StreamEncoder> encoder) { encoder_ 
 
 void Response::clear() {
     close_ = false;
+    if (!stream_) streaming_ = false;  // buffered: nothing went out yet
     clear_keeping(0);
 }
 

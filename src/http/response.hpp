@@ -105,6 +105,7 @@ private:
     bool streaming_ = false;
     bool ended_ = false;
     bool aborted_ = false;
+    void check_head_open() const;  // throws std::logic_error once streaming
     std::string content_type_;
     std::string body_;
     std::vector<std::pair<std::string, std::string>> headers_;

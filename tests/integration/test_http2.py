@@ -853,6 +853,10 @@ class Hybrid(harness.ServerTestCase):
             self.assertEqual((st.status, bytes(st.body)), (200, b"Hello, World!"))
             st = c.get("/stream")  # written from a pool thread: sent whole
             self.assertEqual((st.status, bytes(st.body)), (200, b"one,two,three"))
+            # HEAD of that stream: the head alone. Before, its DATA went out too (a
+            # malformed response: browsers and nghttp2 reset the stream).
+            st = c.response(c.request("HEAD", "/stream"))
+            self.assertEqual((st.status, bytes(st.body)), (200, b""))
 
 
 class Disabled(harness.ServerTestCase):

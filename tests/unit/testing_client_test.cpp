@@ -135,3 +135,59 @@ TEST(TestingClient, TransientErrorsAre503AndTheRestStays500) {
         EXPECT_FALSE(r.header("Retry-After")) << path;
     }
 }
+
+// What a handler sets after its first write() would be dropped by a live stream (the
+// head is gone) and kept by a buffered one: refused in every mode, so the test sees it.
+// A handler that fails after its response began is cut short for a real client: the
+// test client says 500, not the status the head carried.
+TEST(TestingClient, HeadersAfterTheFirstWriteAndACutStreamAreNotASuccess) {
+    kiln::App app;
+    app.get("/late-header", [](kiln::Request&, kiln::Response& res) {
+        res.write("a,b\n");
+        res.header("X-Total", "2");
+    });
+    app.get("/late-session", [](kiln::Request& req, kiln::Response& res) {
+        res.write("a,b\n");
+        req.session().set("seen", "1");  // a new session's cookie cannot go out any more
+    });
+    app.get("/cut", [](kiln::Request&, kiln::Response& res) {
+        res.write("row 1\n");
+        throw std::runtime_error("the database went away");
+    });
+    kiln::testing::Client c(app);
+    for (const char* path : {"/late-header", "/late-session", "/cut"}) {
+        auto r = c.get(path);
+        EXPECT_EQ(r.status, 500) << path;
+        EXPECT_FALSE(r.header("X-Total")) << path;
+        EXPECT_FALSE(r.header("Set-Cookie")) << path;
+    }
+}
+
+// Values a response may not carry: a status that is no final answer, a control
+// character in a header; and numbers a typed parameter may not be.
+TEST(TestingClient, StatusesHeadersAndNumbersOutOfBoundsAreRefused) {
+    kiln::App app;
+    app.get("/status/:code", [](kiln::Request& req, kiln::Response& res) {
+        res.status(req.param<int>("code"));
+        res.text("x");
+    });
+    app.get("/http-error/:code", [](kiln::Request& req, kiln::Response&) { throw kiln::HttpError(req.param<int>("code")); });
+    app.get("/header", [](kiln::Request& req, kiln::Response& res) {
+        res.header("Content-Disposition", "attachment; filename=" + std::string(req.query("name").value_or("")));
+        res.text("x");
+    });
+    app.get("/amount", [](kiln::Request& req, kiln::Response& res) {
+        res.text(std::to_string(req.query<double>("v").value_or(0)));
+    });
+    kiln::testing::Client c(app);
+    for (const char* code : {"100", "103", "199", "600", "999"}) EXPECT_EQ(c.get(std::string("/status/") + code).status, 500) << code;
+    EXPECT_EQ(c.get("/status/204").status, 204);
+    EXPECT_EQ(c.get("/status/599").status, 599);
+    for (const char* code : {"100", "102", "600"}) EXPECT_EQ(c.get(std::string("/http-error/") + code).status, 500) << code;
+    EXPECT_EQ(c.get("/http-error/418").status, 418);
+    EXPECT_EQ(c.get("/header?name=a%01b").status, 500);
+    EXPECT_EQ(c.get("/header?name=a%7Fb").status, 500);
+    EXPECT_EQ(c.get("/header?name=a%09b").status, 200);  // a tab is field content
+    for (const char* v : {"nan", "inf", "-infinity", "NaN"}) EXPECT_EQ(c.get(std::string("/amount?v=") + v).status, 400) << v;
+    EXPECT_EQ(c.get("/amount?v=2.5").status, 200);
+}
