@@ -135,6 +135,41 @@ def children_of(pid):
     return out
 
 
+def start_watch(root, workers, db_name):
+    """`kiln run --watch` serving the project on a free port: (port, process, output
+    lines as they come)."""
+    port = harness.free_port()
+    env = dict(STATE["env"], DATABASE_PATH=os.path.join(STATE["tmp"], db_name))
+    proc = subprocess.Popen([kiln(), "run", "--watch", "--", "--port", str(port), "--workers", str(workers),
+                             "--threads", "1"], cwd=root, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    output = []
+    threading.Thread(target=lambda: [output.append(l) for l in proc.stdout], daemon=True).start()
+    return port, proc, output
+
+
+def stop_watch(proc):
+    proc.send_signal(signal.SIGINT)  # kiln run stops the server by PID, then exits
+    try:
+        proc.wait(timeout=40)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def page_with(port, marker):
+    """GET / until it shows `marker` (a rebuild and a reload or restart away)."""
+    deadline = time.time() + RELOAD_TIMEOUT
+    page = ""
+    while marker not in page and time.time() < deadline:
+        time.sleep(0.3)
+        try:
+            page = request(port, "GET", "/")[2]
+        except OSError:
+            page = ""  # zero downtime is the supervisor's promise; not asserted here
+    return page
+
+
 class Generated(unittest.TestCase):
     def setUp(self):
         self.assertEqual(STATE["new"].returncode, 0, STATE["new"].stderr)
@@ -412,14 +447,7 @@ class Generated(unittest.TestCase):
 
     def test_run_watch_reloads_a_changed_template_under_the_same_supervisor(self):
         self.assertEqual(STATE["routes"].returncode, 0, "the build failed")
-        port = harness.free_port()
-        env = dict(STATE["env"], DATABASE_PATH=os.path.join(STATE["tmp"], "watch.sqlite"))
-        proc = subprocess.Popen([kiln(), "run", "--watch", "--", "--port", str(port), "--workers", "1",
-                                 "--threads", "1"], cwd=self.root, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
-        output = []
-        reader = threading.Thread(target=lambda: [output.append(l) for l in proc.stdout], daemon=True)
-        reader.start()
+        port, proc, output = start_watch(self.root, 1, "watch.sqlite")
         template = os.path.join(self.root, "views", "home", "index.html")
         with open(template) as f:
             original = f.read()
@@ -445,15 +473,7 @@ class Generated(unittest.TestCase):
             # fixed and changed: new workers serve the new page, same supervisor
             with open(template, "w") as f:
                 f.write(original + "<p>watch-marker-7f3a</p>\n")
-            deadline = time.time() + RELOAD_TIMEOUT
-            page = ""
-            while "watch-marker-7f3a" not in page and time.time() < deadline:
-                time.sleep(0.3)
-                try:
-                    page = request(port, "GET", "/")[2]
-                except OSError:
-                    page = ""  # zero downtime is the supervisor's promise; not asserted here
-            self.assertIn("watch-marker-7f3a", page, "".join(output))
+            self.assertIn("watch-marker-7f3a", page_with(port, "watch-marker-7f3a"), "".join(output))
             self.assertTrue(os.path.exists("/proc/%d" % supervisor))
             self.assertEqual(sum("serving blog (pid" in l for l in output), 1)
             self.assertTrue(any("SIGHUP to pid %d" % supervisor in l for l in output))
@@ -464,12 +484,7 @@ class Generated(unittest.TestCase):
         finally:
             with open(template, "w") as f:
                 f.write(original)
-            proc.send_signal(signal.SIGINT)  # kiln run stops the server by PID, then exits
-            try:
-                proc.wait(timeout=40)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_watch(proc)
         self.assertEqual(proc.returncode, 0, "".join(output))
         self.assertFalse(os.path.exists("/proc/%d" % supervisor), "the server outlived kiln run")
 
@@ -477,14 +492,7 @@ class Generated(unittest.TestCase):
         # --workers 0: one process, no supervisor, so SIGHUP ends it (no reload). kiln
         # run then starts the new build; before, nothing served until the next edit.
         self.assertEqual(STATE["routes"].returncode, 0, "the build failed")
-        port = harness.free_port()
-        env = dict(STATE["env"], DATABASE_PATH=os.path.join(STATE["tmp"], "watch0.sqlite"))
-        proc = subprocess.Popen([kiln(), "run", "--watch", "--", "--port", str(port), "--workers", "0",
-                                 "--threads", "1"], cwd=self.root, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
-        output = []
-        reader = threading.Thread(target=lambda: [output.append(l) for l in proc.stdout], daemon=True)
-        reader.start()
+        port, proc, output = start_watch(self.root, 0, "watch0.sqlite")
         template = os.path.join(self.root, "views", "home", "index.html")
         with open(template) as f:
             original = f.read()
@@ -492,26 +500,13 @@ class Generated(unittest.TestCase):
             self.assertEqual(wait_until_serving(port, proc, timeout=BUILD_TIMEOUT, output=output)[0], 200)
             with open(template, "w") as f:
                 f.write(original + "<p>watch-marker-w0</p>\n")
-            deadline = time.time() + RELOAD_TIMEOUT
-            page = ""
-            while "watch-marker-w0" not in page and time.time() < deadline:
-                time.sleep(0.3)
-                try:
-                    page = request(port, "GET", "/")[2]
-                except OSError:
-                    page = ""
-            self.assertIn("watch-marker-w0", page, "".join(output))
+            self.assertIn("watch-marker-w0", page_with(port, "watch-marker-w0"), "".join(output))
             self.assertTrue(any("has no supervisor (workers = 0): starting the new build" in l for l in output),
                             "".join(output))
         finally:
             with open(template, "w") as f:
                 f.write(original)
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=40)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_watch(proc)
         self.assertEqual(proc.returncode, 0, "".join(output))
 
 
