@@ -1,6 +1,8 @@
 // Fuzzes app::Router against a slow reference written here from its rules: every route
 // is tried on the path and the lowest-ranked wins (static < parameter < rest; a pattern
-// that ends < a rest matching nothing); a refused add() changes nothing. Input: lines,
+// that ends < a rest matching nothing), among the patterns with a route for the
+// request's method (HEAD: GET's too), else among all (a 405 and its Allow); a refused
+// add() changes nothing. Input: lines,
 // routes up to the first empty line, then paths; a line's first byte is its method
 // (G H P U D A O C T X: Get..Other). add() throws only std::invalid_argument, exactly when
 // the reference refuses; match() gives the reference's target, allowed methods and
@@ -135,21 +137,34 @@ bool try_route(const std::vector<Piece>& pieces, std::string_view stripped, cons
     return j == segs.size();
 }
 
+// The methods a pattern has routes for (GET's route answers HEAD too).
+uint32_t allowed_of(const std::vector<Route>& table, const std::vector<Piece>& pieces) {
+    uint32_t a = 0;
+    for (const Route& r : table)
+        if (r.pieces == pieces) a |= method_bit(r.method) | (r.method == Method::Get ? method_bit(Method::Head) : 0);
+    return a;
+}
+
 Expected reference_match(const std::vector<Route>& table, Method method, std::string_view path) {
     std::string_view stripped;
     std::vector<Segment> segs = segments(path, &stripped);
     const Route* best = nullptr;
     std::vector<int> best_ranks;
     Expected e;
-    for (const Route& r : table) {
-        std::vector<int> ranks;
-        std::vector<std::pair<std::string, std::string_view>> params;
-        if (!try_route(r.pieces, stripped, segs, &ranks, &params)) continue;
-        if (best && !(ranks < best_ranks)) continue;
-        best = &r;
-        best_ranks = std::move(ranks);
-        e.params = std::move(params);
-    }
+    auto pick = [&](uint32_t want) {
+        for (const Route& r : table) {
+            std::vector<int> ranks;
+            std::vector<std::pair<std::string, std::string_view>> params;
+            if (!(allowed_of(table, r.pieces) & want)) continue;
+            if (!try_route(r.pieces, stripped, segs, &ranks, &params)) continue;
+            if (best && !(ranks < best_ranks)) continue;
+            best = &r;
+            best_ranks = std::move(ranks);
+            e.params = std::move(params);
+        }
+    };
+    if (method != Method::Other) pick(method_bit(method));
+    if (!best) pick(~0u);
     if (!best) {
         e.params.clear();
         return e;
