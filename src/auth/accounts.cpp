@@ -4,6 +4,7 @@
 #include <ctime>
 #include <exception>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -85,6 +86,38 @@ Task<std::string> decoy_hash(PasswordCost cost) {
     co_return made;
 }
 
+// Whether `password` is the account's (`user`, or none: then a decoy hash is checked,
+// so an unknown address costs what a wrong password does). Past `max_bytes`: wrong,
+// with no hash paid for it.
+Task<bool> password_matches(const User* user, std::string password, const Options& options) {
+    std::string hash;
+    if (user) hash = user->password_hash;
+    else hash = co_await decoy_hash(options.password_cost);
+    if (password.size() > options.max_password_bytes) co_return false;
+    co_return co_await verify_password(std::move(hash), std::move(password));
+}
+
+Task<> nothing() { co_return; }
+
+// Awaits `work`. When it found every hashing slot taken, a 503 that tried no password,
+// awaits `give_back` (the throttle counts the attempt took) before passing the 503 on.
+// (GCC 12: no co_await inside a catch.)
+template <class T>
+Task<T> giving_back_when_busy(Task<T> work, Task<> give_back) {
+    std::exception_ptr busy;
+    std::optional<T> out;
+    try {
+        out.emplace(co_await work);
+    } catch (const HashingBusy&) {
+        busy = std::current_exception();
+    }
+    if (busy) {
+        co_await give_back;
+        std::rethrow_exception(busy);
+    }
+    co_return std::move(*out);
+}
+
 }  // namespace
 
 std::string normalize_email(std::string_view email) {
@@ -160,16 +193,11 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
                         "Too many sign-ups from your address: try again in " + minutes(wait), wait);
         }
     }
-    std::exception_ptr busy;  // every hashing slot taken: a 503 that costs no sign-up
-    try {
-        u.password_hash = co_await hash_password(std::move(password), options_.password_cost);
-    } catch (const HashingBusy&) {
-        busy = std::current_exception();
-    }
-    if (busy) {
-        if (!key.empty()) co_await counts.give_back(key, now);
-        std::rethrow_exception(busy);
-    }
+    // Plain statements around each co_await: GCC 12 mis-destroys temporaries of a
+    // co_await beside ?: or && (a double free).
+    Task<> give_back = key.empty() ? nothing() : counts.give_back(key, now);
+    u.password_hash =
+        co_await giving_back_when_busy(hash_password(std::move(password), options_.password_cost), std::move(give_back));
     u.created_at = now;
     u.epoch = first_epoch();
     bool taken = false;
@@ -257,27 +285,14 @@ Task<User> Accounts::log_in(Request& req, std::string email, std::string passwor
     // Text that is not an address names no account whatever its timing: no hash.
     if (!normalized) throw Error(Error::Kind::BadCredentials, "", "Wrong email address or password");
     std::vector<User> found = co_await store_.where<User>("email = ?", *normalized);
-    // Plain statements around each co_await: GCC 12 mis-destroys temporaries of a
-    // co_await inside ?: or && (a double free).
-    bool known = !found.empty();
-    std::string hash;
-    bool ok = false;
+    const bool known = !found.empty();
     // Made at another cost: kept for a new hash once it has proved right.
     const bool stale_hash = known && password_needs_rehash(found.front().password_hash, options_.password_cost);
     WipedText again;
     if (stale_hash && password.size() <= options_.max_password_bytes) again.text = password;
-    std::exception_ptr busy;  // every hashing slot taken: a 503 that was no try at the password
-    try {
-        if (known) hash = found.front().password_hash;
-        else hash = co_await decoy_hash(options_.password_cost);
-        if (password.size() <= options_.max_password_bytes) ok = co_await verify_password(std::move(hash), std::move(password));
-    } catch (const HashingBusy&) {
-        busy = std::current_exception();
-    }
-    if (busy) {
-        co_await give_back_attempt(keys, now);
-        std::rethrow_exception(busy);
-    }
+    const User* user = known ? &found.front() : nullptr;
+    const bool ok =
+        co_await giving_back_when_busy(password_matches(user, std::move(password), options_), give_back_attempt(keys, now));
     if (!known || !ok) throw Error(Error::Kind::BadCredentials, "", "Wrong email address or password");
     co_await forget_attempt(keys, now);
     start_session(req, found.front());
@@ -309,17 +324,8 @@ Task<> Accounts::change_password(Request& req, std::string current, std::string 
     int64_t now = now_seconds();
     ThrottleKeys keys = throttle_keys(me->email, req);
     co_await take_attempt(keys, now);
-    bool right = false;  // (past the length log-in takes: wrong, and no hash is paid for it)
-    std::exception_ptr busy;
-    try {
-        if (current.size() <= options_.max_password_bytes) right = co_await verify_password(me->password_hash, std::move(current));
-    } catch (const HashingBusy&) {
-        busy = std::current_exception();
-    }
-    if (busy) {
-        co_await give_back_attempt(keys, now);
-        std::rethrow_exception(busy);
-    }
+    const bool right = co_await giving_back_when_busy(password_matches(&*me, std::move(current), options_),
+                                                      give_back_attempt(keys, now));
     if (!right) throw Error(Error::Kind::BadCredentials, "current_password", "The current password is wrong");
     co_await forget_attempt(keys, now);  // the password was right, whatever becomes of the new one
     if (std::string why = check_password(next); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);

@@ -91,6 +91,15 @@ public:
                 res.status(401).text(e.what());
             }
         });
+        // Someone else's sign-up, and a password change of the account logged in.
+        app_.get("/signup-other", [this](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
+            co_await accounts_->sign_up(req, "bob@example.org", "Bob", "battery staple");
+            res.text("signed up");
+        });
+        app_.get("/change", [this](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
+            co_await accounts_->change_password(req, std::string(req.query("pw").value_or("")), "correct horse 2");
+            res.text("changed");
+        });
         client_ = std::make_unique<kiln::testing::Client>(app_);
         EXPECT_EQ(client_->get("/signup").status, 200);
     }
@@ -116,6 +125,11 @@ public:
     int64_t failure_rows() {
         kiln::db::Database db(path_);
         return db.scalar<int64_t>("SELECT count(*) FROM auth_failures WHERE failures > 0 AND key NOT LIKE 'sign-up:%'");
+    }
+    // The sign-ups counted against the test client's address.
+    int64_t sign_ups_counted() {
+        kiln::db::Database db(path_);
+        return db.scalar<int64_t>("SELECT coalesce(sum(failures), 0) FROM auth_failures WHERE key LIKE 'sign-up:%'");
     }
 
 private:
@@ -143,6 +157,27 @@ TEST(PasswordHashing, ALogInRefusedBecauseEverySlotIsTakenCostsNoAttempt) {
     auto r = app.client().get("/login?pw=correct%20horse");  // its owner is not locked out
     EXPECT_EQ(r.status, 200) << r.body;
     EXPECT_EQ(r.body, "in");
+}
+
+// The same for a sign-up, a password change and a log-in of an unknown address (its
+// decoy hash): a 503 for want of a slot gives back what it counted.
+TEST(PasswordHashing, EveryPasswordCheckRefusedForWantOfASlotGivesItsCountsBack) {
+    LogInApp app;
+    ASSERT_EQ(app.client().get("/login?pw=correct%20horse").status, 200);  // for /change
+    const int64_t signed_up = app.sign_ups_counted();
+    ASSERT_EQ(signed_up, 1);
+    {
+        std::vector<std::unique_ptr<kiln::auth::HashSlot>> held;
+        for (int i = 0; i < kiln::auth::kMaxHashing; ++i) held.push_back(std::make_unique<kiln::auth::HashSlot>());
+        for (int i = 0; i < 8; ++i) {
+            EXPECT_EQ(app.client().get("/signup-other").status, 503) << i;
+            EXPECT_EQ(app.client().get("/change?pw=correct%20horse").status, 503) << i;
+        }
+        EXPECT_EQ(app.sign_ups_counted(), signed_up);
+        EXPECT_EQ(app.failure_rows(), 0);
+    }
+    EXPECT_EQ(app.client().get("/change?pw=correct%20horse").status, 200);
+    EXPECT_EQ(app.client().get("/signup-other").status, 200);
 }
 
 TEST(PasswordHashing, ThrottleLimitsOf0AreOff) {
