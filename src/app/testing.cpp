@@ -7,12 +7,15 @@
 
 #include <sys/mman.h>
 
-#include <cctype>
+#include <ctime>
+#include <optional>
 #include <stdexcept>
 
 #include "app/app_impl.hpp"
 #include "app/dispatcher.hpp"
 #include "app/session_table.hpp"
+#include "http/chars.hpp"
+#include "http/http_date.hpp"
 #include "http/parser.hpp"
 #include "http/request.hpp"
 #include "http/response.hpp"
@@ -41,11 +44,29 @@ struct PrivateStore {
     }
 };
 
-// Max-Age=0 or an Expires in 1970: the app asked the client to forget the cookie.
+// Whether a Set-Cookie's attributes (after its name=value) tell the client to forget
+// the cookie, read as RFC 6265 5.2 does: a Max-Age of 0 or less, else an Expires
+// already past. Another attribute's value saying "1970" or "max-age=0" is not one.
 bool deletes(std::string_view attributes) {
-    std::string lower(attributes);
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return lower.find("max-age=0") != std::string::npos || lower.find("1970") != std::string::npos;
+    std::optional<bool> by_max_age;
+    bool expired = false;
+    while (!attributes.empty()) {
+        size_t semi = attributes.find(';');
+        std::string_view av = attributes.substr(0, semi);
+        attributes = semi == std::string_view::npos ? std::string_view() : attributes.substr(semi + 1);
+        size_t eq = av.find('=');
+        std::string_view name = http::chars::trim_ows(av.substr(0, eq));
+        std::string_view value = eq == std::string_view::npos ? std::string_view() : http::chars::trim_ows(av.substr(eq + 1));
+        if (http::iequals(name, "max-age")) {
+            std::string_view digits = value.starts_with('-') ? value.substr(1) : value;
+            if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos)
+                by_max_age = value.starts_with('-') || digits.find_first_not_of('0') == std::string_view::npos;
+        } else if (http::iequals(name, "expires")) {
+            std::optional<time_t> t = http::parse_http_date(value);
+            expired = t && *t <= std::time(nullptr);
+        }
+    }
+    return by_max_age.value_or(expired);  // Max-Age wins over Expires
 }
 
 std::string error_body(int status, std::string_view why) {

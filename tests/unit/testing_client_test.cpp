@@ -64,6 +64,32 @@ TEST(TestingClient, KeepsCookiesSoASessionLastsAcrossCalls) {
     EXPECT_EQ(client.get("/visits").body, "1");
 }
 
+// A cookie is forgotten for a Max-Age of 0 or less, else an Expires already past; the
+// text "1970" or "max-age=0" elsewhere in the line means nothing.
+TEST(TestingClient, ForgetsACookieOnlyWhenItsAttributesSaySo) {
+    kiln::App app;
+    app.get("/set", [](kiln::Request&, kiln::Response& res) {
+        res.header("Set-Cookie", "path1970=1; Path=/1970");
+        res.header("Set-Cookie", "named=1; Path=/max-age=0");
+        res.header("Set-Cookie", "later=1; Expires=Fri, 01 Jan 2100 00:00:00 GMT");
+        res.header("Set-Cookie", "aged=1; Max-Age=3600; Expires=Thu, 01 Jan 1970 00:00:00 GMT");
+        res.header("Set-Cookie", "gone=1");
+        res.text("set");
+    });
+    app.get("/unset", [](kiln::Request&, kiln::Response& res) {
+        res.header("Set-Cookie", "gone=; Expires=Thu, 01 Jan 1970 00:00:00 GMT");
+        res.header("Set-Cookie", "later=; max-age=0");
+        res.header("Set-Cookie", "aged=; Max-Age=-1");
+        res.text("unset");
+    });
+    Client client(app);
+    ASSERT_EQ(client.get("/set").status, 200);
+    for (const char* name : {"path1970", "named", "later", "aged", "gone"}) EXPECT_EQ(client.cookie(name), "1") << name;
+    ASSERT_EQ(client.get("/unset").status, 200);
+    for (const char* name : {"gone", "later", "aged"}) EXPECT_FALSE(client.cookie(name)) << name;
+    EXPECT_EQ(client.cookie("path1970"), "1");
+}
+
 TEST(TestingClient, BodiesUploadsAndStreams) {
     kiln::App app;
     demo_app(app);
