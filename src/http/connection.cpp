@@ -377,7 +377,12 @@ bool Connection::body_ready() {
     if (a.sink) return pump_body();
     if (!a.is_chunked) return a.in.size() >= a.head_len + a.body_len;
     ChunkedStatus st = a.chunked.decode(a.in.readable_data(), &a.chunk_read, &a.chunk_write, a.in.size(), a.body_limit);
-    // NeedMore: later reads append after chunk_read; decoded bytes stay below chunk_write.
+    // The framing decoded (chunk sizes, extensions, CRLFs) is cut out, so `in` holds
+    // the payload, which body_limit bounds, and at most a read more: one byte per
+    // chunk with 4 KB of extension had kept 4 KB a payload byte. Later reads append
+    // after chunk_read, which is now chunk_write.
+    a.in.erase(a.chunk_write, a.chunk_read - a.chunk_write);
+    a.chunk_read = a.chunk_write;
     return !refuse_chunked(st) && st == ChunkedStatus::Done;
 }
 
