@@ -30,7 +30,7 @@
 namespace kiln {
 
 namespace detail {
-class TopicWait;
+class TopicPending;
 struct WsTopics;
 }
 
@@ -49,7 +49,10 @@ public:
 
     class Next;
     // The next message; with a timeout, nullopt if none came in time. Throws
-    // kiln::Cancelled if the request it serves is cancelled meanwhile.
+    // kiln::Cancelled if the request it serves is cancelled meanwhile. One coroutine
+    // awaits a Subscription at a time (a second throws std::logic_error). The waiting
+    // coroutine resumes from its loop's queue of deferred work, never inside the
+    // publish() that woke it.
     Next next();
     Next next(std::chrono::milliseconds timeout);
     size_t dropped() const { return dropped_; }
@@ -60,14 +63,15 @@ public:
         bool await_ready() const noexcept;
         bool await_suspend(std::coroutine_handle<> h);
         std::optional<std::string> await_resume();
-        Next(Next&&) noexcept;
+        Next(Next&& o) noexcept;
+        Next& operator=(Next&&) = delete;
         ~Next();
     private:
         friend class Subscription;
         Next(Subscription& sub, std::chrono::milliseconds timeout);
         Subscription* sub_;
         std::chrono::milliseconds timeout_;
-        std::unique_ptr<detail::TopicWait> wait_;
+        detail::TopicPending* pending_ = nullptr;  // while suspended, until await_resume
     };
 
 private:
@@ -75,7 +79,8 @@ private:
     static void on_message(void* self, std::string_view data, bool binary);
     std::string topic_;
     std::deque<std::string> queue_;
-    detail::TopicWait* waiting_ = nullptr;
+    friend class detail::TopicPending;
+    detail::TopicPending* waiting_ = nullptr;  // holds a reference to it
     size_t dropped_ = 0;
 };
 

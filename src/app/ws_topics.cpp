@@ -7,6 +7,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "app/ws_bus.hpp"
@@ -17,6 +18,7 @@
 #include "net/deadline_heap.hpp"
 #include "net/loop.hpp"
 #include "net/mailbox.hpp"
+#include "net/pending.hpp"
 #include "net/process_bus.hpp"
 #include "util/log.hpp"
 
@@ -217,24 +219,47 @@ void WebSocket::on_published(void* self, std::string_view data, bool binary) {
 
 namespace detail {
 
-class TopicWait final : public net::Wait {
+// One next() that suspended. A Pending: the coroutine resumes from Loop::defer (never
+// inside the publish() or the deadline that woke it), and either side may let go
+// first. The subscription holds one reference while the message or the timeout may
+// still come (waiting_), the awaiting Next the other.
+class TopicPending final : public net::Pending {
 public:
-    TopicWait(std::coroutine_handle<> h, std::chrono::milliseconds timeout) : net::Wait(h) {
-        if (cancelled() || timeout.count() <= 0) return;
+    explicit TopicPending(net::Loop& l) : net::Pending(l) {}
+
+    // The subscription takes its reference: a message or the timeout may come.
+    void attach(Subscription& s, std::chrono::milliseconds timeout) {
+        hold();
+        sub_ = &s;
+        s.waiting_ = this;
+        if (timeout.count() <= 0) return;
         deadline_.owner = this;
-        deadline_.fire = [](net::Deadline* d) {
-            auto* w = static_cast<TopicWait*>(d->owner);
-            w->timed_out = true;
-            w->complete();
-        };
-        loop().deadlines().arm(deadline_, loop().now_ms() + static_cast<uint64_t>(timeout.count()));
+        deadline_.fire = [](net::Deadline* d) { static_cast<TopicPending*>(d->owner)->wake(true); };
+        loop.deadlines().arm(deadline_, loop.now_ms() + static_cast<uint64_t>(timeout.count()));
     }
-    ~TopicWait() override { loop().deadlines().disarm(deadline_); }
-    using net::Wait::complete;
+
+    // The source's side: a message came, or the timeout passed (timed_out).
+    void wake(bool timeout) {
+        timed_out = timeout;
+        Subscription* s = std::exchange(sub_, nullptr);
+        loop.deadlines().disarm(deadline_);
+        s->waiting_ = nullptr;
+        finish();  // a cancelled wait is left to its scope's own resume
+        release();
+    }
+    // The awaiting side ends first (cancelled, or its frame destroyed): no message or
+    // timeout will finish it any more.
+    void drop_source() {
+        if (!sub_) return;
+        loop.deadlines().disarm(deadline_);
+        std::exchange(sub_, nullptr)->waiting_ = nullptr;
+        release();
+    }
     bool timed_out = false;
 
 private:
-    void on_cancel() override { loop().deadlines().disarm(deadline_); }
+    ~TopicPending() override { loop.deadlines().disarm(deadline_); }
+    Subscription* sub_ = nullptr;  // while this is sub_->waiting_
     net::Deadline deadline_;
 };
 
@@ -244,7 +269,10 @@ Subscription::Subscription(std::string topic) : topic_(std::move(topic)) {
     detail::WsTopics::join(this, &Subscription::on_message, topic_);
 }
 
-Subscription::~Subscription() { detail::WsTopics::leave(this, topic_); }
+Subscription::~Subscription() {
+    if (waiting_) waiting_->drop_source();  // (its Next, in the same frame, is gone first)
+    detail::WsTopics::leave(this, topic_);
+}
 
 void Subscription::on_message(void* self, std::string_view data, bool) {
     auto* sub = static_cast<Subscription*>(self);
@@ -253,7 +281,7 @@ void Subscription::on_message(void* self, std::string_view data, bool) {
         ++sub->dropped_;
     }
     sub->queue_.emplace_back(data);
-    if (detail::TopicWait* w = std::exchange(sub->waiting_, nullptr)) w->complete();
+    if (sub->waiting_) sub->waiting_->wake(false);
 }
 
 Subscription::Next Subscription::next() { return Next(*this, std::chrono::milliseconds(0)); }
@@ -262,26 +290,40 @@ Subscription::Next Subscription::next(std::chrono::milliseconds timeout) {
 }
 
 Subscription::Next::Next(Subscription& sub, std::chrono::milliseconds timeout) : sub_(&sub), timeout_(timeout) {}
-Subscription::Next::Next(Next&&) noexcept = default;
+Subscription::Next::Next(Next&& o) noexcept
+    : sub_(o.sub_), timeout_(o.timeout_), pending_(std::exchange(o.pending_, nullptr)) {}
 Subscription::Next::~Next() {
-    if (wait_ && sub_->waiting_ == wait_.get()) sub_->waiting_ = nullptr;
+    if (!pending_) return;  // (a frame destroyed while suspended)
+    pending_->drop_source();
+    pending_->abandon();
 }
 
 bool Subscription::Next::await_ready() const noexcept { return !sub_->queue_.empty(); }
 
 bool Subscription::Next::await_suspend(std::coroutine_handle<> h) {
-    wait_ = std::make_unique<detail::TopicWait>(h, timeout_);
-    if (wait_->cancelled()) return false;
-    sub_->waiting_ = wait_.get();
+    if (sub_->waiting_) throw std::logic_error("kiln::Subscription: awaited by two coroutines at once");
+    net::Loop* loop = net::Loop::current();
+    if (!loop) throw std::logic_error("kiln: a coroutine awaited a loop operation outside an event loop thread");
+    pending_ = new detail::TopicPending(*loop);
+    if (!pending_->suspend(h)) return false;  // the request is cancelled already: await_resume throws
+    pending_->attach(*sub_, timeout_);
     return true;
 }
 
 std::optional<std::string> Subscription::Next::await_resume() {
-    bool cancelled = wait_ && wait_->cancelled();
-    if (wait_ && sub_->waiting_ == wait_.get()) sub_->waiting_ = nullptr;
-    wait_.reset();
-    if (cancelled) throw Cancelled();
-    if (sub_->queue_.empty()) return std::nullopt;  // timed out
+    if (detail::TopicPending* p = std::exchange(pending_, nullptr)) {
+        p->drop_source();  // cancelled before a message or the timeout came
+        const bool timed_out = p->timed_out;
+        try {
+            p->settle();  // throws Cancelled
+        } catch (...) {
+            p->release();
+            throw;
+        }
+        p->release();
+        if (timed_out && sub_->queue_.empty()) return std::nullopt;
+    }
+    if (sub_->queue_.empty()) return std::nullopt;  // (only after a timeout)
     std::string m = std::move(sub_->queue_.front());
     sub_->queue_.pop_front();
     return m;

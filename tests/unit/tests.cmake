@@ -43,6 +43,8 @@ if(TARGET kiln)
   kiln_test(failure_counts_test unit/failure_counts_test.cpp)
   kiln_test(password_hashing_test unit/password_hashing_test.cpp)
   target_include_directories(password_hashing_test PRIVATE ${PROJECT_SOURCE_DIR}/tests)  # support/async_test.hpp
+  kiln_test(topics_test unit/topics_test.cpp)
+  target_include_directories(topics_test PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_include_directories(failure_counts_test PRIVATE ${PROJECT_SOURCE_DIR}/tests)  # support/async_test.hpp
   kiln_test(proxy_protocol_test unit/proxy_protocol_test.cpp)
   kiln_test(forwarded_test unit/forwarded_test.cpp)
