@@ -67,8 +67,10 @@ concept AsyncMiddlewareFn = std::is_invocable_v<F&, Request&, Response&, Next&> 
 struct RouteOptions {
     size_t max_body = 8 * 1024 * 1024;  // larger bodies get 413 before they are read
     // A coroutine handler not finished after this long is cancelled (its awaits
-    // throw kiln::Cancelled) and the client gets 504. 0: the server's
-    // timeouts.handler_ms (whose 0 means no deadline).
+    // throw kiln::Cancelled) and the client gets 504, or a stream already begun is
+    // cut. 0: the server's timeouts.handler_ms (whose 0 means no deadline), which
+    // bounds only the time until the answer begins: a stream (server-sent events, a
+    // long download) lives on, bounded by the write timeout and its backlog.
     uint32_t deadline_ms = 0;
     // File parts a multipart/form-data body may carry (more: 413). 0: the route takes
     // no files, and nothing sent to it is ever written to disk; fields still work.

@@ -66,7 +66,7 @@ struct ServerOptions {
     // A reload's new workers must report ready within this (their on_worker_start
     // hooks included), or the reload is abandoned and the old workers serve on.
     uint32_t ready_timeout_ms = 30'000;
-    uint32_t handler_timeout_ms = 30'000;    // a coroutine handler not done by then: cancelled, 504; 0: none
+    uint32_t handler_timeout_ms = 30'000;    // a coroutine handler not answering by then: cancelled, 504; 0: none
     uint32_t watchdog_timeout_ms = 30'000;   // a worker whose event loop is stuck this long
                                              // is killed and replaced; 0: off
     // Limits (see src/http/limits.hpp for what each answers).

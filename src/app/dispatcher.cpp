@@ -67,11 +67,15 @@ void Dispatcher::start(http::RequestContext& ctx, const http::Request&, http::Re
     run.done = done;
     run.loop = net::Loop::current();
     uint32_t ms = app_.deadline_ms(c.request);
-    if (ms == 0) ms = handler_timeout_ms_;
+    if (ms == 0) {
+        ms = handler_timeout_ms_;
+        run.until_answer = &res;
+    }
     if (ms && run.loop) {
         run.deadline.owner = &run;
         run.deadline.fire = [](net::Deadline* d) {
             auto* r = static_cast<AsyncRun*>(d->owner);
+            if (r->until_answer && r->until_answer->streaming()) return;  // answering: the stream's own limits hold
             r->timed_out = true;
             r->scope.cancel();
         };

@@ -27,6 +27,9 @@ struct AsyncRun {
     net::Deadline deadline;
     net::Loop* loop = nullptr;
     http::Completion done;
+    // The server's timeouts.handler_ms, not the route's deadline_ms: it lapses once
+    // the answer has begun (a stream, such as server-sent events, lives on).
+    const http::Response* until_answer = nullptr;
     bool timed_out = false;
 };
 

@@ -54,7 +54,7 @@ const std::vector<SettingDoc>& table() {
          "endpoint answering 503, so a balancer routes elsewhere first", [](const O& o) { return num(o.lame_duck_ms); }},
         {"timeouts.ready_ms", "--ready-timeout", "MS", "a reload's new workers must be ready by then (their on_worker_start "
          "hooks included), else the reload fails and the old workers serve on", [](const O& o) { return num(o.ready_timeout_ms); }},
-        {"timeouts.handler_ms", "--handler-timeout", "MS", "a coroutine handler not done by then is cancelled: 504 (0: off)",
+        {"timeouts.handler_ms", "--handler-timeout", "MS", "a coroutine handler that has not begun its answer by then is cancelled: 504 (0: off)",
          [](const O& o) { return num(o.handler_timeout_ms); }},
         {"timeouts.watchdog_ms", "--watchdog-timeout", "MS", "a worker whose loop is stuck this long is replaced (0: off)",
          [](const O& o) { return num(o.watchdog_timeout_ms); }},

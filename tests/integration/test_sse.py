@@ -152,6 +152,29 @@ class Sse(harness.ServerTestCase):
         self.assert_server_alive()
         self.assertEqual(self.get("/events/burst?kb=16").status, 200)
 
+class HandlerTimeout(harness.ServerTestCase):
+    server_args = ("--workers", "0", "--threads", "1", "--handler-timeout", "1000")
+
+    def test_a_stream_outlives_the_servers_handler_timeout(self):
+        # timeouts.handler_ms bounds the time until the answer begins. Before, every
+        # stream was cut when it passed (30 s by default): EventSource clients
+        # reconnected twice a minute, and missed what was published meanwhile.
+        with self.connect() as c:
+            c.send(build_request("GET", "/events?n=5&ms=400"))
+            ev = Events(c)
+            self.assertIn("200", ev.head().split("\r\n")[0])
+            ev.until(b"\0", timeout=6)
+            self.assertTrue(ev.ended, "the stream was cut: %r" % ev.body[-200:])
+        events, _ = parse(ev.body.decode())
+        self.assertEqual([e.get("id") for e in events[1:]], ["0", "1", "2", "3", "4"])
+
+    def test_a_handler_that_has_not_begun_its_answer_still_gets_504(self):
+        t0 = time.monotonic()
+        r = self.get("/async/sleep?ms=3000")
+        self.assertEqual(r.status, 504)
+        self.assertLess(time.monotonic() - t0, 2.5)
+
+
 class SlowReader(harness.ServerTestCase):
     server_args = ("--workers", "0", "--threads", "1")
     server_env = {"KILN_TIMEOUTS_WRITE_MS": "1000"}
