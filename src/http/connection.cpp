@@ -201,9 +201,15 @@ void Connection::read_and_process() {
         }
         if (n == 0) {
             peer_eof_ = true;
-            if (state_ == State::Head || state_ == State::Body || a_->out.empty()) {
-                close_now();  // an unfinished request can never complete
+            if (a_->out.empty()) {
+                close_now();  // nothing owed; an unfinished request can never complete
                 return;
+            }
+            if (state_ == State::Head || state_ == State::Body) {
+                // An unfinished request after answered ones (or an empty line after
+                // one): it can never complete, but the answers owed still go out.
+                a_->in.consume(a_->in.size());
+                state_ = State::Closing;
             }
             close_after_flush_ = true;
             return;
@@ -229,6 +235,14 @@ void Connection::process() {
         if (state_ != State::Body) {
             std::string_view data = a_->in.readable();
             if (data.empty()) {
+                enter_idle();
+                return;
+            }
+            if (state_ == State::Idle && data.find_first_not_of("\r\n") == std::string_view::npos) {
+                // RFC 9112 §2.2: empty lines between requests (some clients send CRLF
+                // after a body) are dropped, and the connection stays idle under its
+                // keep-alive timeout; before, the header timeout answered them with 408.
+                a_->in.consume(data.size());
                 enter_idle();
                 return;
             }
@@ -525,8 +539,10 @@ void Connection::hold(Exchange* ex, size_t consumed) {
     a_->pending_consumed = consumed;
     state_ = State::Handling;
     // No timer while it runs: a pool thread's handler takes as long as it takes (the
-    // watchdog is for loops); a waiting one is bounded by timeouts.handler_ms.
-    timer_.disarm();
+    // watchdog is for loops); a waiting one is bounded by timeouts.handler_ms. Unless
+    // an earlier response is still stuck in a client that does not read: its write
+    // timeout runs on (disarmed, nothing would ever close the connection).
+    if (!write_blocked_) timer_.disarm();
 }
 
 void Connection::start_waiting(std::string_view body, size_t consumed) {
@@ -732,7 +748,7 @@ bool Connection::flush() {
             return false;
         }
         if (st == net::OutputQueue::Status::Blocked || st == net::OutputQueue::Status::Yield) {
-            if (!write_blocked_ || written > 0) arm(srv_.write_timers_);
+            if (!write_blocked_ || written > 0 || timer_.list != &srv_.write_timers_) arm(srv_.write_timers_);
             write_blocked_ = true;
             // Its share sent, the socket still writable: no EPOLLOUT edge will come, so
             // the rest goes in a later iteration, after the other connections' events.
@@ -762,12 +778,12 @@ bool Connection::flush() {
 
 void Connection::arm_state_timer() {
     switch (state_) {
-        case State::Idle: arm(srv_.keepalive_timers_); break;
+        case State::Idle: arm(srv_.draining_ ? srv_.drain_grace_timers_ : srv_.keepalive_timers_); break;
         case State::Head: arm(srv_.header_timers_); break;
         case State::Body: arm(srv_.body_timers_); break;
         case State::Closing: arm(srv_.write_timers_); break;
         case State::Lingering: arm(srv_.linger_timers_); break;
-        case State::Handling: break;
+        case State::Handling: timer_.disarm(); break;  // the write timer of a blocked stream is done
         case State::WebSocket: ws_arm(); break;
         case State::H2:
             // A stream still receiving its request: the body timeout. None open: the
@@ -1019,6 +1035,10 @@ bool Connection::upgrade(Response& res, const Request* req, size_t consumed) {
     // Only a 101 on HTTP/1.1 turns into a WebSocket; anything else keeps its response.
     if (res.status() != 101 || a_->head_only || h2_) {
         res.take_upgrade();
+        if (res.status() == 101) {  // a HEAD of a WebSocket route: no 101 on a connection that stays HTTP
+            res.clear();
+            res.engine_error(400, "a WebSocket handshake is a GET");
+        }
         return false;
     }
     if (srv_.stop_requested()) {  // too late to begin a conversation

@@ -245,6 +245,17 @@ int main(int argc, char** argv) {
         ++async_done;
         res.text("slept " + std::to_string(ms));
     });
+    // A coroutine's stream: a burst of kb KiB (the socket blocks, or the write yields),
+    // then n small writes ms apart (test_timeouts.py).
+    app.get("/async/burst", [](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
+        res.header("Content-Type", "text/plain");
+        res.write(std::string(static_cast<size_t>(bounded_number(req, "kb", 8192)) * 1024, 'b'));
+        long n = bounded_number(req, "n", 100), ms = bounded_number(req, "ms", kMaxSleepMs);
+        for (long i = 0; i < n; ++i) {
+            co_await kiln::sleep(std::chrono::milliseconds(ms));
+            res.write("ping " + std::to_string(i) + "\n");
+        }
+    });
     app.get("/async/fail", [](kiln::Request&, kiln::Response&) -> kiln::Task<> {
         co_await kiln::sleep(std::chrono::milliseconds(1));
         throw kiln::HttpError(418, "short and stout");

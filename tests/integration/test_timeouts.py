@@ -2,7 +2,9 @@
 body timeouts: idle, slow-head and stalled-body connections are closed within
 bounds, while a client that is slow to READ a big response still gets all of it."""
 
+import os
 import socket
+import tempfile
 import time
 
 import harness
@@ -202,6 +204,81 @@ class WriteTimeout(harness.ServerTestCase):
                 time.sleep(0.02)
             self.assertTrue(head_seen.startswith(b"HTTP/1.1 200 "), head_seen)
             self.assertGreater(got, n, "steady reader was cut off after %d bytes" % got)
+
+    def test_a_stream_that_drained_is_not_cut_by_its_old_write_timer(self):
+        # A coroutine's stream: 4 MiB at once (the write yields, or the socket
+        # blocks: the write timer starts), then a ping every 200 ms for 2.4 s, read as
+        # it comes. Once the burst had drained the timer was left running, and cut the
+        # healthy stream a write timeout later.
+        with self.connect() as c:
+            c.send(build_request("GET", "/async/burst?kb=4096&n=12&ms=200"))
+            r = c.read_response(timeout=15)
+            self.assertEqual(r.status, 200)
+            self.assertEqual(len(r.body), 4096 * 1024 + sum(len("ping %d\n" % i) for i in range(12)))
+            self.assertTrue(r.body.endswith(b"ping 11\n"))
+            c.assert_open(self)
+
+
+class WriteTimeoutHybrid(harness.ServerTestCase):
+    """Over a unix socket, whose buffer (about 200 KiB) takes less of a 600 KB response
+    than TCP's on loopback would (the rest stays in the server, under its 1 MB
+    max_pending_output, so the connection reads on)."""
+    sock = os.path.join(tempfile.gettempdir(), "kiln-timeouts-%d.sock" % os.getpid())
+    server_args = ("--write-timeout", "1000", "--mpm", "hybrid", "--workers", "0", "--listen", "unix:" + sock)
+
+    def test_a_stuck_response_keeps_its_write_timeout_while_a_later_request_runs(self):
+        # The first response is stuck in a client that reads nothing; a second request
+        # goes to the pool. It took the connection's timer away, and nothing armed it
+        # again: the connection and its output stayed until the server stopped.
+        s = socket.socket(socket.AF_UNIX)
+        self.addCleanup(s.close)
+        s.connect(self.sock)
+        s.sendall(build_request("GET", "/big?n=600000"))
+        time.sleep(0.3)
+        s.sendall(build_request("GET", "/plaintext"))
+        time.sleep(3.0)  # the timeout is 1 s
+        received, closed = 0, False
+        s.settimeout(3)
+        try:
+            while True:
+                data = s.recv(1 << 20)
+                if not data:
+                    closed = True
+                    break
+                received += len(data)
+        except socket.timeout:
+            pass
+        except ConnectionResetError:
+            closed = True
+        self.assertTrue(closed, "not closed by the write timeout (%d bytes read)" % received)
+        self.assertLess(received, 600000, "the whole body arrived: no write timeout fired")
+
+
+class EmptyLines(harness.ServerTestCase):
+    """RFC 9112 §2.2: empty lines between requests (some clients send CRLF after a
+    body) are ignored; the connection stays idle under its keep-alive timeout."""
+    server_args = ("--header-timeout", "300", "--workers", "0")
+
+    def test_an_empty_line_after_a_request_is_not_a_request_begun(self):
+        with self.connect() as c:
+            c.send(build_request("POST", "/echo", body=b"hi") + b"\r\n")
+            self.assertEqual(c.read_response().body, b"hi")
+            # Before, the empty line began a head: 408 at the header timeout, which a
+            # client reusing the connection would read as its next answer.
+            c.assert_open(self, wait=1.0, msg="after an empty line")
+            self.assertEqual(c.request("GET", "/plaintext").body, b"Hello, World!")
+
+    def test_answers_owed_go_out_when_the_client_ends_after_an_unfinished_one(self):
+        for tail in (b"\r\n", b"GET /plain"):
+            with self.connect() as c:
+                # One write: the answer is owed when the end of the stream is read.
+                c.send(build_request("POST", "/echo", body=b"hi") + tail)
+                c.sock.shutdown(socket.SHUT_WR)
+                r = c.read_response()
+                self.assertEqual((r.status, r.body), (200, b"hi"), tail)
+                closed, extra, _ = c.wait_closed(3)
+                self.assertTrue(closed, tail)
+                self.assertEqual(extra, b"", tail)
 
 
 if __name__ == "__main__":

@@ -307,6 +307,15 @@ class WebSocketTest(harness.ServerTestCase):
         self.assertEqual(r.status, 426)
         self.assertEqual(r.header("sec-websocket-version"), "13")
 
+    def test_a_head_of_a_websocket_route_gets_no_101(self):
+        # HEAD falls back to the GET route, whose handshake answered 101 on a
+        # connection that then stayed HTTP: the client took it as switched.
+        with self.connect() as c:
+            r = c.request("HEAD", "/ws/echo", [("Upgrade", "websocket"), ("Connection", "Upgrade"),
+                                                ("Sec-WebSocket-Key", KEY), ("Sec-WebSocket-Version", "13")])
+            self.assertEqual(r.status, 400)
+            self.assertIsNone(r.header("upgrade"))
+
     def test_a_malformed_key_is_a_bad_request(self):
         with self.connect() as c:
             r = c.request("GET", "/ws/echo", [("Upgrade", "websocket"), ("Connection", "Upgrade"),
