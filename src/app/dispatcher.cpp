@@ -89,6 +89,9 @@ void Dispatcher::start(http::RequestContext& ctx, const http::Request&, http::Re
         bool escaped = false;
         try {
             co_await self.run_waiting(waiting);
+        } catch (const Cancelled&) {
+            // The client left or the deadline passed (then 504) in kiln's own waiting
+            // work (the health endpoint's checks): not a failure to log.
         } catch (const std::exception& e) {
             util::log(util::LogLevel::Error, "a request's coroutine ended with an exception (a kiln bug): %s: %s",
                       typeid(e).name(), e.what());

@@ -107,6 +107,9 @@ private:
             } catch (const std::exception& e) {
                 util::log(util::LogLevel::Error, "WebSocket coroutine threw: %s", e.what());
                 failed = true;
+            } catch (...) {  // escaping the Detached frame would end the worker, every connection with it
+                util::log(util::LogLevel::Error, "WebSocket coroutine threw a non-exception");
+                failed = true;
             }
             if (failed) ws->close(1011, "internal error");
             else ws->close(1000);

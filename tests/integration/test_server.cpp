@@ -519,6 +519,7 @@ int main(int argc, char** argv) {
         while (auto msg = co_await ws.receive()) {
             if (msg->data == "sleep") co_await kiln::sleep(std::chrono::milliseconds(50));
             if (msg->data == "drained") co_await ws.drained();  // answered once the backlog fell
+            if (msg->data == "throw 42") throw 42;              // not a std::exception
             msg->binary ? ws.send_binary(msg->data) : ws.send(msg->data);
         }
     }, big);

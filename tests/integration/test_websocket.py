@@ -368,6 +368,18 @@ class WebSocketTest(harness.ServerTestCase):
                 self.assertEqual(got, ["sleep" if i % 5 == 0 else "m%d" % i for i in range(20)])
         run(go())
 
+    def test_a_coroutine_that_throws_a_non_exception_closes_its_client_alone(self):
+        # It escaped the coroutine's frame, and std::terminate ended the worker and
+        # every connection on it.
+        async def go():
+            async with websockets.connect(self.url("/ws/echo-co")) as ws:
+                await ws.send("throw 42")
+                with self.assertRaises(websockets.exceptions.ConnectionClosedError):
+                    await ws.recv()
+                self.assertEqual(ws.close_code, 1011)
+        run(go())
+        self.assert_server_alive()
+
     def test_compression_is_negotiated_and_every_message_compressed(self):
         ws = RawWs(self.port, "/ws/echo", b"Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n")
         head = ws.head()
