@@ -233,17 +233,24 @@ Task<> App::run_chain(Next& next) const {
     const auto& mw = impl_->middleware;
     if (next.index_ < mw.size()) {
         const MiddlewareEntry& m = mw[next.index_++];
-        if (m.async) {
-            co_await m.async(next.req_, next.res_, next);
-            co_return;
-        }
+        // What the middleware started with a plain next() and left waiting (the rest
+        // of the chain, up to its first wait) ends before the chain goes on, even when
+        // the middleware threw after it: destroyed mid-wait, it would abandon the
+        // handler (and a kiln::blocking job would hold the loop until it returned).
         size_t mark = next.waiting_.size();
-        m.plain(next.req_, next.res_, next);
+        std::exception_ptr thrown;
+        try {
+            if (m.async) co_await m.async(next.req_, next.res_, next);
+            else m.plain(next.req_, next.res_, next);
+        } catch (...) {
+            thrown = std::current_exception();
+        }
         while (next.waiting_.size() > mark) {
             Task<> rest = std::move(next.waiting_.back());
             next.waiting_.pop_back();
             co_await rest;
         }
+        if (thrown) std::rethrow_exception(thrown);
         co_return;
     }
     if (next.index_++ != mw.size()) co_return;  // the handler runs once

@@ -102,6 +102,38 @@ TEST(Coroutines, MiddlewareOfBothKindsAroundThem) {
     EXPECT_EQ(client.get("/nothing").status, 404);
 }
 
+// A middleware's plain next() in front of a handler that waits: the handler runs to
+// its end, even when the middleware is a coroutine that did not co_await next, or a
+// plain one that threw after next() (before, the handler's frame was destroyed
+// mid-wait: an empty 200, or a handler abandoned half done).
+TEST(Coroutines, AHandlerStartedByAPlainNextRunsToItsEnd) {
+    kiln::App app;
+    static int finished = 0;
+    app.use([](kiln::Request& req, kiln::Response&, kiln::Next& next) -> Task<> {
+        if (req.path() == "/unawaited") next();  // should have been co_await next
+        else co_await next;
+    });
+    app.use([](kiln::Request& req, kiln::Response&, kiln::Next& next) {
+        next();
+        if (req.path() == "/throws-after") throw kiln::HttpError(409, "after next");
+    });
+    auto handler = [](kiln::Request&, kiln::Response& res) -> Task<> {
+        co_await kiln::sleep(5ms);
+        ++finished;
+        res.text("x");
+    };
+    app.get("/unawaited", handler);
+    app.get("/throws-after", handler);
+    Client client(app);
+    auto r = client.get("/unawaited");
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body, "x");
+    EXPECT_EQ(finished, 1);
+    r = client.get("/throws-after");
+    EXPECT_EQ(r.status, 409);
+    EXPECT_EQ(finished, 2);
+}
+
 TEST(Coroutines, ADeadlineCancelsTheWaitsAndAnswers504) {
     kiln::App app;
     static bool cancelled_seen = false;
