@@ -10,13 +10,17 @@ void SubscriptionState::push(Message m) {
     if (queue.size() >= kMaxQueued) {
         queue.pop_front();
         ++dropped;
+        if (error_after > 0) --error_after;
     }
     queue.push_back(std::move(m));
     wake();
 }
 
 void SubscriptionState::fail(std::exception_ptr e) {
-    if (!error) error = std::move(e);  // the first loss is the one to report
+    if (!error) {  // the first loss is the one to report, after what came before it
+        error = std::move(e);
+        error_after = queue.size();
+    }
     wake();
 }
 

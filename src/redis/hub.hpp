@@ -26,6 +26,7 @@ struct SubscriptionState {
     std::deque<Message> queue;
     size_t dropped = 0;
     std::exception_ptr error;  // the connection was lost since the last next()
+    size_t error_after = 0;    // messages queued before the loss: next() gives them first
     Op* waiter = nullptr;      // the next() suspended on it (a reference held)
 
     void push(Message m);

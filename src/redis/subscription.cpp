@@ -56,7 +56,12 @@ bool NextMessage::await_suspend(std::coroutine_handle<> h) {
 
 Message NextMessage::await_resume() {
     if (op_) op_->settle();  // kiln::Cancelled
-    if (s_->error) std::rethrow_exception(std::exchange(s_->error, nullptr));
+    // The loss in its place: after the messages that came before it (a consumer that
+    // reloads its state on the error must not then apply older messages over it).
+    if (s_->error && (s_->error_after == 0 || s_->queue.empty())) {
+        s_->error_after = 0;
+        std::rethrow_exception(std::exchange(s_->error, nullptr));
+    }
     if (s_->dropped) {
         size_t n = std::exchange(s_->dropped, 0);
         throw Error(Error::Kind::Io, std::to_string(n) + " messages on \"" + s_->channel +
@@ -65,6 +70,7 @@ Message NextMessage::await_resume() {
     if (s_->queue.empty()) throw Error(Error::Kind::Io, "the Redis client was closed");
     Message m = std::move(s_->queue.front());
     s_->queue.pop_front();
+    if (s_->error_after > 0) --s_->error_after;
     return m;
 }
 

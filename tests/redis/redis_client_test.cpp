@@ -467,6 +467,15 @@ TEST(RedisClient, PublishSubscribe) {
         co_await r.publish("t:other", "after");
         redis::Message after = co_await other.next();
         EXPECT_EQ(after.payload, "after");
+        // b had "second" queued before the loss: it comes first, then the loss.
+        EXPECT_EQ((co_await b.next()).payload, "second");
+        bool loss = false;
+        try {
+            co_await b.next();
+        } catch (const redis::Error& e) {
+            loss = e.kind() == redis::Error::Kind::Io;
+        }
+        EXPECT_TRUE(loss);
     });
 }
 
