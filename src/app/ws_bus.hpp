@@ -30,7 +30,10 @@ struct TopicBridge {
 void set_topic_bridge(TopicBridge bridge);
 // This loop's subscribers get an encoded message (a bridge's delivery).
 void deliver_encoded(std::string_view encoded);
-// Runs fn on one of this process's loops that has subscribers (false: there is none).
+// Runs fn on one of this process's loops, one with subscribers first (false: no loop
+// serves). For publish() off the loops: a bridge client lives on a loop.
 bool post_to_a_loop(std::function<void()> fn);
+// A loop thread that serves: post_to_a_loop may use it, until the loop goes.
+void loop_serves(net::Loop& loop);
 
 }  // namespace kiln::app

@@ -52,6 +52,7 @@ struct Published {
 struct Registry {
     std::mutex mu;
     std::vector<std::pair<net::Loop*, std::shared_ptr<net::Mailbox>>> loops;
+    std::vector<std::pair<net::Loop*, std::shared_ptr<net::Mailbox>>> serving;  // every serving loop
     std::unique_ptr<net::ProcessBus> bus;  // opened at the first subscriber or publish
     bool bus_placed = false;               // where it binds is known (a worker of a supervisor)
     bool bus_tried = false;
@@ -380,9 +381,23 @@ void deliver_encoded(std::string_view encoded) {
 bool post_to_a_loop(std::function<void()> fn) {
     detail::Registry& r = detail::registry();
     std::lock_guard<std::mutex> lock(r.mu);
-    if (r.loops.empty()) return false;
-    r.loops.front().second->post(std::move(fn));
+    auto& some = r.loops.empty() ? r.serving : r.loops;
+    if (some.empty()) return false;
+    some.front().second->post(std::move(fn));
     return true;
+}
+
+void loop_serves(net::Loop& loop) {
+    detail::Registry& r = detail::registry();
+    {
+        std::lock_guard<std::mutex> lock(r.mu);
+        r.serving.emplace_back(&loop, loop.mailbox());
+    }
+    loop.at_exit([](void* l) {
+        detail::Registry& reg = detail::registry();
+        std::lock_guard<std::mutex> lock(reg.mu);
+        std::erase_if(reg.serving, [l](const auto& e) { return e.first == l; });
+    }, &loop);
 }
 
 }  // namespace app

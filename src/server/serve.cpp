@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "app/ws_bus.hpp"
 #include "http/server.hpp"
 #include "net/listener.hpp"
 #include "net/loop.hpp"
@@ -120,6 +121,7 @@ http::EngineConfig engine_config(const ServerOptions& o) {
 void run_loop(LoopThread& self, const Shared& shared, const std::vector<int>& group, LoopStats* loop_stats,
               std::latch& started) {
     net::Loop loop;
+    app::loop_serves(loop);  // a publish() off the loops may go through this one
     // Both outlive the server's connections, which report to them.
     std::optional<AccessLog> access_log;
     if (shared.access_file) access_log.emplace(loop, *shared.access_file, shared.access_format);

@@ -53,7 +53,7 @@ void send(std::string encoded) {
             net::AsyncScope::Enter none(nullptr);
             publish_here(std::move(*box));
         }))
-        log_failure("publish", std::runtime_error("published off the event loops, and no loop of this process subscribes"));
+        log_failure("publish", std::runtime_error("published off the event loops, and no loop of this process serves"));
 }
 
 // A loop's subscription, until the loop goes (its at_exit hook cancels the scope).

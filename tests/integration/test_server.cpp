@@ -538,6 +538,11 @@ int main(int argc, char** argv) {
         .message = [](kiln::WebSocket& ws, std::string_view data, bool) {
             kiln::publish(ws.param("room"), data);
         }});
+    // A plain handler's publish (under --mpm hybrid: from a pool thread, off the loops).
+    app.post("/publish/:room", [](kiln::Request& req, kiln::Response& res) {
+        kiln::publish(req.param("room"), req.body());
+        res.text("published");
+    });
     // Fills the client's backlog round after round (each drain sends another) until
     // its socket is full; a drain 200 ms after the start comes once the client reads
     // again, from the flush of a blocked write, and sends more than max_backlog at once,

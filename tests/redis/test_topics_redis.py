@@ -5,7 +5,8 @@ Run through redis_server.py (KILN_TEST_REDIS_URL, KILN_TEST_REDIS_CTL). Checked:
 message published on one node reaches every member of the room on both nodes, the
 sender included, and nobody twice; a topic's message goes to its own room only; while
 Redis is down the servers keep serving (a publish is lost, nothing else); once Redis
-is back, the rooms carry messages again without a restart; node-wide topics (the
+is back, the rooms carry messages again without a restart; a publish off the event
+loops (a pool thread) arrives from a node with no subscriber; node-wide topics (the
 default) stay on their node."""
 
 import asyncio
@@ -44,13 +45,13 @@ async def quiet(ws, seconds=0.3):
 
 
 class TopicsThroughRedis(unittest.TestCase):
-    def start_nodes(self, store):
+    def start_nodes(self, store, args=(["--workers", "2"], ["--workers", "2"])):
         if not URL or not CTL:
             self.fail("KILN_TEST_REDIS_URL / KILN_TEST_REDIS_CTL not set: run through tests/redis/redis_server.py")
         env = {"KILN_TOPICS_STORE": store, "KILN_REDIS_URL": URL, "KILN_REDIS_PREFIX": "t%d:" % os.getpid()}
         nodes = []
-        for _ in range(2):
-            node = harness.ServerProcess(harness.BINARIES["server"], ["--workers", "2"], threads=1, env=env)
+        for node_args in args:
+            node = harness.ServerProcess(harness.BINARIES["server"], node_args, threads=1, env=env)
             self.addCleanup(harness.check_clean_stop, node)
             node.start()
             nodes.append(node)
@@ -97,6 +98,23 @@ class TopicsThroughRedis(unittest.TestCase):
                 await ws.close()
 
         asyncio.run(asyncio.wait_for(go(), 60))
+
+    def test_a_publish_off_the_loops_of_a_node_without_subscribers_arrives(self):
+        # Node a: one worker process in the hybrid model, no WebSocket on it; a plain
+        # handler publishes from a pool thread. The message went to a loop with
+        # subscribers only, and there was none: it was dropped (a log line).
+        a, b = self.start_nodes("redis", (["--workers", "1", "--mpm", "hybrid"], ["--workers", "2"]))
+
+        async def go():
+            on_b = await join(b.port, "lobby", "b")
+            await asyncio.sleep(0.3)
+            with harness.RawConnection(a.port) as c:
+                r = c.request("POST", "/publish/lobby", body=b"from a pool thread")
+                self.assertEqual(r.status, 200)
+            self.assertEqual(await asyncio.wait_for(on_b.recv(), 5), "from a pool thread")
+            await on_b.close()
+
+        asyncio.run(asyncio.wait_for(go(), 30))
 
     def test_node_wide_topics_stay_on_their_node(self):
         a, b = self.start_nodes("node")
