@@ -12,7 +12,10 @@
 // rethrown. fn may use the coroutine's locals by reference: the coroutine does not
 // resume, even when its request is cancelled meanwhile, until fn has returned (a
 // thread cannot be interrupted; the await then throws kiln::Cancelled). A request
-// already cancelled does not run fn at all. The threads (as many as the machine has
+// cancelled before fn began (when it awaits, or while fn waited for a thread) does not
+// run fn at all. A stopping worker does not return from App::run while fn runs, up to
+// its drain timeout (timeouts.drain_ms); past it, the process exits without waiting
+// (objects main() owns may be in use). The threads (as many as the machine has
 // cores, at least 2) are made in each process on first use; when 4,096 jobs are
 // already waiting for them, the await throws HttpError(503).
 #pragma once

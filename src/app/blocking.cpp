@@ -4,10 +4,12 @@
 #include <kiln/blocking.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 
+#include "app/blocking_jobs.hpp"
 #include "net/async.hpp"
 #include "net/mailbox.hpp"
 #include "net/thread_pool.hpp"
@@ -17,27 +19,33 @@ namespace {
 
 constexpr size_t kQueue = 4096;
 
+std::atomic<net::ThreadPool*> made{nullptr};
+
 net::ThreadPool& pool() {
     // Made on first use, so in the process that uses it (a worker, after fork).
     static net::ThreadPool threads(std::max(2u, std::thread::hardware_concurrency()), kQueue);
+    made.store(&threads, std::memory_order_release);
     return threads;
 }
 
-// Cancelling it only marks it: the coroutine's memory is in use until the job ends.
+// Cancelling it only marks it: the coroutine's memory is in use until the job ends,
+// or (a job still queued) until a thread takes it and skips it.
 class JobWait final : public net::Wait {
 public:
-    explicit JobWait(std::coroutine_handle<> h) : net::Wait(h) {}
+    JobWait(std::coroutine_handle<> h, std::atomic<bool>& cancelled) : net::Wait(h), cancelled_(cancelled) {}
     ~JobWait() override = default;
 
 private:
-    void on_cancel() override {}
+    void on_cancel() override { cancelled_.store(true, std::memory_order_relaxed); }
     bool resumes_on_cancel() const override { return false; }
+    std::atomic<bool>& cancelled_;
 };
 
 }  // namespace
 
 struct BlockingWait::State {
     std::function<void()> job;
+    std::atomic<bool> cancelled{false};  // the request is gone: a job not begun is skipped
     std::shared_ptr<net::Mailbox> mailbox;
     std::optional<JobWait> wait;  // the loop thread's
     std::mutex mu;
@@ -54,12 +62,12 @@ BlockingWait::~BlockingWait() {
 
 bool BlockingWait::await_suspend(std::coroutine_handle<> h) {
     auto s = std::make_shared<State>();
-    s->wait.emplace(h);
+    s->wait.emplace(h, s->cancelled);
     if (s->wait->cancelled()) return false;  // the request is gone: fn does not run
     s->job = std::move(job_);
     s->mailbox = s->wait->loop().mailbox();
     bool queued = pool().submit([s] {
-        s->job();
+        if (!s->cancelled.load(std::memory_order_relaxed)) s->job();
         s->job = nullptr;  // what it captured goes on this thread
         {
             std::lock_guard<std::mutex> lock(s->mu);
@@ -86,3 +94,21 @@ void BlockingWait::await_resume() {
 }
 
 }  // namespace kiln::detail
+
+namespace kiln::app {
+
+size_t blocking_jobs() {
+    net::ThreadPool* p = detail::made.load(std::memory_order_acquire);
+    return p ? p->busy() : 0;
+}
+
+bool wait_for_blocking_jobs(std::chrono::milliseconds limit) {
+    auto until = std::chrono::steady_clock::now() + limit;
+    while (blocking_jobs() > 0) {
+        if (std::chrono::steady_clock::now() >= until) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
+}
+
+}  // namespace kiln::app

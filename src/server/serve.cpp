@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <atomic>
 #include <csignal>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "app/blocking_jobs.hpp"
 #include "app/ws_bus.hpp"
 #include "http/server.hpp"
 #include "net/listener.hpp"
@@ -311,11 +313,21 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
     draining.store(true);
     if (!worker) sd_notify("STOPPING=1");
     if (!worker && opts.lame_duck_ms) lame_duck(stats, stop_signals, opts.lame_duck_ms);
+    const auto drain_began = std::chrono::steady_clock::now();
     drain(loops, stop_signals, opts.drain_timeout_ms, worker);
     if (pool && pool->busy()) {
         // A forced stop with handlers still running: they may never return, and
         // joining them would hang the stop. The logs were flushed by the loops.
         util::log(util::LogLevel::Warn, "abandoning %zu handlers still running", pool->busy());
+        _exit(0);
+    }
+    // kiln::blocking jobs of requests that are gone (the client left, or the drain
+    // ran out) may still run, using by reference what main() owns: no return to it
+    // before they end, nor past the drain's time (then as above).
+    auto left = std::chrono::milliseconds(opts.drain_timeout_ms) -
+                std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - drain_began);
+    if (!app::wait_for_blocking_jobs(std::max(left, std::chrono::milliseconds(0)))) {
+        util::log(util::LogLevel::Warn, "abandoning %zu blocking jobs still running", app::blocking_jobs());
         _exit(0);
     }
     return g_recycled.load() ? kExitRecycled : 0;

@@ -6,7 +6,9 @@ answers 504; exceptions map as for plain handlers. In the event MPM with one loo
 coroutine handlers stay on their loop instead of going to the pool)."""
 import concurrent.futures
 import http.client
+import os
 import re
+import signal
 import socket
 import time
 import unittest
@@ -100,6 +102,26 @@ class CoroutinesOneLoop(harness.ServerTestCase):
         self.assertEqual(self.blocking_ran(), ran0 + 1)
         self.assert_server_alive()
 
+    def test_blocking_jobs_of_clients_gone_before_they_began_do_not_run(self):
+        # More requests than the blocking threads (max(2, cores)), each client gone at
+        # once: the jobs that waited for a thread are skipped (before, every one ran).
+        threads = max(2, os.cpu_count() or 1)
+        n = threads + 4
+        ran0 = self.blocking_ran()
+        socks = []
+        for _ in range(n):
+            s = socket.create_connection(("127.0.0.1", self.port))
+            s.sendall(b"GET /async/blocking?ms=500 HTTP/1.1\r\nHost: h\r\n\r\n")
+            socks.append(s)
+        time.sleep(0.1)
+        for s in socks:
+            s.close()
+        time.sleep(1.5)  # the jobs that began have ended
+        ran = self.blocking_ran() - ran0
+        self.assertGreaterEqual(ran, 1)
+        self.assertLessEqual(ran, threads, "%d of %d jobs ran, with %d threads" % (ran, n, threads))
+        self.assert_server_alive()
+
     def test_the_handler_deadline_answers_504(self):
         status, _, took = get(self.port, "/async/sleep?ms=3000")
         self.assertEqual(status, 504)
@@ -136,6 +158,29 @@ class CoroutinesAtStop(unittest.TestCase):
     def test_a_graceful_stop_lets_the_wait_finish(self):
         outcome, _ = self.run_stop(sleep_ms=600, drain_ms=5000)
         self.assertEqual(outcome, (200, b"slept 600"))
+
+    def test_a_stop_waits_for_blocking_jobs_no_longer_than_the_drain(self):
+        # A job of a client that left runs on after the connections are gone. The
+        # server returned to main() at once and the process waited for the job in
+        # its exit (static destructors, after main's objects the job may use were
+        # destroyed); now it waits at most the drain timeout, then exits.
+        srv = harness.ServerProcess(harness.BINARIES["server"],
+                                    ("--workers", "0", "--threads", "1", "--drain-timeout", "1000"))
+        srv.start()
+        try:
+            s = socket.create_connection(("127.0.0.1", srv.port))
+            s.sendall(b"GET /async/blocking?ms=4000 HTTP/1.1\r\nHost: h\r\n\r\n")
+            time.sleep(0.1)
+            s.close()
+            time.sleep(0.1)
+            t0 = time.monotonic()
+            srv.proc.terminate()
+            self.assertEqual(srv.proc.wait(timeout=10), 0)
+            took = time.monotonic() - t0
+            self.assertLess(took, 2.5, "the stop took %.2f s" % took)
+            self.assertIn("abandoning 1 blocking jobs still running", srv.output())
+        finally:
+            srv.stop()
 
     def test_past_the_drain_timeout_the_wait_is_cancelled(self):
         outcome, stopped_after = self.run_stop(sleep_ms=4000, drain_ms=300)
