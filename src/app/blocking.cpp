@@ -102,13 +102,4 @@ size_t blocking_jobs() {
     return p ? p->busy() : 0;
 }
 
-bool wait_for_blocking_jobs(std::chrono::milliseconds limit) {
-    auto until = std::chrono::steady_clock::now() + limit;
-    while (blocking_jobs() > 0) {
-        if (std::chrono::steady_clock::now() >= until) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return true;
-}
-
 }  // namespace kiln::app

@@ -313,20 +313,23 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
     draining.store(true);
     if (!worker) sd_notify("STOPPING=1");
     if (!worker && opts.lame_duck_ms) lame_duck(stats, stop_signals, opts.lame_duck_ms);
-    const auto drain_began = std::chrono::steady_clock::now();
+    const auto drain_ends = std::chrono::steady_clock::now() + std::chrono::milliseconds(opts.drain_timeout_ms);
     drain(loops, stop_signals, opts.drain_timeout_ms, worker);
-    if (pool && pool->busy()) {
-        // A forced stop with handlers still running: they may never return, and
-        // joining them would hang the stop. The logs were flushed by the loops.
+    // Handlers on the pool (hybrid) and kiln::blocking jobs may run on after the loops
+    // ended: their clients left, or the drain ran out. They may use by reference what
+    // main() owns, so no return to it before they end, nor past the drain's time:
+    // then the process exits without them (joining them could hang the stop). The
+    // logs were flushed by the loops.
+    auto idle_by_drain_end = [&](auto busy) {
+        while (busy() > 0 && std::chrono::steady_clock::now() < drain_ends)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        return busy() == 0;
+    };
+    if (pool && !idle_by_drain_end([&] { return pool->busy(); })) {
         util::log(util::LogLevel::Warn, "abandoning %zu handlers still running", pool->busy());
         _exit(0);
     }
-    // kiln::blocking jobs of requests that are gone (the client left, or the drain
-    // ran out) may still run, using by reference what main() owns: no return to it
-    // before they end, nor past the drain's time (then as above).
-    auto left = std::chrono::milliseconds(opts.drain_timeout_ms) -
-                std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - drain_began);
-    if (!app::wait_for_blocking_jobs(std::max(left, std::chrono::milliseconds(0)))) {
+    if (!idle_by_drain_end(&app::blocking_jobs)) {
         util::log(util::LogLevel::Warn, "abandoning %zu blocking jobs still running", app::blocking_jobs());
         _exit(0);
     }

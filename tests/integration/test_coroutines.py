@@ -182,6 +182,28 @@ class CoroutinesAtStop(unittest.TestCase):
         finally:
             srv.stop()
 
+    def test_a_stop_lets_a_pool_handler_whose_client_left_finish(self):
+        # Hybrid: the client of a handler on the pool leaves, so the drain finds no
+        # connection and ends at once. The process then exited with the handler
+        # half done ("abandoning"), though the drain timeout had not passed.
+        srv = harness.ServerProcess(harness.BINARIES["server"],
+                                    ("--workers", "0", "--threads", "1", "--mpm", "hybrid", "--drain-timeout", "5000"))
+        srv.start()
+        try:
+            s = socket.create_connection(("127.0.0.1", srv.port))
+            s.sendall(b"GET /sleep?ms=1500 HTTP/1.1\r\nHost: h\r\n\r\n")
+            time.sleep(0.2)
+            s.close()
+            time.sleep(0.1)
+            t0 = time.monotonic()
+            srv.proc.terminate()
+            self.assertEqual(srv.proc.wait(timeout=10), 0)
+            took = time.monotonic() - t0
+            self.assertNotIn("abandoning", srv.output())
+            self.assertGreater(took, 0.8, "the stop did not wait for the handler")
+        finally:
+            srv.stop()
+
     def test_past_the_drain_timeout_the_wait_is_cancelled(self):
         outcome, stopped_after = self.run_stop(sleep_ms=4000, drain_ms=300)
         self.assertNotEqual(outcome, (200, b"slept 4000"))
