@@ -232,9 +232,10 @@ private:
 //   kiln::redis::Subscription news = co_await redis.subscribe("news");
 //   for (;;) { kiln::redis::Message m = co_await news.next(); push(m.payload); }
 // Messages are queued from the moment subscribe() returns until read (at most
-// 65,536; past that the oldest go and next() throws Error(Io) saying how many). If
-// the connection carrying it is lost, next() throws Error(Io) once: what was
-// published until it is back is missed (Redis pub/sub keeps nothing); it reconnects
+// 65,536 and 64 MiB; past that the oldest go and next() throws Error(Io) saying how
+// many). If the connection carrying it is lost, next() throws Error(Io) once, after
+// the messages that came before the loss: what was published until it is back is
+// missed (Redis pub/sub keeps nothing); it reconnects
 // and subscribes again by itself. One next() at a time. REQUIRES: used on its
 // Client's loop thread; it may outlive the Client (next() then throws Error(Io)).
 class Subscription {

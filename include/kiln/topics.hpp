@@ -39,7 +39,8 @@ void publish(std::string_view topic, std::string_view message, bool binary = fal
 
 // A coroutine's subscription to one topic, from construction to destruction; made
 // and used on one event loop thread. Messages published meanwhile queue up (at most
-// max_queued: past it the oldest are dropped, and dropped() counts them).
+// max_queued of them and max_queued_bytes in all: past either the oldest are dropped,
+// and dropped() counts them).
 class Subscription {
 public:
     explicit Subscription(std::string topic);
@@ -57,6 +58,7 @@ public:
     Next next(std::chrono::milliseconds timeout);
     size_t dropped() const { return dropped_; }
     size_t max_queued = 4096;
+    size_t max_queued_bytes = 16 * 1024 * 1024;
 
     class Next {
     public:
@@ -79,6 +81,7 @@ private:
     static void on_message(void* self, std::string_view data, bool binary);
     std::string topic_;
     std::deque<std::string> queue_;
+    size_t queued_bytes_ = 0;
     friend class detail::TopicPending;
     detail::TopicPending* waiting_ = nullptr;  // holds a reference to it
     size_t dropped_ = 0;

@@ -277,11 +277,14 @@ Subscription::~Subscription() {
 
 void Subscription::on_message(void* self, std::string_view data, bool) {
     auto* sub = static_cast<Subscription*>(self);
-    if (sub->queue_.size() >= sub->max_queued) {
+    while (!sub->queue_.empty() &&
+           (sub->queue_.size() >= sub->max_queued || sub->queued_bytes_ + data.size() > sub->max_queued_bytes)) {
+        sub->queued_bytes_ -= sub->queue_.front().size();
         sub->queue_.pop_front();
         ++sub->dropped_;
     }
     sub->queue_.emplace_back(data);
+    sub->queued_bytes_ += data.size();
     if (sub->waiting_) sub->waiting_->wake(false);
 }
 
@@ -327,6 +330,7 @@ std::optional<std::string> Subscription::Next::await_resume() {
     if (sub_->queue_.empty()) return std::nullopt;  // (only after a timeout)
     std::string m = std::move(sub_->queue_.front());
     sub_->queue_.pop_front();
+    sub_->queued_bytes_ -= m.size();
     return m;
 }
 

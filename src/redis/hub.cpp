@@ -7,13 +7,22 @@ namespace kiln::redis::detail {
 // ------------------------------------------------------------------ SubscriptionState
 
 void SubscriptionState::push(Message m) {
-    if (queue.size() >= kMaxQueued) {
-        queue.pop_front();
+    const size_t bytes = m.channel.size() + m.payload.size();
+    while (!queue.empty() && (queue.size() >= kMaxQueued || queued_bytes + bytes > kMaxQueuedBytes)) {
+        pop();
         ++dropped;
-        if (error_after > 0) --error_after;
     }
+    queued_bytes += bytes;
     queue.push_back(std::move(m));
     wake();
+}
+
+Message SubscriptionState::pop() {
+    Message m = std::move(queue.front());
+    queue.pop_front();
+    queued_bytes -= m.channel.size() + m.payload.size();
+    if (error_after > 0) --error_after;
+    return m;
 }
 
 void SubscriptionState::fail(std::exception_ptr e) {

@@ -20,16 +20,19 @@ namespace kiln::redis::detail {
 
 struct SubscriptionState {
     static constexpr size_t kMaxQueued = 65536;  // then the oldest go, and next() says so
+    static constexpr size_t kMaxQueuedBytes = size_t{64} << 20;  // the same past 64 MiB of payloads
 
     Hub* hub;  // null once the Client is gone
     std::string channel;
     std::deque<Message> queue;
+    size_t queued_bytes = 0;  // channel and payload of each queued message
     size_t dropped = 0;
     std::exception_ptr error;  // the connection was lost since the last next()
     size_t error_after = 0;    // messages queued before the loss: next() gives them first
     Op* waiter = nullptr;      // the next() suspended on it (a reference held)
 
     void push(Message m);
+    Message pop();
     void fail(std::exception_ptr e);
     void wake();
 };

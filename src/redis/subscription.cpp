@@ -65,13 +65,10 @@ Message NextMessage::await_resume() {
     if (s_->dropped) {
         size_t n = std::exchange(s_->dropped, 0);
         throw Error(Error::Kind::Io, std::to_string(n) + " messages on \"" + s_->channel +
-                                         "\" were dropped: more than 65536 were waiting to be read");
+                                         "\" were dropped: more than 65536, or 64 MiB, were waiting to be read");
     }
     if (s_->queue.empty()) throw Error(Error::Kind::Io, "the Redis client was closed");
-    Message m = std::move(s_->queue.front());
-    s_->queue.pop_front();
-    if (s_->error_after > 0) --s_->error_after;
-    return m;
+    return s_->pop();
 }
 
 }  // namespace kiln::redis

@@ -1,7 +1,8 @@
 // kiln::Subscription on a loop of the test's own: a waiting coroutine resumes from the
 // loop's deferred work, never inside the publish() that woke it; a wait cancelled
 // just before a message comes ends once (Cancelled), and the message stays queued; a
-// timeout gives nullopt; two coroutines cannot await one subscription.
+// timeout gives nullopt; two coroutines cannot await one subscription; the queue is
+// bounded in messages and in bytes.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -129,5 +130,23 @@ TEST(Topics, AFrameDestroyedWhileWaitingLetsGo) {
         co_await kiln::sleep(1);
         EXPECT_EQ(seen.resumed + seen.cancelled, 0);
         EXPECT_EQ(co_await sub.next(1ms), "x");
+    });
+}
+
+TEST(Topics, TheQueueIsBoundedInBytesAsInMessages) {
+    kiln::test::run([]() -> Task<> {
+        kiln::Subscription sub("news");
+        sub.max_queued_bytes = 100 * 1024;
+        const std::string blob(40 * 1024, 'b');
+        for (int i = 0; i < 5; ++i) kiln::publish("news", std::to_string(i) + blob);
+        EXPECT_EQ(sub.dropped(), 3u);  // 40 KiB each: two fit in 100 KiB
+        auto m = co_await sub.next(1ms);
+        EXPECT_EQ(m->front(), '3');
+        m = co_await sub.next(1ms);
+        EXPECT_EQ(m->front(), '4');
+        sub.max_queued = 2;
+        for (int i = 0; i < 3; ++i) kiln::publish("news", std::to_string(i));
+        EXPECT_EQ(sub.dropped(), 4u);
+        EXPECT_EQ(co_await sub.next(1ms), "1");
     });
 }
