@@ -248,10 +248,24 @@ class Generated(unittest.TestCase):
             self.assertEqual(status, 200)
             self.assertIn("No Posts yet", index)
 
-            status, headers, form = request(port, "GET", "/posts/new")
+            # `kiln generate auth` ran: writes and the forms that lead to them need a
+            # log-in (before, the scaffold stayed open to everyone).
+            status, headers, _ = request(port, "GET", "/posts/new")
+            self.assertEqual((status, headers["location"]), (303, "/login?next=%2Fposts%2Fnew"))
+            status, headers, form = request(port, "GET", "/signup")
+            token, cookie = csrf_of(form), cookie_of(headers)
+            body = urllib.parse.urlencode({"_csrf": token, "title": "Anonymous", "body": "no"})
+            status, headers, _ = request(port, "POST", "/posts", body,
+                                         {"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"})
+            self.assertEqual((status, headers["location"]), (303, "/login?next=%2Fposts"))
+            status, headers, _ = form_post(port, "/signup", cookie, {"_csrf": token, "email": "crud@example.com",
+                                                                     "name": "Crud", "password": "correct horse"})
+            self.assertEqual(status, 303, "sign-up failed")
+            cookie = cookie_of(headers, cookie)
+
+            status, headers, form = request(port, "GET", "/posts/new", headers={"Cookie": cookie})
             self.assertEqual(status, 200)
-            token = re.search(r'name="_csrf" value="([^"]+)"', form).group(1)
-            cookie = headers["set-cookie"].split(";")[0]
+            token = csrf_of(form)
             hdrs = {"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"}
 
             body = urllib.parse.urlencode({"_csrf": token, "title": "Hello <b>", "body": "First post"})

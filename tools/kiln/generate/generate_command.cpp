@@ -123,7 +123,8 @@ void plan_auth_files(FilePlan& plan, const AuthPlan& auth) {
 // the user's to add (the lines are printed, not written).
 constexpr const char* kAuthNext =
     "next: build and run (make run); accounts are at /signup, /login and /password.\n"
-    "  Paths that need a log-in: app::needs_login in lib/auth.cpp (now only /password).\n"
+    "  What needs a log-in: app::needs_login in lib/auth.cpp (now /password, every write\n"
+    "  but the account forms, and the /new and /edit forms; pages that read stay open).\n"
     "  views/layouts/app.html is yours and was left alone. For the account links in its\n"
     "  header (Sign up and Log in; or the user's name, Password and Log out), add with its\n"
     "  other params:\n"
