@@ -55,6 +55,7 @@ struct BlockingWait::State {
 
 BlockingWait::~BlockingWait() {
     if (!state_) return;
+    state_->cancelled.store(true, std::memory_order_relaxed);  // a job not begun is skipped
     state_->wait.reset();
     std::unique_lock<std::mutex> lock(state_->mu);
     state_->ended_cv.wait(lock, [&] { return state_->ended; });  // at once, unless destroyed mid-job

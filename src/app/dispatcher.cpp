@@ -69,13 +69,16 @@ void Dispatcher::start(http::RequestContext& ctx, const http::Request&, http::Re
     uint32_t ms = app_.deadline_ms(c.request);
     if (ms == 0) {
         ms = handler_timeout_ms_;
-        run.until_answer = &res;
+        // Not for HEAD, whose stream sends nothing (no write timeout or backlog would
+        // ever end it), nor without a connection's stream (the test client).
+        if (c.request.method() != Method::Head) run.until_answer = &res;
     }
     if (ms && run.loop) {
         run.deadline.owner = &run;
         run.deadline.fire = [](net::Deadline* d) {
             auto* r = static_cast<AsyncRun*>(d->owner);
-            if (r->until_answer && r->until_answer->streaming()) return;  // answering: the stream's own limits hold
+            if (r->until_answer && r->until_answer->streaming() && r->until_answer->has_stream())
+                return;  // answering: the stream's own limits hold
             r->timed_out = true;
             r->scope.cancel();
         };

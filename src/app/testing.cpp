@@ -7,6 +7,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <ctime>
 #include <optional>
 #include <stdexcept>
@@ -63,6 +64,11 @@ bool deletes(std::string_view attributes) {
                 by_max_age = value.starts_with('-') || digits.find_first_not_of('0') == std::string_view::npos;
         } else if (http::iequals(name, "expires")) {
             std::optional<time_t> t = http::parse_http_date(value);
+            if (!t) {  // the old Netscape form, "Thu, 01-Jan-1970 00:00:00 GMT", which clients still read
+                std::string spaced(value);
+                std::replace(spaced.begin(), spaced.end(), '-', ' ');
+                t = http::parse_http_date(spaced);
+            }
             expired = t && *t <= std::time(nullptr);
         }
     }

@@ -137,6 +137,7 @@ std::vector<Migration> migrate(Database& db, const fs::path& dir) {
     for (const Migration& m : files) {
         if (auto recorded = applied_as(m.version)) {
             check_name(m, *recorded);
+            dangling = -1;  // (another process may have applied it since our count)
             continue;
         }
         std::string text = read_file(m.file);

@@ -201,7 +201,7 @@ void Connection::read_and_process() {
         }
         if (n == 0) {
             peer_eof_ = true;
-            if (a_->out.empty()) {
+            if (a_->out.empty() && !(tls_ && tls_->has_output())) {
                 close_now();  // nothing owed; an unfinished request can never complete
                 return;
             }
@@ -242,8 +242,13 @@ void Connection::process() {
                 // RFC 9112 §2.2: empty lines between requests (some clients send CRLF
                 // after a body) are dropped, and the connection stays idle under its
                 // keep-alive timeout; before, the header timeout answered them with 408.
+                // A running keep-alive timer is not restarted (nor a new connection's
+                // header timer replaced): empty lines alone do not hold a connection.
                 a_->in.consume(data.size());
-                enter_idle();
+                if (served_ > 0 && timer_.list != &srv_.keepalive_timers_ && timer_.list != &srv_.drain_grace_timers_)
+                    enter_idle();
+                else
+                    a_->in.release(srv_.loop_.buffers());
                 return;
             }
             if (state_ == State::Idle) {

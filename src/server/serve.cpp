@@ -327,11 +327,11 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
     };
     if (pool && !idle_by_drain_end([&] { return pool->busy(); })) {
         util::log(util::LogLevel::Warn, "abandoning %zu handlers still running", pool->busy());
-        _exit(0);
+        _exit(g_recycled.load() ? kExitRecycled : 0);
     }
     if (!idle_by_drain_end(&app::blocking_jobs)) {
         util::log(util::LogLevel::Warn, "abandoning %zu blocking jobs still running", app::blocking_jobs());
-        _exit(0);
+        _exit(g_recycled.load() ? kExitRecycled : 0);
     }
     return g_recycled.load() ? kExitRecycled : 0;
 }

@@ -168,6 +168,15 @@ class HandlerTimeout(harness.ServerTestCase):
         events, _ = parse(ev.body.decode())
         self.assertEqual([e.get("id") for e in events[1:]], ["0", "1", "2", "3", "4"])
 
+    def test_a_head_of_a_stream_is_still_bounded_by_it(self):
+        # A HEAD's stream sends nothing, so no write timeout or backlog would ever end
+        # it: the handler timeout still does (the connection closes at it).
+        with self.connect() as c:
+            c.send(build_request("HEAD", "/events?n=100&ms=500"))
+            self.assertIn("200", Events(c).head().split("\r\n")[0])
+            closed, _, took = c.wait_closed(4)
+            self.assertTrue(closed, "the HEAD's handler ran past the handler timeout")
+
     def test_a_handler_that_has_not_begun_its_answer_still_gets_504(self):
         t0 = time.monotonic()
         r = self.get("/async/sleep?ms=3000")

@@ -74,19 +74,21 @@ TEST(TestingClient, ForgetsACookieOnlyWhenItsAttributesSaySo) {
         res.header("Set-Cookie", "later=1; Expires=Fri, 01 Jan 2100 00:00:00 GMT");
         res.header("Set-Cookie", "aged=1; Max-Age=3600; Expires=Thu, 01 Jan 1970 00:00:00 GMT");
         res.header("Set-Cookie", "gone=1");
+        res.header("Set-Cookie", "dashed=1");
         res.text("set");
     });
     app.get("/unset", [](kiln::Request&, kiln::Response& res) {
         res.header("Set-Cookie", "gone=; Expires=Thu, 01 Jan 1970 00:00:00 GMT");
         res.header("Set-Cookie", "later=; max-age=0");
         res.header("Set-Cookie", "aged=; Max-Age=-1");
+        res.header("Set-Cookie", "dashed=; Expires=Thu, 01-Jan-1970 00:00:00 GMT");  // the Netscape form
         res.text("unset");
     });
     Client client(app);
     ASSERT_EQ(client.get("/set").status, 200);
     for (const char* name : {"path1970", "named", "later", "aged", "gone"}) EXPECT_EQ(client.cookie(name), "1") << name;
     ASSERT_EQ(client.get("/unset").status, 200);
-    for (const char* name : {"gone", "later", "aged"}) EXPECT_FALSE(client.cookie(name)) << name;
+    for (const char* name : {"gone", "later", "aged", "dashed"}) EXPECT_FALSE(client.cookie(name)) << name;
     EXPECT_EQ(client.cookie("path1970"), "1");
 }
 
