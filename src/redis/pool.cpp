@@ -60,7 +60,7 @@ void Pool::down(Connection& c, const std::string& message) {
     if (Slot* s = slot_of(c)) s->lost(*loop_, options_, message);
 }
 
-Connection* Pool::pick() {
+Connection* Pool::pick(bool ordered) {
     Connection* best = nullptr;
     for (auto& s : slots_) {
         Connection* c = s->conn.get();
@@ -69,6 +69,7 @@ Connection* Pool::pick() {
         // a stopped server accepts connections, and a command there would wait its
         // whole command_timeout. Fail at once instead, as while waiting to retry.
         if (!c->ready() && s->backoff_ms > 0) continue;
+        if (ordered) return c;
         // Ready beats connecting; then the lighter load.
         if (!best || (c->ready() && !best->ready()) || (c->ready() == best->ready() && c->load() < best->load()))
             best = c;
@@ -86,7 +87,7 @@ Command Pool::send(Args& args) {
         op->fail(std::make_exception_ptr(Error(Error::Kind::Misuse, "a Redis command needs a name")));
     } else if (refused = refusal(wire); !refused.empty()) {
         op->fail(std::make_exception_ptr(Error(Error::Kind::Misuse, refused)));
-    } else if (Connection* c = pick()) {
+    } else if (Connection* c = pick(keeps_order(wire))) {
         c->submit(op, wire);
     } else {
         std::string why = slots_.front()->unavailable(*loop_);

@@ -55,7 +55,9 @@ private:
     void bind();
     void open(Slot& s);
     Slot* slot_of(Connection& c);
-    Connection* pick();
+    // The lightest usable connection; with `ordered`, the first usable one in slot
+    // order (the same while it stays up), so what keeps order takes one path.
+    Connection* pick(bool ordered = false);
 
     Options options_;
     Endpoint endpoint_;

@@ -81,4 +81,10 @@ std::string refusal(std::string_view wire) {
     return "";
 }
 
+bool keeps_order(std::string_view wire) {
+    Reader in(wire);
+    std::string_view name;
+    return in.next(&name) && (same(name, "PUBLISH") || same(name, "SPUBLISH"));
+}
+
 }  // namespace kiln::redis::detail

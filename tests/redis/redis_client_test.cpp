@@ -479,6 +479,25 @@ TEST(RedisClient, PublishSubscribe) {
     });
 }
 
+// With a pool of several connections one publisher's messages still arrive in the
+// order it published them: before, each took the lightest connection, and Redis ran
+// the connections' commands in whatever order they came.
+TEST(RedisClient, APublishersMessagesKeepTheirOrderThroughAPool) {
+    kiln::net::Loop loop;
+    redis::Client r({.url = redis_url(), .pool = 4});
+    run(loop, [&]() -> Task<> {
+        redis::Subscription s = co_await r.subscribe("t:order");
+        std::vector<redis::Command> sent;
+        constexpr int n = 2000;
+        for (int i = 0; i < n; ++i) sent.push_back(r.command("PUBLISH", "t:order", std::to_string(i)));
+        for (auto& c : sent) co_await c;
+        int out_of_order = 0;
+        for (int i = 0; i < n; ++i)
+            if ((co_await s.next()).payload != std::to_string(i)) ++out_of_order;
+        EXPECT_EQ(out_of_order, 0);
+    });
+}
+
 TEST(RedisClient, ASilentServerIsNoticedOnASubscriptionAndItSubscribesAgain) {
     kiln::net::Loop loop;
     redis::Client r({.url = redis_url(), .command_timeout = 200ms, .reconnect_min = 20ms, .reconnect_max = 100ms});
