@@ -6,6 +6,7 @@ import os
 import socket
 import tempfile
 import time
+import unittest
 
 import harness
 from harness import build_request
@@ -252,6 +253,47 @@ class WriteTimeoutHybrid(harness.ServerTestCase):
             closed = True
         self.assertTrue(closed, "not closed by the write timeout (%d bytes read)" % received)
         self.assertLess(received, 600000, "the whole body arrived: no write timeout fired")
+
+
+class DrainAfterStuckOutput(unittest.TestCase):
+    """A graceful stop while a response is stuck in a client that does not read: once
+    the client reads it all, the connection gets the drain's grace (1 s), not the
+    keep-alive timeout (here 20 s), so the stop ends soon after."""
+
+    def test_a_connection_whose_output_drains_during_a_stop_closes_after_the_grace(self):
+        sock = os.path.join(tempfile.gettempdir(), "kiln-drain-%d.sock" % os.getpid())
+        srv = harness.ServerProcess(harness.BINARIES["server"],
+                                    ("--workers", "0", "--threads", "1", "--keepalive-timeout", "20000",
+                                     "--drain-timeout", "15000", "--listen", "unix:" + sock))
+        srv.start()
+        try:
+            s = socket.socket(socket.AF_UNIX)
+            self.addCleanup(s.close)
+            s.connect(sock)
+            s.sendall(build_request("GET", "/big?n=600000"))
+            time.sleep(0.3)  # stuck: the unix socket holds about 200 KiB
+            srv.proc.terminate()
+            time.sleep(0.3)
+            got = b""
+            s.settimeout(5)
+            while len(got) < 600000:
+                data = s.recv(1 << 20)
+                if not data:
+                    break
+                got += data
+            self.assertGreater(len(got), 600000, "the response did not arrive whole")
+            t0 = time.monotonic()
+            s.settimeout(10)
+            try:
+                while s.recv(1 << 16):
+                    pass
+            except (ConnectionResetError, socket.timeout):
+                pass
+            took = time.monotonic() - t0
+            self.assertLess(took, 3.0, "closed %.1f s after its output drained" % took)
+            self.assertEqual(srv.proc.wait(timeout=15), 0)
+        finally:
+            srv.stop()
 
 
 class EmptyLines(harness.ServerTestCase):
