@@ -282,8 +282,9 @@ private:
     void set_factory(const std::type_info& type, std::shared_ptr<void> make);
     std::shared_ptr<void> factory(const std::type_info& type) const;
     // A handler failed: the response back to what the middleware had set before
-    // next(), then the error page.
-    void fail_in_chain(Request& req, Response& res, int status, std::string_view message, size_t keep_headers) const;
+    // next() (`kept`: its headers then; a default mark keeps none), then the error page.
+    void fail_in_chain(Request& req, Response& res, int status, std::string_view message,
+                       const http::HeaderMark& kept) const;
     std::unique_ptr<Impl> impl_;
 };
 

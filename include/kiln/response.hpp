@@ -22,6 +22,7 @@
 namespace kiln {
 namespace http {
 class Response;
+struct HeaderMark;
 }
 namespace app {
 class Dispatcher;
@@ -99,6 +100,7 @@ public:
 
 private:
     friend class App;
+    friend class Next;  // the handler's point in the chain: what an error page keeps
     friend class EventStream;
     friend struct detail::WsHandshake;  // attaches the upgrade to the message
     friend class app::Dispatcher;

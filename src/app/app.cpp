@@ -205,7 +205,7 @@ void Next::operator()() {
     if (app_.answer_without_handler(req_, res_)) return;
     // Caught here, inside the chain: the middleware around the handler goes on
     // after next() and finishes the error page as it would any page.
-    size_t keep = res_.headers().size();
+    const http::HeaderMark keep = res_.msg_->mark();
     auto fail = [&](int status, std::string_view text) { app_.fail_in_chain(req_, res_, status, text, keep); };
     if (!guarded(req_, fail, [&] { static_cast<const Route*>(req_.route_)->handler(req_, res_); }))
         req_.handler_failed_ = true;
@@ -219,11 +219,11 @@ bool App::answer_without_handler(Request& req, Response& res) const {
     } else if (req.route_) {
         return false;
     } else if (req.allowed_methods_ == 0) {
-        fail_in_chain(req, res, 404, "Not Found", res.headers().size());
+        fail_in_chain(req, res, 404, "Not Found", res.msg_->mark());
     } else if (req.method() == Method::Options) {
         res.status(204).header("Allow", allow_header(req.allowed_methods_ | app::method_bit(Method::Options)));
     } else {
-        fail_in_chain(req, res, 405, "Method Not Allowed", res.headers().size());
+        fail_in_chain(req, res, 405, "Method Not Allowed", res.msg_->mark());
         res.header("Allow", allow_header(req.allowed_methods_));
     }
     return true;
@@ -260,7 +260,7 @@ Task<> App::run_chain(Next& next) const {
 
 Task<> App::run_handler(Request& req, Response& res) const {
     const Route& route = *static_cast<const Route*>(req.route_);
-    size_t keep = res.headers().size();
+    const http::HeaderMark keep = res.msg_->mark();
     auto fail = [&](int status, std::string_view text) { fail_in_chain(req, res, status, text, keep); };
     if (!route.async) {
         if (!guarded(req, fail, [&] { route.handler(req, res); })) req.handler_failed_ = true;
@@ -275,13 +275,14 @@ Task<> App::run_handler(Request& req, Response& res) const {
     if (!guarded_error(req, fail, error)) req.handler_failed_ = true;
 }
 
-void App::fail_in_chain(Request& req, Response& res, int status, std::string_view message, size_t keep_headers) const {
+void App::fail_in_chain(Request& req, Response& res, int status, std::string_view message,
+                        const http::HeaderMark& kept) const {
     if (res.streaming()) {  // the head is gone: the only honest signal is a cut
         res.msg_->abort();
         return;
     }
     auto restart = [&] {  // the status alone, on the headers middleware set before the handler
-        res.msg_->clear_keeping(keep_headers);
+        res.msg_->clear_keeping(kept);
         res.status(status);
         if (status == 503) res.header("Retry-After", "1");  // a service away, or a deadline: soon is fine
     };
@@ -367,7 +368,7 @@ void App::override_method(Request& req) const {
 // A handler that fails keeps its session changes out of the store, as a failed
 // transaction would: the session is saved only after a normal return.
 void App::end_request(Request& req, Response& res, bool handled) const {
-    auto fail = [&](int status, std::string_view client_text) { fail_in_chain(req, res, status, client_text, 0); };
+    auto fail = [&](int status, std::string_view client_text) { fail_in_chain(req, res, status, client_text, {}); };
     if (req.session_.active()) {
         guarded(req, fail, [&] {
             Session::Write w = req.session_.end(handled && !req.handler_failed_);
@@ -384,7 +385,7 @@ void App::end_request(Request& req, Response& res, bool handled) const {
 // (or an HttpError's own message). What a middleware throws replaces everything
 // set so far (no header is kept).
 void App::handle(Request& req, Response& res) const {
-    auto fail = [&](int status, std::string_view client_text) { fail_in_chain(req, res, status, client_text, 0); };
+    auto fail = [&](int status, std::string_view client_text) { fail_in_chain(req, res, status, client_text, {}); };
     Session::Binding binding{};
     begin_request(req, res, binding);
     bool handled = guarded(req, fail, [&] {
@@ -407,7 +408,7 @@ Task<> App::handle_async(Request& req, Response& res) const {
     } catch (...) {
         error = std::current_exception();
     }
-    auto fail = [&](int status, std::string_view client_text) { fail_in_chain(req, res, status, client_text, 0); };
+    auto fail = [&](int status, std::string_view client_text) { fail_in_chain(req, res, status, client_text, {}); };
     bool handled = guarded_error(req, fail, error);
     if (binding.remote) co_await save_session(req, res, handled);
     end_request(req, res, handled);
@@ -460,7 +461,7 @@ Task<> App::save_session(Request& req, Response& res, bool handled) const {
     }
     if (failure.empty()) co_return;
     // What the handler did to the session is not kept: its answer must not say it was.
-    fail_in_chain(req, res, 503, "the session store is unavailable", 0);
+    fail_in_chain(req, res, 503, "the session store is unavailable", {});
 }
 
 }  // namespace kiln

@@ -103,7 +103,7 @@ void Dispatcher::start(http::RequestContext& ctx, const http::Request&, http::Re
             util::log(util::LogLevel::Error, "a request's coroutine ended with a non-exception (a kiln bug)");
             escaped = true;
         }
-        if (escaped) self.app_.fail_in_chain(waiting.request, waiting.response, 500, "Internal Server Error", 0);
+        if (escaped) self.app_.fail_in_chain(waiting.request, waiting.response, 500, "Internal Server Error", {});
         self.finish_async(waiting);
     }(*this, c);
 }
@@ -113,7 +113,7 @@ Task<> Dispatcher::run_waiting(Context& c) { return app_.handle_async(c.request,
 void Dispatcher::finish_async(Context& c) {
     AsyncRun& run = *c.async;
     if (run.loop) run.loop->deadlines().disarm(run.deadline);
-    if (run.timed_out) app_.fail_in_chain(c.request, c.response, 504, "Gateway Timeout", 0);
+    if (run.timed_out) app_.fail_in_chain(c.request, c.response, 504, "Gateway Timeout", {});
     end_compression(c);
     c.request.release();
     http::Completion done = run.done;

@@ -63,9 +63,11 @@ void Response::add_header(std::string_view name, std::string_view value) {
 void Response::header(std::string_view name, std::string_view value) {
     check_head_open();
     if (!iequals(name, "set-cookie")) {
-        for (auto& [n, v] : headers_) {
+        for (size_t i = 0; i < headers_.size(); ++i) {
+            auto& [n, v] = headers_[i];
             if (iequals(n, name)) {
                 check_header(name, value);
+                undo_.push_back({i, false, {n, std::move(v)}});
                 v.assign(value);
                 return;
             }
@@ -75,10 +77,16 @@ void Response::header(std::string_view name, std::string_view value) {
 }
 
 void Response::remove_cookie(std::string_view name) {
-    std::erase_if(headers_, [&](const auto& h) {
-        return iequals(h.first, "set-cookie") && h.second.size() > name.size() &&
-               h.second.compare(0, name.size(), name) == 0 && h.second[name.size()] == '=';
-    });
+    for (size_t i = 0; i < headers_.size();) {
+        const auto& h = headers_[i];
+        if (iequals(h.first, "set-cookie") && h.second.size() > name.size() &&
+            h.second.compare(0, name.size(), name) == 0 && h.second[name.size()] == '=') {
+            undo_.push_back({i, true, std::move(headers_[i])});
+            headers_.erase(headers_.begin() + static_cast<std::ptrdiff_t>(i));
+        } else {
+            ++i;
+        }
+    }
 }
 
 int Response::release_file() {
@@ -180,7 +188,22 @@ void Response::clear() {
     clear_keeping(0);
 }
 
+void Response::clear_keeping(HeaderMark m) {
+    // Backwards: each change undone finds the headers as they were when it was made
+    // (appends aside, which the resize drops).
+    while (undo_.size() > m.undo) {
+        Undo& u = undo_.back();
+        if (u.removed && u.index <= headers_.size())
+            headers_.insert(headers_.begin() + static_cast<std::ptrdiff_t>(u.index), std::move(u.header));
+        else if (!u.removed && u.index < headers_.size())
+            headers_[u.index].second = std::move(u.header.second);
+        undo_.pop_back();
+    }
+    clear_keeping(m.count);
+}
+
 void Response::clear_keeping(size_t headers) {
+    if (headers == 0) undo_.clear();
     status_ = 200;
     content_type_.clear();
     body_.clear();

@@ -18,6 +18,12 @@
 
 namespace kiln::http {
 
+// Where a response's headers stood (Response::mark()).
+struct HeaderMark {
+    size_t count = 0;  // headers
+    size_t undo = 0;   // changes recorded since the last clear()
+};
+
 class Response;
 struct WsUpgrade;
 
@@ -89,6 +95,10 @@ public:
     void clear();
     // clear(), but the first `headers` headers and close_connection() stay.
     void clear_keeping(size_t headers);
+    // clear(), but the headers as they were at mark(): those set since go, and those
+    // replaced or removed since (a handler's cookie over a middleware's) come back.
+    HeaderMark mark() const { return {headers_.size(), undo_.size()}; }
+    void clear_keeping(HeaderMark m);
     // Binds to a connection (nullptr: buffer only, as a pool thread does) and clears.
     void reset(ResponseStream* stream);
     // A started stream is abandoned: the connection closes without finishing it, so
@@ -100,6 +110,14 @@ public:
     void unbind() { stream_ = nullptr; }
 
 private:
+    // How to take back a change made to headers_ other than an append: a header
+    // replaced in place (its old value) or removed (itself, and where it was).
+    struct Undo {
+        size_t index;
+        bool removed;
+        std::pair<std::string, std::string> header;
+    };
+    std::vector<Undo> undo_;  // since the last clear()
     int status_ = 200;
     bool close_ = false;
     bool streaming_ = false;

@@ -7,6 +7,7 @@
 #include <kiln/db.hpp>
 #include <kiln/kiln.hpp>
 #include <kiln/redis.hpp>
+#include <kiln/sleep.hpp>
 #include <kiln/testing.hpp>
 
 using kiln::testing::Client;
@@ -90,6 +91,39 @@ TEST(TestingClient, ForgetsACookieOnlyWhenItsAttributesSaySo) {
     ASSERT_EQ(client.get("/unset").status, 200);
     for (const char* name : {"gone", "later", "aged", "dashed"}) EXPECT_FALSE(client.cookie(name)) << name;
     EXPECT_EQ(client.cookie("path1970"), "1");
+}
+
+// A handler that fails: the error page keeps what the middleware set before it, as the
+// middleware set it. The handler's replacement of a middleware's cookie or header went
+// out on the error page before (the cookie's old line was removed, the header's value
+// replaced in place).
+TEST(TestingClient, AFailedHandlersChangesToTheMiddlewaresHeadersAreTakenBack) {
+    kiln::App app;
+    app.use([](kiln::Request&, kiln::Response& res, kiln::Next& next) {
+        res.cookie("theme", "dark");
+        res.header("Cache-Control", "public");
+        next();
+    });
+    app.get("/fails", [](kiln::Request&, kiln::Response& res) {
+        res.cookie("theme", "light");
+        res.header("Cache-Control", "no-store");
+        res.header("X-Handler", "1");
+        throw std::runtime_error("after its changes");
+    });
+    app.get("/waits-then-fails", [](kiln::Request&, kiln::Response& res) -> kiln::Task<> {
+        res.cookie("theme", "light");
+        res.header("Cache-Control", "no-store");
+        co_await kiln::sleep(std::chrono::milliseconds(1));
+        throw std::runtime_error("after its changes");
+    });
+    Client client(app);
+    for (const char* path : {"/fails", "/waits-then-fails"}) {
+        auto r = client.get(path);
+        EXPECT_EQ(r.status, 500) << path;
+        EXPECT_EQ(r.header("cache-control"), "public") << path;
+        EXPECT_FALSE(r.header("x-handler")) << path;
+        EXPECT_EQ(client.cookie("theme"), "dark") << path;
+    }
 }
 
 TEST(TestingClient, BodiesUploadsAndStreams) {
