@@ -41,24 +41,34 @@ bool UploadSink::finish() {
 }
 
 bool UploadSink::on_part(const http::PartHead& head) {
-    in_file_ = head.filename.has_value();
-    if (in_file_) {
-        // Checked before a byte of the file is kept: the route must take files, this
-        // many, and the request must pass its gate on what came before (the token).
-        if (rules_.max_files == 0) return fail(413, "this route accepts no file uploads");
-        if (form_.files_.size() >= rules_.max_files)
-            return fail(413, "more than " + std::to_string(rules_.max_files) + " files in one request");
-        if (form_.files_.empty() && rules_.gate && !rules_.gate(form_))
-            return fail(403, "Forbidden: missing or invalid CSRF token (send it in the X-CSRF-Token header "
-                             "or in a _csrf field before the files)");
-        UploadedFile& f = form_.files_.emplace_back();
-        f.field.assign(head.name);
-        f.filename.assign(*head.filename);
-        f.content_type.assign(head.content_type);
-    } else {
-        field_bytes_ += head.name.size();
-        form_.fields_.push_back({std::string(head.name), {}});
+    in_file_ = false;
+    unnamed_file_ = false;
+    if (head.filename && head.filename->empty()) {  // a file input left empty, most likely
+        unnamed_file_ = true;
+        unnamed_field_.assign(head.name);
+        unnamed_type_.assign(head.content_type);
+        return true;
     }
+    if (head.filename) return start_file(head.name, *head.filename, head.content_type);
+    field_bytes_ += head.name.size();
+    form_.fields_.push_back({std::string(head.name), {}});
+    return true;
+}
+
+bool UploadSink::start_file(std::string_view field, std::string_view filename, std::string_view content_type) {
+    // Checked before a byte of the file is kept: the route must take files, this
+    // many, and the request must pass its gate on what came before (the token).
+    if (rules_.max_files == 0) return fail(413, "this route accepts no file uploads");
+    if (form_.files_.size() >= rules_.max_files)
+        return fail(413, "more than " + std::to_string(rules_.max_files) + " files in one request");
+    if (form_.files_.empty() && rules_.gate && !rules_.gate(form_))
+        return fail(403, "Forbidden: missing or invalid CSRF token (send it in the X-CSRF-Token header "
+                         "or in a _csrf field before the files)");
+    UploadedFile& f = form_.files_.emplace_back();
+    f.field.assign(field);
+    f.filename.assign(filename);
+    f.content_type.assign(content_type);
+    in_file_ = true;
     return true;
 }
 
@@ -77,6 +87,11 @@ bool UploadSink::spill(UploadedFile& f) {
 }
 
 bool UploadSink::on_data(std::string_view data) {
+    if (unnamed_file_) {
+        if (data.empty()) return true;
+        unnamed_file_ = false;  // bytes: a file after all, with no name
+        if (!start_file(unnamed_field_, "", unnamed_type_)) return false;
+    }
     if (!in_file_) {
         field_bytes_ += data.size();
         if (field_bytes_ > kMaxFormFieldBytes) return fail(413, "form fields larger than 1 MiB in all");
@@ -118,7 +133,7 @@ bool UploadSink::write_to_disk(UploadedFile& f, std::string_view data) {
 }
 
 bool UploadSink::on_part_end() {
-    in_file_ = false;
+    in_file_ = unnamed_file_ = false;
     return true;
 }
 

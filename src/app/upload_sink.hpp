@@ -50,6 +50,7 @@ private:
     bool on_part(const http::PartHead& head) override;
     bool on_data(std::string_view data) override;
     bool on_part_end() override;
+    bool start_file(std::string_view field, std::string_view filename, std::string_view content_type);
     bool fail(int status, std::string reason);
     bool spill(UploadedFile& f);
     bool write_to_disk(UploadedFile& f, std::string_view data);
@@ -58,6 +59,10 @@ private:
     UploadRules rules_;
     Form form_;
     bool in_file_ = false;
+    // A file part with an empty filename: what a browser sends for a file input left
+    // empty. It is no file unless bytes come (then a file named ""); its head, kept.
+    bool unnamed_file_ = false;
+    std::string unnamed_field_, unnamed_type_;
     size_t field_bytes_ = 0;
     int status_ = 400;
     std::string reason_;

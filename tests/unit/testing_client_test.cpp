@@ -29,6 +29,7 @@ void demo_app(kiln::App& a) {
             res.text(std::to_string(n));
         });
         a.post("/echo", [](kiln::Request& req, kiln::Response& res) { res.text(req.body()); }, {.max_body = 16});
+        a.post("/fields", [](kiln::Request&, kiln::Response& res) { res.text("fields"); });  // takes no files
         a.post("/upload", [](kiln::Request& req, kiln::Response& res) {
             const kiln::UploadedFile* f = req.form().file("doc");
             res.text(f ? f->filename + " " + std::to_string(f->size) : "none");
@@ -135,6 +136,20 @@ TEST(TestingClient, BodiesUploadsAndStreams) {
         "--b\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"a.txt\"\r\n\r\n12345\r\n--b--\r\n";
     auto r = client.post("/upload", multipart, {{"Content-Type", "multipart/form-data; boundary=b"}});
     EXPECT_EQ(r.body, "a.txt 5");
+    // A file input left empty (filename="" and no bytes, as browsers send it) is no
+    // file: not a 0-byte file named "", and not counted against max_files.
+    std::string empty_input =
+        "--b\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"\"\r\n"
+        "Content-Type: application/octet-stream\r\n\r\n\r\n--b--\r\n";
+    r = client.post("/upload", empty_input, {{"Content-Type", "multipart/form-data; boundary=b"}});
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body, "none");
+    r = client.post("/fields", empty_input, {{"Content-Type", "multipart/form-data; boundary=b"}});
+    EXPECT_EQ(r.status, 200) << "a route that takes no files refused an empty file input";
+    // Bytes under an empty filename: a file after all (named "").
+    std::string unnamed = "--b\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"\"\r\n\r\nxyz\r\n--b--\r\n";
+    r = client.post("/upload", unnamed, {{"Content-Type", "multipart/form-data; boundary=b"}});
+    EXPECT_EQ(r.body, " 3");
     EXPECT_EQ(client.get("/stream").body, "ab");
     EXPECT_EQ(client.request("HEAD", "/users/1").body, "");
 }
