@@ -67,7 +67,9 @@ public:
     // range) throws HttpError(404): /users/abc names no user, and the handler stops.
     template <class T>
     T param(std::string_view name) const;
-    // A query parameter as a T: nullopt if absent; HttpError(400) if it does not convert.
+    // A query parameter as a T: nullopt if absent, or empty for a T other than a string
+    // (a GET form's blank field sends "?min="); HttpError(400) if it does not convert.
+    // A bool takes true/false, 1/0 and on/off (a ticked checkbox without a value: "on").
     template <class T>
     std::optional<T> query(std::string_view name) const;
     // A query parameter as a T, or `fallback` when absent or not convertible: for
@@ -169,8 +171,9 @@ bool Request::convert(std::string_view text, T& out) {
         out.assign(text);
         return true;
     } else if constexpr (std::is_same_v<T, bool>) {
-        if (text != "true" && text != "false" && text != "1" && text != "0") return false;
-        out = text == "true" || text == "1";
+        if (text == "true" || text == "1" || text == "on") out = true;
+        else if (text == "false" || text == "0" || text == "off") out = false;
+        else return false;
         return true;
     } else {
         static_assert(std::is_arithmetic_v<T>, "Request::param<T>/query<T>: T must be a number, std::string or std::string_view");
@@ -192,7 +195,8 @@ T Request::param(std::string_view name) const {
 template <class T>
 std::optional<T> Request::query(std::string_view name) const {
     auto raw = query(name);
-    if (!raw) return std::nullopt;
+    constexpr bool text = std::is_same_v<T, std::string> || std::is_same_v<T, std::string_view>;
+    if (!raw || (!text && raw->empty())) return std::nullopt;
     T out{};
     if (!convert(*raw, out)) bad_param(name, 400);
     return out;

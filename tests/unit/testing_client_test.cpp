@@ -2,6 +2,7 @@
 // (routing before the body, upload parsing, sessions, CSRF), with cookies kept.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include <kiln/db.hpp>
@@ -267,4 +268,22 @@ TEST(TestingClient, StatusesHeadersAndNumbersOutOfBoundsAreRefused) {
     EXPECT_EQ(c.get("/header?name=a%09b").status, 200);  // a tab is field content
     for (const char* v : {"nan", "inf", "-infinity", "NaN"}) EXPECT_EQ(c.get(std::string("/amount?v=") + v).status, 400) << v;
     EXPECT_EQ(c.get("/amount?v=2.5").status, 200);
+}
+
+// What a GET form sends: a blank field ("?min=") is no value for a number, and a
+// ticked checkbox without a value is "on". Both were 400.
+TEST(TestingClient, AGetFormsBlankFieldsAndCheckboxesAreRead) {
+    kiln::App app;
+    app.get("/list", [](kiln::Request& req, kiln::Response& res) {
+        std::optional<int> min = req.query<int>("min");
+        std::optional<bool> draft = req.query<bool>("draft");
+        std::optional<std::string> q = req.query<std::string>("q");
+        res.text((min ? std::to_string(*min) : "none") + " " + (draft ? (*draft ? "yes" : "no") : "none") + " [" +
+                 q.value_or("none") + "]");
+    });
+    kiln::testing::Client c(app);
+    EXPECT_EQ(c.get("/list?min=&draft=on&q=").body, "none yes []");  // a blank string is a string
+    EXPECT_EQ(c.get("/list?min=3&draft=off").body, "3 no [none]");
+    EXPECT_EQ(c.get("/list?min=x").status, 400);
+    EXPECT_EQ(c.get("/list?draft=maybe").status, 400);
 }
