@@ -371,8 +371,16 @@ Task<std::optional<User>> Accounts::current_user(Request& req) {
 
 void Accounts::send_to_login(Request& req, Response& res) const {
     flash(req, "notice", "Please log in first.");
-    std::string next = std::string(req.path());
-    if (auto q = req.target().find('?'); q != std::string_view::npos) next += req.target().substr(q);  // back to the same page
+    // Back to the same page, as the client wrote it: the path decoded would be another
+    // (/files/50%25 is not /files/50%, /a%3Fb not /a?b).
+    std::string_view target = req.target();
+    std::string next;
+    if (target.starts_with('/')) {
+        next = std::string(target);
+    } else {  // absolute-form (a proxy's): the path, and the query as sent
+        next = std::string(req.path());
+        if (auto q = target.find('?'); q != std::string_view::npos) next += target.substr(q);
+    }
     res.redirect(options_.login_path + "?next=" + url_encode(next), 303);
 }
 

@@ -59,6 +59,13 @@ TEST(RequireLogin, GuardingEveryPathItLeavesTheLogInPageOpenAndComesBackWithTheQ
         r = client.get("/report?year=2026&q=a%20b");
         EXPECT_EQ(r.status, 303);
         EXPECT_EQ(r.header("location"), "/login?next=%2Freport%3Fyear%3D2026%26q%3Da%2520b");
+        app.get("/files/*name", [](kiln::Request&, kiln::Response& res) { res.text("file"); });
+        // The way back is the path as the client wrote it: decoded, /files/50%25 was
+        // /files/50% (a 400) and /files/a%3Fb was /files/a?b.
+        r = client.get("/files/50%25");
+        EXPECT_EQ(r.header("location"), "/login?next=%2Ffiles%2F50%2525");
+        r = client.get("/files/a%3Fb");
+        EXPECT_EQ(r.header("location"), "/login?next=%2Ffiles%2Fa%253Fb");
     }
     std::filesystem::remove(db);
 }
