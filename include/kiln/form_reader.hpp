@@ -16,6 +16,7 @@
 // characters (code points), not bytes.
 #pragma once
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -157,6 +158,10 @@ FormReader& FormReader::number(std::string_view name, T& out, const NumberRules<
         double d = 0;
         if (!detail::parse_form_number(*text, d)) {
             fail(name, rules.label, "must be a number");
+            return *this;
+        }
+        if (std::abs(d) > static_cast<double>(std::numeric_limits<T>::max())) {  // 1e39 for a float: inf
+            fail(name, rules.label, "is out of range");
             return *this;
         }
         value = static_cast<T>(d);

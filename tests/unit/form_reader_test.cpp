@@ -144,3 +144,22 @@ TEST(FormReaderHelpers, LabelsTrimAndDates) {
 }
 
 }  // namespace
+
+// A number a double holds but a float does not (1e39) is out of range, not inf.
+TEST(FormReader, AFloatPastItsRangeIsOutOfRange) {
+    kiln::App app;
+    app.post("/ratio", [](kiln::Request& req, kiln::Response& res) {
+        float ratio = -1;
+        kiln::FormReader in(req);
+        in.number("ratio", ratio);
+        res.status(in.ok() ? 200 : 422).text(in.ok() ? std::to_string(ratio) : in.errors().on("ratio"));
+    });
+    kiln::testing::Client client(app);
+    const kiln::testing::Headers form{{"Content-Type", "application/x-www-form-urlencoded"}};
+    auto r = client.post("/ratio", "ratio=1e39", form);
+    EXPECT_EQ(r.status, 422);
+    EXPECT_EQ(r.body, "Ratio is out of range");
+    r = client.post("/ratio", "ratio=-1e39", form);
+    EXPECT_EQ(r.status, 422);
+    EXPECT_EQ(client.post("/ratio", "ratio=0.5", form).status, 200);
+}
