@@ -889,7 +889,9 @@ void Connection::close_now() {
     if (a_) {
         if (a_->ex) {  // the handler still runs: its exchange outlives us and frees itself
             if (a_->ex->waiting) srv_.service_.cancel(*a_->ex->context);  // its waits end now
-            a_->ex->response.unbind();  // its later writes go nowhere
+            // Its later writes go nowhere. (A pool thread's response has no stream to
+            // let go of, and the thread may be reading it: left alone.)
+            if (a_->ex->response.has_stream()) a_->ex->response.unbind();
             a_->ex->connection = nullptr;
             a_->ex = nullptr;
         }

@@ -555,7 +555,7 @@ void H2Session::detach(H2Stream& st) {
     if (!ex) return;
     if (st.running) {  // its handler still runs: the exchange outlives the stream and frees itself
         ex->connection = nullptr;
-        ex->response.unbind();
+        if (ex->response.has_stream()) ex->response.unbind();  // (a pool thread's has none, and may be reading it)
         if (ex->waiting) srv_.service_.cancel(*ex->context);
         return;
     }
