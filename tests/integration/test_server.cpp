@@ -49,7 +49,7 @@ struct Item {
 void to_json(nlohmann::json& j, const Item& i) { j = {{"name", i.name}, {"qty", i.qty}}; }
 void from_json(const nlohmann::json& j, Item& i) {
     j.at("name").get_to(i.name);
-    j.at("qty").get_to(i.qty);
+    kiln::json_field(j, "qty", i.qty);
 }
 
 // A controller made per request: a reused one would count past 1.
