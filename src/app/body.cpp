@@ -11,6 +11,9 @@
 namespace kiln {
 namespace {
 constexpr size_t kMaxJsonDepth = 256;
+// A parsed value costs 16 bytes and more (an object or an array its container too,
+// about 80 bytes for "{}" of 3): 8 MiB of "[{},{},..." would take about 200 MB.
+constexpr size_t kMaxJsonValues = 200'000;
 
 std::string_view media_type(std::string_view content_type) {
     std::string_view t = content_type.substr(0, content_type.find(';'));
@@ -18,9 +21,12 @@ std::string_view media_type(std::string_view content_type) {
     return t;
 }
 
-// nlohmann's parser recurses per nesting level: bound the depth before it runs.
-bool nesting_within(std::string_view text, size_t limit) {
-    size_t depth = 0;
+// Before nlohmann's parser runs (it recurses per nesting level, and allocates per
+// value): returns if the text nests at most kMaxJsonDepth deep and holds at most
+// kMaxJsonValues values (at most one more than its commas, colons and brackets
+// outside strings); else throws: 400 past the depth, 413 past the values.
+void check_json_size(std::string_view text) {
+    size_t depth = 0, values = 1;
     bool in_string = false, escaped = false;
     for (char c : text) {
         if (in_string) {
@@ -30,12 +36,15 @@ bool nesting_within(std::string_view text, size_t limit) {
         } else if (c == '"') {
             in_string = true;
         } else if (c == '[' || c == '{') {
-            if (++depth > limit) return false;
+            if (++depth > kMaxJsonDepth) throw HttpError(400, "JSON nested too deeply");
+            ++values;
         } else if ((c == ']' || c == '}') && depth > 0) {
             --depth;
+        } else if (c == ',' || c == ':') {
+            ++values;
         }
+        if (values > kMaxJsonValues) throw HttpError(413, "JSON body holds too many values (200,000 at most)");
     }
-    return true;
 }
 }  // namespace
 
@@ -71,7 +80,7 @@ const nlohmann::json& Request::json() const {
     bool is_json = http::iequals(type, "application/json") ||
                    (type.size() > 5 && http::iequals(type.substr(type.size() - 5), "+json"));
     if (!is_json) throw HttpError(415, "expected a JSON body (Content-Type: application/json)");
-    if (!nesting_within(body(), kMaxJsonDepth)) throw HttpError(400, "JSON nested too deeply");
+    check_json_size(body());
     auto parsed = std::make_shared<nlohmann::json>(nlohmann::json::parse(body(), nullptr, false));
     if (parsed->is_discarded()) throw HttpError(400, "malformed JSON body");
     json_ = std::move(parsed);
