@@ -276,6 +276,8 @@ private:
     // when installed with use(): the X-CSRF-Token header or a _csrf field ahead of the
     // files). An empty function: no check.
     size_t max_files(const Request& req) const;
+    // For a form POST: the max_files of the route a _method field would route it to.
+    std::function<size_t(std::string_view method)> overridden_max_files(const Request& req) const;
     bool compresses(const Request& req) const;  // the route's RouteOptions::compress
     std::function<bool(const Form&)> upload_gate(const Request& req) const;
     // A type-erased controller factory (a std::function<C()>), keyed by C's type.

@@ -186,6 +186,28 @@ size_t App::max_files(const Request& req) const {
     return req.route_ ? static_cast<const Route*>(req.route_)->options.max_files : 0;
 }
 
+namespace {
+// A form's _method value: PUT, PATCH, DELETE, or Other (refused when the form is read).
+Method overriding_method(std::string_view wanted) {
+    return wanted == "PUT" ? Method::Put : wanted == "PATCH" ? Method::Patch : wanted == "DELETE" ? Method::Delete
+                                                                                               : Method::Other;
+}
+}  // namespace
+
+std::function<size_t(std::string_view)> App::overridden_max_files(const Request& req) const {
+    if (req.method() != Method::Post) return {};
+    // A copy of the path: the request's buffers move on while the body arrives.
+    return [this, path = std::string(req.path())](std::string_view wanted) -> size_t {
+        Method m = overriding_method(wanted);
+        if (m == Method::Other) return 0;  // refused once the form is read; no file meanwhile
+        RouteParam scratch[kMaxRouteParams];
+        app::Router::Match match;
+        match.params = scratch;
+        impl_->router.match(m, path, match);
+        return match.target ? static_cast<const Route*>(match.target)->options.max_files : 0;
+    };
+}
+
 void Next::operator()() {
     if (async_) {
         // A plain middleware in a chain that may wait: the rest runs up to its first
@@ -356,13 +378,20 @@ void App::begin_request(Request& req, Response& res, Session::Binding& binding) 
 // is routed as that method (here, once the body is in and the form readable).
 void App::override_method(Request& req) const {
     if (req.method() != Method::Post || !app::is_form_body(req)) return;
-    auto wanted = req.form().get(kMethodField);
+    const Form& form = req.form();
+    auto wanted = form.get(kMethodField);
     if (!wanted) return;
-    Method m = *wanted == "PUT" ? Method::Put : *wanted == "PATCH" ? Method::Patch
-             : *wanted == "DELETE" ? Method::Delete : Method::Other;
+    Method m = overriding_method(*wanted);
     if (m == Method::Other) throw HttpError(400, "_method must be PUT, PATCH or DELETE");
     req.method_ = m;
-    if (req.body().size() > prepare(req)) throw HttpError(413, "request body larger than this route accepts");
+    // The new route's body limit: a multipart body went to the form as it came, so
+    // its size is the form's (fields and files), not body()'s.
+    uint64_t size = req.body().size();
+    if (app::has_media_type(req, "multipart/form-data")) {
+        for (const Form::Field& f : form.fields()) size += f.name.size() + f.value.size();
+        for (const UploadedFile& f : form.files()) size += f.size;
+    }
+    if (size > prepare(req)) throw HttpError(413, "request body larger than this route accepts");
 }
 
 // A handler that fails keeps its session changes out of the store, as a failed

@@ -27,7 +27,8 @@ std::unique_ptr<http::BodySink> Dispatcher::body_sink(http::RequestContext& ctx,
     if (!boundary) return nullptr;  // other bodies are buffered; no rules to build for them
     const Request& r = static_cast<Context&>(ctx).request;
     // Routed already: the route says how many files it takes; unknown routes none.
-    return std::make_unique<UploadSink>(*boundary, UploadRules{app_.max_files(r), spool_limit_, app_.upload_gate(r)});
+    return std::make_unique<UploadSink>(
+        *boundary, UploadRules{app_.max_files(r), spool_limit_, app_.upload_gate(r), app_.overridden_max_files(r)});
 }
 
 void Dispatcher::handle(http::RequestContext& ctx, const http::Request&, http::Response& res) {

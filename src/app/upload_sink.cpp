@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include <kiln/request.hpp>
+#include <kiln/view.hpp>  // kMethodField
 
 #include "app/dispatcher.hpp"
 #include "net/file_io.hpp"
@@ -56,6 +57,10 @@ bool UploadSink::on_part(const http::PartHead& head) {
 }
 
 bool UploadSink::start_file(std::string_view field, std::string_view filename, std::string_view content_type) {
+    if (rules_.overridden_max_files) {  // settled at the first file: the route the form's _method names
+        if (auto wanted = form_.get(kMethodField)) rules_.max_files = rules_.overridden_max_files(*wanted);
+        rules_.overridden_max_files = nullptr;
+    }
     // Checked before a byte of the file is kept: the route must take files, this
     // many, and the request must pass its gate on what came before (the token).
     if (rules_.max_files == 0) return fail(413, "this route accepts no file uploads");

@@ -29,6 +29,9 @@ struct UploadRules {
     uint64_t spool_limit = 1ull << 30;    // bytes on disk for every sink of this process
     // Called with the fields so far when the first file part starts; false: 403.
     std::function<bool(const Form&)> gate;
+    // A POST form whose _method field (sent before its files) routes it as PUT, PATCH
+    // or DELETE: that route's max_files, from the field's value. Empty: no override.
+    std::function<size_t(std::string_view method)> overridden_max_files;
 };
 
 // Bytes of uploads on disk in this process right now (every live UploadedFile's).

@@ -155,6 +155,31 @@ TEST(TestingClient, BodiesUploadsAndStreams) {
     EXPECT_EQ(client.request("HEAD", "/users/1").body, "");
 }
 
+// A multipart form posted with _method=PATCH (before its files, as form_open writes
+// it) takes the PATCH route's upload rules: its max_files and its body limit. Before,
+// the POST route's (none here: 413 "accepts no file uploads").
+TEST(TestingClient, AMultipartFormsMethodFieldPicksTheUploadRules) {
+    kiln::App app;
+    app.patch("/users/:id", [](kiln::Request& req, kiln::Response& res) {
+        const kiln::UploadedFile* f = req.form().file("avatar");
+        res.text(f ? f->filename : "none");
+    }, {.max_body = 1024, .max_files = 1});
+    app.post("/notes", [](kiln::Request&, kiln::Response& res) { res.text("note"); });
+    app.patch("/notes", [](kiln::Request&, kiln::Response& res) { res.text("patched"); }, {.max_files = 0});
+    Client client(app);
+    const kiln::testing::Headers multipart{{"Content-Type", "multipart/form-data; boundary=b"}};
+    auto body = [](std::string_view method, size_t bytes) {
+        return "--b\r\nContent-Disposition: form-data; name=\"_method\"\r\n\r\n" + std::string(method) +
+               "\r\n--b\r\nContent-Disposition: form-data; name=\"avatar\"; filename=\"a.png\"\r\n\r\n" +
+               std::string(bytes, 'x') + "\r\n--b--\r\n";
+    };
+    auto r = client.post("/users/1", body("PATCH", 10), multipart);
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.body, "a.png");
+    EXPECT_EQ(client.post("/users/1", body("PATCH", 2000), multipart).status, 413);  // the PATCH route's 1 KiB
+    EXPECT_EQ(client.post("/notes", body("PATCH", 10), multipart).status, 413);       // it takes no files
+}
+
 TEST(TestingClient, CsrfWorksWithTheCookieItKept) {
     kiln::App app;
     app.use(kiln::csrf_protect());
