@@ -159,50 +159,40 @@ class CoroutinesAtStop(unittest.TestCase):
         outcome, _ = self.run_stop(sleep_ms=600, drain_ms=5000)
         self.assertEqual(outcome, (200, b"slept 600"))
 
-    def test_a_stop_waits_for_blocking_jobs_no_longer_than_the_drain(self):
-        # A job of a client that left runs on after the connections are gone. The
-        # server returned to main() at once and the process waited for the job in
-        # its exit (static destructors, after main's objects the job may use were
-        # destroyed); now it waits at most the drain timeout, then exits.
-        srv = harness.ServerProcess(harness.BINARIES["server"],
-                                    ("--workers", "0", "--threads", "1", "--drain-timeout", "1000"))
+    def stop_after_a_client_left(self, args, target):
+        """A server with `args` gets `target` from a client that leaves at once, then
+        SIGTERM: (seconds the stop took, the server's output). It must exit 0."""
+        srv = harness.ServerProcess(harness.BINARIES["server"], ("--workers", "0", "--threads", "1") + args)
         srv.start()
         try:
             s = socket.create_connection(("127.0.0.1", srv.port))
-            s.sendall(b"GET /async/blocking?ms=4000 HTTP/1.1\r\nHost: h\r\n\r\n")
-            time.sleep(0.1)
-            s.close()
-            time.sleep(0.1)
-            t0 = time.monotonic()
-            srv.proc.terminate()
-            self.assertEqual(srv.proc.wait(timeout=10), 0)
-            took = time.monotonic() - t0
-            self.assertLess(took, 2.5, "the stop took %.2f s" % took)
-            self.assertIn("abandoning 1 blocking jobs still running", srv.output())
-        finally:
-            srv.stop()
-
-    def test_a_stop_lets_a_pool_handler_whose_client_left_finish(self):
-        # Hybrid: the client of a handler on the pool leaves, so the drain finds no
-        # connection and ends at once. The process then exited with the handler
-        # half done ("abandoning"), though the drain timeout had not passed.
-        srv = harness.ServerProcess(harness.BINARIES["server"],
-                                    ("--workers", "0", "--threads", "1", "--mpm", "hybrid", "--drain-timeout", "5000"))
-        srv.start()
-        try:
-            s = socket.create_connection(("127.0.0.1", srv.port))
-            s.sendall(b"GET /sleep?ms=1500 HTTP/1.1\r\nHost: h\r\n\r\n")
+            s.sendall(b"GET " + target + b" HTTP/1.1\r\nHost: h\r\n\r\n")
             time.sleep(0.2)
             s.close()
             time.sleep(0.1)
             t0 = time.monotonic()
             srv.proc.terminate()
             self.assertEqual(srv.proc.wait(timeout=10), 0)
-            took = time.monotonic() - t0
-            self.assertNotIn("abandoning", srv.output())
-            self.assertGreater(took, 0.8, "the stop did not wait for the handler")
+            return time.monotonic() - t0, srv.output()
         finally:
             srv.stop()
+
+    def test_a_stop_waits_for_blocking_jobs_no_longer_than_the_drain(self):
+        # A job of a client that left runs on after the connections are gone. The
+        # server returned to main() at once and the process waited for the job in
+        # its exit (static destructors, after main's objects the job may use were
+        # destroyed); now it waits at most the drain timeout, then exits.
+        took, output = self.stop_after_a_client_left(("--drain-timeout", "1000"), b"/async/blocking?ms=4000")
+        self.assertLess(took, 2.5, "the stop took %.2f s" % took)
+        self.assertIn("abandoning 1 blocking jobs still running", output)
+
+    def test_a_stop_lets_a_pool_handler_whose_client_left_finish(self):
+        # Hybrid: the client of a handler on the pool leaves before the stop. The
+        # stop waits for the handler (its connection stays until the handler ends),
+        # and abandons nothing.
+        took, output = self.stop_after_a_client_left(("--mpm", "hybrid", "--drain-timeout", "5000"), b"/sleep?ms=1500")
+        self.assertNotIn("abandoning", output)
+        self.assertGreater(took, 0.8, "the stop did not wait for the handler")
 
     def test_past_the_drain_timeout_the_wait_is_cancelled(self):
         outcome, stopped_after = self.run_stop(sleep_ms=4000, drain_ms=300)
