@@ -47,13 +47,19 @@ void Response::json(const T& value) {
 template <class T>
 void json_field(const nlohmann::json& j, const std::string& key, T& out) {
     const nlohmann::json& v = j.at(key);
-    if constexpr (std::is_same_v<T, bool> || !std::is_arithmetic_v<T>) {
+    constexpr bool character = std::is_same_v<T, char> || std::is_same_v<T, wchar_t> || std::is_same_v<T, char8_t> ||
+                               std::is_same_v<T, char16_t> || std::is_same_v<T, char32_t>;
+    if constexpr (std::is_same_v<T, bool> || character || !std::is_arithmetic_v<T>) {
         v.get_to(out);
     } else {
         using limits = std::numeric_limits<T>;
         auto refuse = [&](const char* kind) {
-            throw HttpError(400, "JSON body does not fit: '" + key + "' must be " + kind + " from " +
-                                     std::to_string(limits::lowest()) + " to " + std::to_string(limits::max()));
+            std::string range;
+            if constexpr (std::is_integral_v<T>)
+                range = " from " + std::to_string(limits::min()) + " to " + std::to_string(limits::max());
+            else
+                range = " within a " + std::to_string(sizeof(T) * 8) + "-bit floating-point number's range";
+            throw HttpError(400, "JSON body does not fit: '" + key + "' must be " + kind + range);
         };
         if constexpr (std::is_integral_v<T>) {
             if (v.is_number_unsigned()) {

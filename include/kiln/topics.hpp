@@ -16,7 +16,8 @@
 // others is full drops what does not fit (a stuck worker never stalls the rest), and
 // a message larger than the bus's datagram (about 200 KiB) reaches only this process.
 // With topics.store = "redis" (and redis.url), messages go through Redis pub/sub and
-// reach every node's subscribers.
+// reach every node's subscribers (in order while the connection carrying a loop's
+// publishes stays up; what is published during an outage is lost).
 #pragma once
 #include <chrono>
 #include <coroutine>

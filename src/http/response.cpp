@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "http/chars.hpp"
 #include "http/compress.hpp"
@@ -67,8 +68,8 @@ void Response::header(std::string_view name, std::string_view value) {
             auto& [n, v] = headers_[i];
             if (iequals(n, name)) {
                 check_header(name, value);
-                undo_.push_back({i, false, {n, std::move(v)}});
-                v.assign(value);
+                // (value may be a view of v: the new string is made before v changes)
+                undo_.push_back({i, false, {n, std::exchange(v, std::string(value))}});
                 return;
             }
         }

@@ -3,11 +3,12 @@
 // signals (blocked everywhere else) and drains.
 #include "server/serve.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <latch>
@@ -276,12 +277,22 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
                         pool.get(), !opts.metrics_path.empty(),
                         opts.watchdog_timeout_ms ? std::clamp(opts.watchdog_timeout_ms / 4, 50u, 1000u) : 1000u,
                         listener_flags(opts), tls.get()};
+    // Each loop's listeners close their descriptors when it drains. A socket in more
+    // than one group (a unix listener: every loop accepts on it) gets a descriptor
+    // per loop; closed by two loops at once, the one number was closed twice (TSan).
+    FdGroups own = fds;
+    std::vector<int> seen;
+    for (auto& group : own)
+        for (int& fd : group) {
+            if (std::find(seen.begin(), seen.end(), fd) == seen.end()) seen.push_back(fd);
+            else if (int own_fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0); own_fd >= 0) fd = own_fd;
+        }
     std::vector<std::unique_ptr<LoopThread>> loops;
-    std::latch started(static_cast<std::ptrdiff_t>(fds.size()));
-    for (size_t i = 0; i < fds.size(); ++i) {
+    std::latch started(static_cast<std::ptrdiff_t>(own.size()));
+    for (size_t i = 0; i < own.size(); ++i) {
         LoopStats* loop_stats = cell >= 0 ? stats.loop(static_cast<unsigned>(cell), static_cast<unsigned>(i)) : nullptr;
         auto& l = *loops.emplace_back(std::make_unique<LoopThread>());
-        l.thread = std::thread([&l, &shared, &group = fds[i], loop_stats, &started] {
+        l.thread = std::thread([&l, &shared, &group = own[i], loop_stats, &started] {
             run_loop(l, shared, group, loop_stats, started);
         });
     }
