@@ -69,7 +69,8 @@ void Response::header(std::string_view name, std::string_view value) {
             if (iequals(n, name)) {
                 check_header(name, value);
                 // (value may be a view of v: the new string is made before v changes)
-                undo_.push_back({i, false, {n, std::exchange(v, std::string(value))}});
+                // The undo keeps the old value only: the name stays where it is.
+                undo_.push_back({i, false, {std::string(), std::exchange(v, std::string(value))}});
                 return;
             }
         }
