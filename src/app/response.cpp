@@ -62,6 +62,6 @@ const std::string& Response::body() const { return msg_->body(); }
 std::string& Response::body() { return msg_->body(); }
 void Response::close_connection() { msg_->close_connection(); }
 bool Response::closes_connection() const { return msg_->closes_connection(); }
-void Response::clear() { msg_->clear(); }
+void Response::clear() { msg_->discard(); }
 
 }  // namespace kiln

@@ -204,12 +204,25 @@ void Response::clear_keeping(HeaderMark m) {
     clear_keeping(m.count);
 }
 
+void Response::discard() {
+    close_ = false;
+    if (!stream_) streaming_ = false;
+    // From the back, so that each removal's index holds when undone in reverse.
+    for (size_t i = headers_.size(); i-- > 0;) undo_.push_back({i, true, std::move(headers_[i])});
+    headers_.clear();
+    reset_message();
+}
+
 void Response::clear_keeping(size_t headers) {
     if (headers == 0) undo_.clear();
+    if (headers < headers_.size()) headers_.resize(headers);
+    reset_message();
+}
+
+void Response::reset_message() {
     status_ = 200;
     content_type_.clear();
     body_.clear();
-    if (headers < headers_.size()) headers_.resize(headers);
     drop_file();
     upgrade_.reset();
 }

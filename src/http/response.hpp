@@ -93,6 +93,9 @@ public:
 
     // Status, headers and body back to nothing (not a started stream), capacity kept.
     void clear();
+    // clear() as a handler asks for it: the headers' removals are recorded, so an error
+    // page's clear_keeping(mark) brings back those set before the mark.
+    void discard();
     // clear(), but the first `headers` headers and close_connection() stay.
     void clear_keeping(size_t headers);
     // clear(), but the headers as they were at mark(): those set since go, and those
@@ -118,6 +121,7 @@ private:
         std::pair<std::string, std::string> header;
     };
     std::vector<Undo> undo_;  // since the last clear()
+    void reset_message();     // status, type, body, file and upgrade
     int status_ = 200;
     bool close_ = false;
     bool streaming_ = false;

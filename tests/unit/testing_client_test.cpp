@@ -118,6 +118,14 @@ TEST(TestingClient, AFailedHandlersChangesToTheMiddlewaresHeadersAreTakenBack) {
         co_await kiln::sleep(std::chrono::milliseconds(1));
         throw std::runtime_error("after its changes");
     });
+    app.get("/clears-then-fails", [](kiln::Request&, kiln::Response& res) {
+        // clear() takes the middleware's headers too; the error page gets them back,
+        // not the headers the handler set after it.
+        res.clear();
+        res.cookie("theme", "light");
+        res.header("X-Handler", "1");
+        throw std::runtime_error("after its changes");
+    });
     app.get("/again", [](kiln::Request&, kiln::Response& res) {
         // A header set again from its own value (a view of it): a short value was
         // moved out before it was read back, and went out as a NUL.
@@ -127,7 +135,7 @@ TEST(TestingClient, AFailedHandlersChangesToTheMiddlewaresHeadersAreTakenBack) {
     });
     Client client(app);
     EXPECT_EQ(client.get("/again").header("cache-control"), "public");
-    for (const char* path : {"/fails", "/waits-then-fails"}) {
+    for (const char* path : {"/fails", "/waits-then-fails", "/clears-then-fails"}) {
         auto r = client.get(path);
         EXPECT_EQ(r.status, 500) << path;
         EXPECT_EQ(r.header("cache-control"), "public") << path;
