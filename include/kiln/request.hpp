@@ -78,12 +78,16 @@ public:
     T query_or(std::string_view name, T fallback) const;
 
     std::string_view body() const;
+    // The pattern of the route this request matched, as registered ("/posts/:id"), for
+    // logs, metrics and middleware; empty when none matched (a 404 or a 405 to come).
+    std::string_view route_pattern() const;
 
     // The fields and files of a form post (urlencoded or multipart; empty for other
     // bodies). Throws HttpError(400 or 413) for a malformed urlencoded body.
     const Form& form() const;
     // The body parsed as JSON. Throws HttpError(415) unless the Content-Type is
     // application/json (or +json), HttpError(400) for malformed or too deeply nested JSON.
+    // More values than the route's max_json_values (RouteOptions): HttpError(413).
     const nlohmann::json& json() const;
     // The body as a T through its from_json (nlohmann's convention); a body that does
     // not fit T (a missing key, a string for a number) is HttpError(400) saying where.

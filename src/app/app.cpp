@@ -54,6 +54,7 @@ App& App::route(Method method, std::string_view pattern, AsyncHandler handler, R
 
 App& App::add_route(Method method, std::string_view pattern, Route route) {
     auto r = std::make_unique<Route>(std::move(route));
+    r->pattern = pattern;
     if (r->async && (method == Method::Put || method == Method::Patch || method == Method::Delete))
         impl_->async_override = true;
     impl_->router.add(method, pattern, r.get());

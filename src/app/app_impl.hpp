@@ -19,6 +19,7 @@ struct Route {
     Handler handler;         // one of the two
     AsyncHandler async;
     RouteOptions options;
+    std::string pattern;     // as registered (Request::route_pattern)
 };
 
 // One middleware, plain or coroutine.

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/app_impl.hpp"
 #include "app/body.hpp"
 #include "http/form.hpp"
 #include "http/parser.hpp"
@@ -11,9 +12,6 @@
 namespace kiln {
 namespace {
 constexpr size_t kMaxJsonDepth = 256;
-// A parsed value costs 16 bytes and more (an object or an array its container too,
-// about 80 bytes for "{}" of 3): 8 MiB of "[{},{},..." would take about 200 MB.
-constexpr size_t kMaxJsonValues = 200'000;
 
 std::string_view media_type(std::string_view content_type) {
     std::string_view t = content_type.substr(0, content_type.find(';'));
@@ -23,9 +21,11 @@ std::string_view media_type(std::string_view content_type) {
 
 // Before nlohmann's parser runs (it recurses per nesting level, and allocates per
 // value): returns if the text nests at most kMaxJsonDepth deep and holds at most
-// kMaxJsonValues values (at most one more than its commas, colons and brackets
-// outside strings); else throws: 400 past the depth, 413 past the values.
-void check_json_size(std::string_view text) {
+// max_values values (at most one more than its commas, colons and brackets outside
+// strings); else throws: 400 past the depth, 413 past the values. A parsed value
+// costs 16 bytes and more (an object or an array its container too, about 80 bytes
+// for "{}" of 3): 8 MiB of "[{},{},..." would take about 200 MB.
+void check_json_size(std::string_view text, size_t max_values) {
     size_t depth = 0, values = 1;
     bool in_string = false, escaped = false;
     for (char c : text) {
@@ -43,7 +43,8 @@ void check_json_size(std::string_view text) {
         } else if (c == ',' || c == ':') {
             ++values;
         }
-        if (values > kMaxJsonValues) throw HttpError(413, "JSON body holds too many values (200,000 at most)");
+        if (values > max_values)
+            throw HttpError(413, "JSON body holds too many values (" + std::to_string(max_values) + " at most)");
     }
 }
 }  // namespace
@@ -80,7 +81,8 @@ const nlohmann::json& Request::json() const {
     bool is_json = http::iequals(type, "application/json") ||
                    (type.size() > 5 && http::iequals(type.substr(type.size() - 5), "+json"));
     if (!is_json) throw HttpError(415, "expected a JSON body (Content-Type: application/json)");
-    check_json_size(body());
+    check_json_size(body(), route_ ? static_cast<const Route*>(route_)->options.max_json_values
+                                   : RouteOptions{}.max_json_values);
     auto parsed = std::make_shared<nlohmann::json>(nlohmann::json::parse(body(), nullptr, false));
     if (parsed->is_discarded()) throw HttpError(400, "malformed JSON body");
     json_ = std::move(parsed);

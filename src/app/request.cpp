@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 
+#include "app/app_impl.hpp"
 #include "app/session_binding.hpp"
 #include "http/parser.hpp"
 #include "http/request.hpp"
@@ -63,6 +64,9 @@ std::string Request::client_block() const {
     return s;
 }
 std::string_view Request::body() const { return msg_->body(); }
+std::string_view Request::route_pattern() const {
+    return route_ ? std::string_view(static_cast<const Route*>(route_)->pattern) : std::string_view();
+}
 std::span<const Header> Request::headers() const { return msg_->headers(); }
 std::optional<std::string_view> Request::header(std::string_view name) const { return msg_->header(name); }
 

@@ -258,6 +258,12 @@ class Generated(unittest.TestCase):
             status, headers, _ = request(port, "POST", "/posts", body,
                                          {"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"})
             self.assertEqual((status, headers["location"]), (303, "/login?next=%2Fposts"))
+            # Where no route is for the request, its 404 or 405 comes to anyone (before: a
+            # write or a /new there went to the log-in page). /nowhere is in the public
+            # folder's mount, which answers GET only: 405.
+            status, _, _ = request(port, "POST", "/nowhere", body,
+                                   {"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"})
+            self.assertEqual(status, 405)
             status, headers, _ = form_post(port, "/signup", cookie, {"_csrf": token, "email": "crud@example.com",
                                                                      "name": "Crud", "password": "correct horse"})
             self.assertEqual(status, 303, "sign-up failed")

@@ -56,6 +56,33 @@ TEST(TestingClient, RunsMiddlewareRouterAndHandler) {
     EXPECT_EQ(client.get("/nothing/here").status, 404);
 }
 
+// A route's max_json_values bounds what req.json() parses (413 past it); the default
+// takes 200,000 values. route_pattern() names the route matched, for a middleware too.
+TEST(TestingClient, JsonValuesPerRouteAndTheRoutesPattern) {
+    kiln::App app;
+    std::string seen;
+    app.use([&](kiln::Request& req, kiln::Response&, kiln::Next& next) {
+        seen = "[" + std::string(req.route_pattern()) + "]";
+        next();
+    });
+    auto count = [](kiln::Request& req, kiln::Response& res) { res.text(std::to_string(req.json().size())); };
+    app.post("/few/:id", count, {.max_json_values = 4});
+    app.post("/many", count);
+    Client client(app);
+    const kiln::testing::Headers json{{"Content-Type", "application/json"}};
+    EXPECT_EQ(client.post("/few/1", "[1,2,3]", json).body, "3");
+    EXPECT_EQ(seen, "[/few/:id]");
+    EXPECT_EQ(client.post("/few/1", "[1,2,3,4]", json).status, 413);
+    std::string big = "[0";
+    for (int i = 0; i < 199'998; ++i) big += ",0";
+    EXPECT_EQ(client.post("/many", big + "]", json).body, "199999");
+    EXPECT_EQ(client.post("/many", big + ",0,0]", json).status, 413);
+    EXPECT_EQ(client.get("/many").status, 405);
+    EXPECT_EQ(seen, "[]");
+    EXPECT_EQ(client.get("/nowhere").status, 404);
+    EXPECT_EQ(seen, "[]");
+}
+
 TEST(TestingClient, KeepsCookiesSoASessionLastsAcrossCalls) {
     kiln::App app;
     demo_app(app);
