@@ -171,11 +171,17 @@ struct H2Callbacks {
 
     static int on_header(nghttp2_session* s, const nghttp2_frame* frame, const uint8_t* name, size_t namelen,
                          const uint8_t* value, size_t valuelen, uint8_t, void* user) {
-        if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;  // trailers: ignored
+        if (frame->hd.type != NGHTTP2_HEADERS) return 0;
         H2Stream* st = stream(s, frame->hd.stream_id);
         if (!st) return 0;
-        of(user).header(*st, view(name, namelen), view(value, valuelen));
-        return 0;
+        // A false: past twice the limit, the stream is reset, and nghttp2 decodes the
+        // rest of the block without checking or handing over its fields. (A few bytes
+        // of references to a large table entry stand for megabytes of fields, each
+        // checked byte by byte.) Trailers are counted, and otherwise ignored.
+        bool go_on = frame->headers.cat == NGHTTP2_HCAT_REQUEST
+                         ? of(user).header(*st, view(name, namelen), view(value, valuelen))
+                         : of(user).count_field(*st, namelen + valuelen);
+        return go_on ? 0 : NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     }
 
     static int on_frame_recv(nghttp2_session* s, const nghttp2_frame* frame, void* user) {
@@ -562,14 +568,25 @@ void H2Session::detach(H2Stream& st) {
     srv_.give_back_exchange(ex);  // unbinds its response: a handler on the stack writes into nothing
 }
 
-void H2Session::header(H2Stream& st, std::string_view name, std::string_view value) {
-    if (st.refused) return;
+bool H2Session::count_field(H2Stream& st, size_t bytes) {
+    const size_t limit = srv_.cfg_.limits.max_header_bytes;
+    const bool over = st.list_bytes > limit;
+    st.list_bytes += bytes + 32;  // RFC 9113 §6.5.2's measure
+    if (over || st.list_bytes <= limit) return st.list_bytes <= 2 * limit;
+    // Once per stream, the moment it goes past: a stream of refusals costs its
+    // sender as a reset does, so a sustained one ends with ENHANCE_YOUR_CALM.
+    if (!spend(1)) return false;
+    return st.list_bytes <= 2 * limit;
+}
+
+bool H2Session::header(H2Stream& st, std::string_view name, std::string_view value) {
+    if (!count_field(st, name.size() + value.size())) return false;
+    if (st.refused) return true;
     const Limits& limits = srv_.cfg_.limits;
-    st.list_bytes += name.size() + value.size() + 32;  // RFC 9113 §6.5.2's measure
     if (st.list_bytes > limits.max_header_bytes) {
         st.refused = 431;
         st.refused_why = "request header fields too large";
-        return;
+        return true;
     }
     std::string& f = st.ex->fields;
     std::vector<uint32_t>& offs = st.ex->field_offsets;
@@ -586,15 +603,16 @@ void H2Session::header(H2Stream& st, std::string_view name, std::string_view val
             st.pseudo[k][0] = off + static_cast<uint32_t>(name.size());
             st.pseudo[k][1] = static_cast<uint32_t>(value.size()) + 1;
         }
-        return;
+        return true;
     }
     if (offs.size() / 4 >= limits.max_header_count) {
         st.refused = 431;
         st.refused_why = "too many request header fields";
-        return;
+        return true;
     }
     offs.insert(offs.end(), {off, static_cast<uint32_t>(name.size()), off + static_cast<uint32_t>(name.size()),
                                    static_cast<uint32_t>(value.size())});
+    return true;
 }
 
 void H2Session::headers_done(H2Stream& st, bool end_stream) {

@@ -88,7 +88,10 @@ private:
     H2Stream* find(int32_t id) const;
     void release(H2Stream& s);  // unlinked, its exchange back (or left to its handler), freed
     void detach(H2Stream& s);   // its exchange back, or left to the handler still running
-    void header(H2Stream& s, std::string_view name, std::string_view value);
+    // A request field, or a trailer's (its size only): false once the stream's list is
+    // past twice max_header_bytes (the stream is to be reset, its block left unread).
+    bool header(H2Stream& s, std::string_view name, std::string_view value);
+    bool count_field(H2Stream& s, size_t bytes);
     void headers_done(H2Stream& s, bool end_stream);
     bool body_data(H2Stream& s, std::string_view data);  // true: held in memory (hold())
     void hold(H2Stream& s, size_t n);  // its window back now, or owed until the budget has room

@@ -1023,6 +1023,30 @@ class Attacks(harness.ServerTestCase):
         probe.check(self)
         self.assert_h2_alive()
 
+    def test_a_sustained_hpack_bomb_does_not_hold_the_loop(self):
+        # 100 blocks of 16,000 one-byte references to a 4 KB entry: each stands for 64 MB
+        # of header list, which nghttp2 checked byte by byte before handing it over
+        # (about 6 GB in all, seconds of the loop). Past twice the limit a stream is
+        # reset and the rest of its block decoded unchecked.
+        big = "b" * 4000
+        with self.connect_raw() as raw:
+            block = request_block("/plaintext") + literal_new_name("x-bomb", big, indexed=True)
+            raw.send(HeadersFrame(1, data=block, flags=["END_HEADERS", "END_STREAM"]).serialize())
+            self.assertTrue(raw.read(lambda: 1 in raw.ended, 5))
+            bombs = list(range(3, 203, 2))
+            t0 = time.monotonic()
+            raw.send(b"".join(HeadersFrame(i, data=request_block("/plaintext") + b"\xbe" * 16000,
+                                           flags=["END_HEADERS", "END_STREAM"]).serialize() for i in bombs))
+            raw.send(HeadersFrame(203, data=request_block("/plaintext"), flags=["END_HEADERS", "END_STREAM"]).serialize())
+            self.assertTrue(raw.read(lambda: 203 in raw.ended or raw.goaways, 20), "no answer after the bombs")
+            took = time.monotonic() - t0
+            self.assertFalse(raw.goaways)
+            self.assertEqual((raw.status(203), raw.data.get(203)), (200, b"Hello, World!"))
+            for i in bombs:
+                self.assertTrue(raw.status(i) == 431 or i in raw.resets, "stream %d: %r" % (i, raw.headers.get(i)))
+            self.assertLess(took, 1.0, "100 bombs held the connection's loop %.1f s" % took)
+        self.assert_h2_alive()
+
     def test_ping_and_settings_floods(self):
         ping = PingFrame(0, opaque_data=b"12345678").serialize()
         settings = SettingsFrame(0).serialize()
