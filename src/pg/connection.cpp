@@ -82,9 +82,12 @@ void Connection::start() {
 }
 
 void Connection::poll_connect() {
+    // Registered again at every step: after a refusal libpq closes its socket (which
+    // leaves epoll) and tries the next host or address on a new one, which nearly
+    // always gets the same number; watch() would take it for the one it knows.
     switch (PQconnectPoll(conn_)) {
-        case PGRES_POLLING_READING: return watch(EPOLLIN);
-        case PGRES_POLLING_WRITING: return watch(EPOLLOUT);
+        case PGRES_POLLING_READING: return watch(EPOLLIN, true);
+        case PGRES_POLLING_WRITING: return watch(EPOLLOUT, true);
         case PGRES_POLLING_FAILED: return die(one_line(PQerrorMessage(conn_)));
         case PGRES_POLLING_OK: break;
         default: return;  // PGRES_POLLING_ACTIVE: obsolete
@@ -157,7 +160,11 @@ void Connection::send(Op* op, const std::shared_ptr<Statement>& stmt, bool prepa
     bool grouped = stmt->select && !alone;
     if (!grouped && group_open_) {  // the open group's Sync goes first: order is kept
         close_group();
-        if (state_ != State::Ready) return;  // die() failed this op with the rest
+        if (state_ != State::Ready) {  // die() failed the rest; this op has no entry yet
+            op->fail(io_error(lost_, stmt->sql));
+            op->release();
+            return;
+        }
     }
     // No Sync between a Prepare and its first use: if the Prepare fails, the use is
     // aborted and reports the Prepare's error (its SQL's real mistake).
@@ -427,6 +434,7 @@ void Connection::die(const std::string& why) {
     std::string where;
     if (conn_ && PQhost(conn_)) where = std::string(" at ") + PQhost(conn_) + ":" + (PQport(conn_) ? PQport(conn_) : "");
     std::string message = was_up ? "connection to PostgreSQL lost: " + why : "cannot connect to PostgreSQL" + where + ": " + why;
+    lost_ = message;
     fail_all(message);
     if (conn_) PQfinish(conn_);
     conn_ = nullptr;
@@ -457,9 +465,9 @@ void Connection::fail_all(const std::string& message) {
     }
 }
 
-void Connection::watch(uint32_t events) {
+void Connection::watch(uint32_t events, bool again) {
     int fd = PQsocket(conn_);
-    if (fd == fd_ && events == events_) return;
+    if (fd == fd_ && events == events_ && !again) return;
     // remove + add: a changed fd (libpq may open a new socket while connecting) or
     // a changed interest; rare (connect steps, a full send buffer).
     if (fd_ >= 0) loop_.remove(fd_);

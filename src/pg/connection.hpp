@@ -141,7 +141,7 @@ private:
     void prepared(Pending& p);
     void die(const std::string& why);
     void fail_all(const std::string& message);
-    void watch(uint32_t events);
+    void watch(uint32_t events, bool again = false);  // again: even if fd and events look the same
     void unwatch();
     void awaiting_reply();  // something was sent: the reply clock runs
     void reply_deadline();  // the clock's deadline passed
@@ -167,6 +167,7 @@ private:
     uint64_t names_ = 0;
     size_t queries_ = 0;
     std::string ending_;  // why the server is closing the session, once it said so
+    std::string lost_;    // die()'s message, for an op that was being sent
     std::vector<const char*> values_;  // scratch for libpq's parameter array
     // The deferred flush, while one is due; it outlives the Connection if need be
     // (the loop's deferred work may run after the owner destroyed it).

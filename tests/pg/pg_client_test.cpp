@@ -655,20 +655,42 @@ TEST(PgClient, AServerThatStopsAnsweringIsLeftAndTheClientReconnects) {
     });
 }
 
+namespace {
+// A port on 127.0.0.1 nobody listens on.
+int unused_port() {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    ::close(fd);
+    return ntohs(a.sin_port);
+}
+}  // namespace
+
+// A URL naming two hosts (a failover pair) whose first refuses: libpq tries the next
+// on a new socket, which nearly always gets the closed one's number. It was never
+// watched, so every attempt ended at the connect timeout and the second host was
+// never reached.
+TEST(PgClient, AFirstHostThatRefusesIsPassedForTheNext) {
+    std::string url = pg_url();
+    const std::string at = "@127.0.0.1:";
+    ASSERT_NE(url.find(at), std::string::npos) << url;
+    url.replace(url.find(at), at.size(), at + std::to_string(unused_port()) + ",127.0.0.1:");
+    kiln::net::Loop loop;
+    pg::Client db({.url = url, .pool = 1, .connect_timeout = 2s});
+    run(loop, [&]() -> Task<> {
+        auto started = std::chrono::steady_clock::now();
+        int one = co_await db.scalar<int>("SELECT 1");
+        EXPECT_EQ(one, 1);
+        EXPECT_LT(std::chrono::steady_clock::now() - started, 1s);
+    });
+}
+
 TEST(PgClient, WithoutAServerQueriesFailFastWithTheReason) {
-    // A port nobody listens on.
-    int port;
-    {
-        int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-        socklen_t len = sizeof a;
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-        port = ntohs(a.sin_port);
-        ::close(fd);
-    }
+    int port = unused_port();
     kiln::net::Loop loop;
     pg::Client db({.url = "postgresql://kiln@127.0.0.1:" + std::to_string(port) + "/postgres", .pool = 2});
     run(loop, [&]() -> Task<> {
