@@ -1114,7 +1114,11 @@ void Connection::ws_end() {
 }
 
 void Connection::ws_arm() {
-    if (ws_->closing()) arm(srv_.linger_timers_);
+    // Closing: the handshake's time runs from the close, not restarted by what the
+    // peer sends meanwhile (a client pinging on would hold the connection for ever).
+    if (ws_->closing()) {
+        if (timer_.list != &srv_.linger_timers_) arm(srv_.linger_timers_);
+    }
     else if (ws_timers_) arm(*ws_timers_);
     else timer_.disarm();
 }

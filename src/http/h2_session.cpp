@@ -993,6 +993,7 @@ void H2Session::tunnel_data(H2Stream& st, std::string_view data) {
     // Before the answer, at most a stream window's worth waits (a client should not
     // send before it; nghttp2 gives the window back as DATA arrives).
     if (st.gone) return;  // reset: its DATA still in flight is dropped
+    if (st.ws && st.ws->closed()) return;  // nothing reads it any more (over HTTP/1.1 it is discarded too)
     if (!st.ws && st.ws_in.size() + data.size() > static_cast<size_t>(kStreamWindow)) {
         nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, st.id, NGHTTP2_ENHANCE_YOUR_CALM);
         st.gone = true;
@@ -1024,7 +1025,9 @@ void H2Session::read_ws(H2Stream& st) {
 
 void H2Session::arm_ws(H2Stream& st) {
     if (!st.ws || !st.ws_alive()) return;
-    if (st.ws->closing()) srv_.linger_timers_.arm(st.ws_timer, srv_.loop_.now_ms());
+    if (st.ws->closing()) {  // from the close, not restarted by what the peer sends meanwhile
+        if (st.ws_timer.list != &srv_.linger_timers_) srv_.linger_timers_.arm(st.ws_timer, srv_.loop_.now_ms());
+    }
     else if (st.ws_pings) st.ws_pings->arm(st.ws_timer, srv_.loop_.now_ms());
     else st.ws_timer.disarm();
 }

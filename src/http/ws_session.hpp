@@ -104,6 +104,7 @@ public:
     void going_away();                   // the server stops: close with 1001
     void abandon();                      // the transport closed: on_close(1006) unless told already
     bool closing() const { return state_ != State::Open; }
+    bool closed() const { return state_ == State::Closed; }  // input is no longer read
     size_t wanted() const;  // bytes of the frame being read still due, when it is taken whole
 
 private:

@@ -518,6 +518,27 @@ class WebSocketTest(harness.ServerTestCase):
         self.assertTrue(ws.eof(timeout=3))
         ws.close()
 
+    def test_after_its_close_a_client_that_only_pings_is_cut(self):
+        # The server closed (4000); the client ignores it and pings every 0.5 s. Each
+        # frame restarted the handshake's 2 s, so the connection stayed for ever.
+        ws = RawWs(self.port, "/ws/small")
+        ws.head()
+        ws.send(1, b"close")
+        self.assertEqual(ws.close_code(), 4000)
+        start, cut = time.monotonic(), False
+        for _ in range(12):
+            try:
+                ws.send(9, b"p")
+            except OSError:
+                cut = True
+                break
+            if ws.eof(timeout=0.5):
+                cut = True
+                break
+        self.assertTrue(cut, "the connection outlived its close by 6 s")
+        self.assertLess(time.monotonic() - start, 4)
+        ws.close()
+
     def test_a_drain_callback_that_cuts_its_client_leaves_the_server_serving(self):
         # The client catches up, the drain callback sends past max_backlog, and the
         # connection closes inside the flush that called it: nothing of it may stay on
@@ -681,6 +702,29 @@ class OverHttp2Test(harness.ServerTestCase):
         self.assertIsNone(c.recv_frame(sid))
         self.assertTrue(c.streams[sid]["ended"])
         self.assertIsNone(c.streams[sid]["reset"])
+        c.close()
+
+    def test_after_its_close_a_client_that_only_pings_is_cut(self):
+        c = H2Ws(self.port)
+        sid = c.open("/ws/small")
+        c.send(sid, 1, b"close")
+        f = c.recv_frame(sid)
+        self.assertEqual(f[2], 8)
+        st = c.streams[sid]
+
+        def over():
+            return st["ended"] or st["reset"] is not None
+        start = time.monotonic()
+        for _ in range(12):
+            if over():
+                break
+            c.send(sid, 9, b"p")
+            try:
+                c.pump(over, "the stream's end", 0.5)
+            except AssertionError:
+                pass
+        self.assertTrue(over(), "the stream outlived its close by 6 s")
+        self.assertLess(time.monotonic() - start, 4)
         c.close()
 
     def test_limits_and_protocol_errors_hold_on_a_stream(self):
