@@ -156,8 +156,12 @@ int App::run(const ServerOptions& options) {
         if (std::string e = server::open_error_log(options, {}); !e.empty()) return refuse(e);
         if (std::string e = server::check_inherited(options, fds); !e.empty()) return refuse(e);
         if (!has_session_store()) {
-            if (!sessions.adopt_from_env()) util::log(util::LogLevel::Error, "no session store from the supervisor");
+            // Refused, not served without sessions (every session use a 500, every
+            // form a 403): a reload then fails, and the old workers go on.
+            if (std::string e = sessions.adopt_from_env(); !e.empty()) return refuse(e);
             impl_->store = sessions.store();
+        } else {
+            server::SessionSegment::drop_env();
         }
         if (impl_->secret.empty()) impl_->secret = server::take_env_secrets().generated;
         ServerOptions worker_options = options;

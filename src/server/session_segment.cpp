@@ -39,16 +39,29 @@ std::string SessionSegment::create(const ServerOptions& o) {
     return {};
 }
 
-bool SessionSegment::adopt_from_env() {
+std::string SessionSegment::adopt_from_env() {
     const char* text = std::getenv(kEnvSessionFd);
-    if (!text) return false;
+    if (!text)
+        return "no session store came from the supervisor: it keeps sessions elsewhere (session.store was "
+               "changed to \"memory\" since it started?); restart the server, a reload cannot add one";
     fd_ = std::atoi(text);
     unsetenv(kEnvSessionFd);
     fcntl(fd_, F_SETFD, FD_CLOEXEC);  // every session, read-write: not for a handler's children
     off_t size = lseek(fd_, 0, SEEK_END);
-    if (size <= 0 || !map(static_cast<size_t>(size))) return false;
+    if (size <= 0 || !map(static_cast<size_t>(size)))
+        return std::string("cannot map the supervisor's session store: ") + std::strerror(errno);
     table_ = app::SharedSessionTable::attach(base_, size_);
-    return table_ != nullptr;
+    if (!table_)
+        return "the supervisor's session store has another layout (a binary of another kiln version was "
+               "reloaded into it); restart the server";
+    return {};
+}
+
+void SessionSegment::drop_env() {
+    const char* text = std::getenv(kEnvSessionFd);
+    if (!text) return;
+    ::close(std::atoi(text));
+    unsetenv(kEnvSessionFd);
 }
 
 }  // namespace kiln::server

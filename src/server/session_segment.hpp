@@ -24,8 +24,12 @@ public:
 
     // A new, formatted segment; "" or why not (naming the config keys to change).
     std::string create(const ServerOptions& o);
-    // The segment a supervisor passed down; false if none was.
-    bool adopt_from_env();
+    // The segment a supervisor passed down: "" or why it cannot be used (none passed,
+    // or one this build cannot read).
+    std::string adopt_from_env();
+    // A worker that keeps its sessions elsewhere: the segment passed down, if any, is
+    // closed, so a handler's child processes cannot inherit it.
+    static void drop_env();
 
     int fd() const { return fd_; }
     SessionStore* store() const { return table_.get(); }

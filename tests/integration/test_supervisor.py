@@ -480,6 +480,30 @@ class ReloadWithOtherListeners(SupervisorCase):
         self.assertEqual(r.status, 200)
 
 
+class ReloadWithoutTheSessionStore(SupervisorCase):
+
+    def test_a_reload_to_the_memory_store_fails_and_the_old_workers_serve_on(self):
+        # The shared-memory store is made by the supervisor at its start. Workers
+        # reloaded without one served anyway: every session use a 500, every form 403.
+        cfg = os.path.join(tempfile.mkdtemp(prefix="kiln-store-"), "kiln.toml")
+        self.addCleanup(shutil.rmtree, os.path.dirname(cfg), True)
+        with open(cfg, "w") as f:  # (no Redis there: the workers start without one)
+            f.write('listen = ["127.0.0.1:0"]\n[session]\nstore = "redis"\n[redis]\nurl = "redis://127.0.0.1:1"\n')
+        self.start_server("--workers", "1", "--config", cfg)
+        old = self.wait_ready(1)
+        with open(cfg, "w") as f:
+            f.write('listen = ["127.0.0.1:0"]\n[session]\nstore = "memory"\n')
+        self.server.proc.send_signal(signal.SIGHUP)
+        failed = self.server.wait_for_output(r"reload failed: new worker \d+", timeout=10)
+        out = self.server.output()
+        self.assertTrue(failed, out)
+        self.assertIn("no session store came from the supervisor", out)
+        self.assertEqual(self.workers(), old)
+        r, err = fetch(self.port, "/plaintext")
+        self.assertIsNone(err)
+        self.assertEqual(r.status, 200)
+
+
 class GracefulStop(SupervisorCase):
 
     # Regression: `pkill` reaches the workers as well as the supervisor; the
