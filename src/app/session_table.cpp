@@ -237,11 +237,14 @@ uint32_t SharedSessionTable::find(Stripe& s, uint32_t bucket, const SessionId& i
 }
 
 void SharedSessionTable::unlink(Stripe& s, uint32_t bucket, uint32_t index, uint32_t prev) {
-    lru_remove(s, index);
+    // Free first: a death from here on leaves a free slot, which repair() leaves out
+    // of the chains it rebuilds (marked last, a removal could come back as live).
     Slot& sl = slot(s, index);
+    sl.state = kFree;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    lru_remove(s, index);
     if (prev == kNone) buckets(s)[bucket] = sl.next;
     else slot(s, prev).next = sl.next;
-    sl.state = kFree;
     sl.next = s.free_head;
     s.free_head = index + 1;
     --s.live;
@@ -313,7 +316,9 @@ void SharedSessionTable::write(Slot& sl, std::string_view data, int64_t now) {
     std::atomic_signal_fence(std::memory_order_seq_cst);
     std::memcpy(sl.data(), data.data(), data.size());
     sl.len = static_cast<uint32_t>(data.size());
-    sl.last_used = now;
+    // A request that began earlier than the last use (a long handler saving at its
+    // end) does not move the idle deadline back.
+    sl.last_used = std::max(sl.last_used, now);
     std::atomic_signal_fence(std::memory_order_seq_cst);
     sl.state = kLive;
 }
@@ -324,6 +329,7 @@ uint32_t SharedSessionTable::insert(Stripe& s, uint32_t bucket, const SessionId&
     Slot& sl = slot(s, i);
     sl.id = id;
     sl.created = created;
+    sl.last_used = now;
     sl.next = buckets(s)[bucket];
     buckets(s)[bucket] = i + 1;
     ++s.live;
@@ -343,7 +349,7 @@ bool SharedSessionTable::load(const SessionId& id, int64_t now, std::string& dat
     }
     if (ok) {
         Slot& sl = slot(s, i);
-        sl.last_used = now;
+        sl.last_used = std::max(sl.last_used, now);
         if (s.lru_head[kProtected] != i + 1) {  // already the most recent: nothing to move
             lru_remove(s, i);
             lru_push(s, i, kProtected);  // someone came back for it

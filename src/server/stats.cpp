@@ -203,7 +203,10 @@ std::string SharedStats::prometheus() const {
                 open += l.open_connections.load(std::memory_order_relaxed);
             }
         }
-        if ((seq & 1) == 0 && seq == h->fold_seq.load(std::memory_order_acquire)) break;
+        // The fence keeps the relaxed loads above before the re-check (an acquire load
+        // alone does not order earlier loads; x86 does, weaker CPUs need it).
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if ((seq & 1) == 0 && seq == h->fold_seq.load(std::memory_order_relaxed)) break;
         if (attempt > 1000) break;  // a supervisor killed mid-fold: report what we have
     }
 

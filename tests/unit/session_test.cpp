@@ -91,6 +91,17 @@ TEST(SessionTable, IdleExpiryIsRefreshedByUse) {
     EXPECT_EQ(t.table->live(), 0u);                     // freed when met
 }
 
+TEST(SessionTable, AnOlderRequestsSaveDoesNotMoveTheIdleDeadlineBack) {
+    Table t(small());  // idle 100 s
+    std::string data;
+    t.table->save(id_of(1), 0, "x", kCreate);
+    EXPECT_TRUE(t.table->load(id_of(1), 90, data));      // used at 90
+    t.table->save(id_of(1), 10, "y", kUpdate);             // a request begun at 10 saves
+    EXPECT_TRUE(t.table->load(id_of(1), 10, data));        // one begun at 10 reads
+    EXPECT_TRUE(t.table->load(id_of(1), 150, data));       // 60 s after the last use
+    EXPECT_EQ(data, "y");
+}
+
 TEST(SessionTable, AbsoluteExpiryWhateverTheUse) {
     Table t(small());
     std::string data;
