@@ -102,7 +102,12 @@ std::string make_etag(uint64_t size, int64_t mtime_ns, std::string_view coding) 
     return out;
 }
 
-bool none_match_hits(std::string_view h, std::string_view etag) {
+namespace {
+// Whether the entity-tag list `h` holds "*" or a tag equal to `etag`: by the weak
+// comparison (W/ ignored on both sides), or the strong one (a weak tag on either
+// side never equal).
+bool list_hits(std::string_view h, std::string_view etag, bool strong) {
+    if (strong && etag.starts_with("W/")) return false;
     std::string_view mine = opaque(etag);
     size_t i = 0;
     while (i < h.size()) {
@@ -111,14 +116,24 @@ bool none_match_hits(std::string_view h, std::string_view etag) {
             continue;
         }
         if (h[i] == '*') return true;
-        if (h.substr(i).starts_with("W/")) i += 2;
+        bool weak = h.substr(i).starts_with("W/");
+        if (weak) i += 2;
         if (i >= h.size() || h[i] != '"') return false;
         size_t close = h.find('"', i + 1);
         if (close == h.npos) return false;
-        if (h.substr(i, close - i + 1) == mine) return true;
+        if (!(strong && weak) && h.substr(i, close - i + 1) == mine) return true;
         i = close + 1;
     }
     return false;
+}
+}  // namespace
+
+bool none_match_hits(std::string_view h, std::string_view etag) { return list_hits(h, etag, false); }
+bool match_hits(std::string_view h, std::string_view etag) { return list_hits(h, etag, true); }
+
+bool unmodified_since(std::string_view header, time_t last_modified) {
+    std::optional<time_t> date = http::parse_http_date(header);
+    return !date || last_modified <= *date;
 }
 
 bool if_range_holds(std::string_view header, std::string_view etag, time_t last_modified) {

@@ -47,6 +47,12 @@ std::string make_etag(uint64_t size, int64_t mtime_ns, std::string_view coding);
 // matches `etag` by the weak comparison (W/ prefixes ignored). A malformed list
 // matches nothing from the point where it stops parsing.
 bool none_match_hits(std::string_view header, std::string_view etag);
+// If-Match (§13.1.1): true if `header` is "*" or lists an entity-tag equal to `etag`
+// by the strong comparison (a weak tag never matches). False: 412.
+bool match_hits(std::string_view header, std::string_view etag);
+// If-Unmodified-Since (§13.1.4): false (412) only if the file changed after the
+// date in `header`; an invalid date is true (the field is ignored).
+bool unmodified_since(std::string_view header, time_t last_modified);
 
 // If-Range (§13.1.5): true if the range may be served. An entity-tag must equal the
 // strong `etag` exactly (a weak one never matches); an HTTP-date must equal the

@@ -92,7 +92,7 @@ private:
     struct Selected {
         std::string rel;  // path of the identity file below the root
         Rep rep;
-        std::string_view coding;  // "" (identity), "br" or "gzip"
+        std::string_view coding;  // "" (identity), "br", "zstd" or "gzip"
         bool vary = false;        // a sibling exists, so the answer depends on Accept-Encoding
     };
     bool select(Request& req, Response& res, Selected& out);
@@ -241,7 +241,7 @@ void FileServer::choose_coding(const Request& req, Selected& s) {
     }
 }
 
-// Validators, conditionals (RFC 9110 §13.2.2), range, then the body.
+// Validators, conditionals (RFC 9110 §13.2.2, in its order), range, then the body.
 void FileServer::answer(const Request& req, Response& res, Selected& s) const {
     Rep& chosen = s.rep;
     const std::string_view coding = s.coding;
@@ -259,6 +259,14 @@ void FileServer::answer(const Request& req, Response& res, Selected& s) const {
         if (!opts_.cache_control.empty()) res.header("Cache-Control", opts_.cache_control);
     };
 
+    // If-Match, else If-Unmodified-Since: not the file the client had (a download
+    // resumed in parts after the file was replaced) is 412, not another file's bytes.
+    std::optional<std::string_view> im = req.header("if-match");
+    std::optional<std::string_view> ius = im ? std::nullopt : req.header("if-unmodified-since");
+    if ((im && !app::match_hits(*im, etag)) || (ius && !app::unmodified_since(*ius, mtime))) {
+        res.status(412).text("Precondition Failed\n");
+        return;
+    }
     // If-None-Match, else If-Modified-Since; then Range with If-Range.
     std::optional<std::string_view> inm = req.header("if-none-match");
     std::optional<std::string_view> ims = inm ? std::nullopt : req.header("if-modified-since");

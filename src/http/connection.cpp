@@ -648,7 +648,7 @@ void Connection::finish_request(size_t consumed) {
         return;
     }
     state_ = State::Idle;
-    if (a_->out.size() > srv_.cfg_.max_pending_output) read_paused_ = true;
+    if (a_->out.backlog() > srv_.cfg_.max_pending_output) read_paused_ = true;
 }
 
 void Connection::write_head(const Response& res, Framing framing, size_t content_length, bool upgrade) {
@@ -668,7 +668,10 @@ void Connection::write_response(Response& res) {
     a_->keep_alive = a_->keep_alive && !res.closes_connection() && !srv_.stop_requested();
     bool no_body = status_has_no_body(res.status());
     write_head(res, no_body ? Framing::NoBody : Framing::Length, body_size(res));
-    if (no_body || a_->head_only) return;
+    if (no_body || a_->head_only) {
+        res.drop_file();  // (closed now, not at the loop's next request)
+        return;
+    }
     if (res.has_file()) {
         uint64_t off = res.file_offset(), len = res.file_length();
         a_->out.append_file(res.release_file(), off, len);

@@ -54,6 +54,7 @@ void OutputQueue::append_file(int fd, uint64_t offset, uint64_t length) {
         return;
     }
     bytes_ += length;
+    ++files_;
     Segment& s = segs_.emplace_back();
     s.kind = Kind::File;
     s.fd = fd;
@@ -65,7 +66,10 @@ void OutputQueue::pop_front(BufferPool& pool) {
     Segment& s = segs_.front();
     s.buf.consume(s.buf.size());
     s.buf.release(pool);
-    if (s.fd >= 0) ::close(s.fd);
+    if (s.fd >= 0) {
+        ::close(s.fd);
+        --files_;
+    }
     segs_.erase(segs_.begin());
 }
 

@@ -31,6 +31,11 @@ public:
 
     size_t size() const { return bytes_; }
     bool empty() const { return bytes_ == 0; }
+    // What the queue holds for backpressure: its bytes, and each file range at least
+    // kFileWeight, for the descriptor it keeps open (pipelined one-byte ranges would
+    // otherwise hold thousands per connection under max_pending_output).
+    static constexpr size_t kFileWeight = 16 * 1024;
+    size_t backlog() const { return bytes_ + files_ * kFileWeight; }
 
     // Yield: the socket would take more, but this call sent its share (kWriteShare):
     // call again once the loop's other connections had their turn. A fast reader of
@@ -60,6 +65,7 @@ private:
     void pop_front(BufferPool& pool);
     std::vector<Segment> segs_;
     size_t bytes_ = 0;
+    size_t files_ = 0;  // file segments (each an open descriptor)
 };
 
 }  // namespace kiln::net
