@@ -149,7 +149,15 @@ struct Codec<T> {
 template <std::floating_point T>
 struct Codec<T> {
     static void write(Params& p, T v) { detail::write_double(p, static_cast<double>(v)); }
-    static T read(const Field& f) { return static_cast<T>(detail::parse_double(f)); }
+    static T read(const Field& f) {
+        double d = detail::parse_double(f);
+        // A finite value past T's range (1e39 into a float) has no T: converting it is
+        // undefined. Infinities and NaN carry over.
+        if (d == d && d - d == 0 && (d > static_cast<double>(std::numeric_limits<T>::max()) ||
+                                     d < static_cast<double>(std::numeric_limits<T>::lowest())))
+            f.mismatch("a number in the range of the C++ type");
+        return static_cast<T>(d);
+    }
 };
 
 template <>
@@ -219,7 +227,10 @@ struct Codec<std::vector<T>> {
         std::string out = "{";
         for (const T& v : values) {
             if (out.size() > 1) out += ',';
-            if constexpr (std::is_convertible_v<const T&, std::string_view>) {
+            if constexpr (std::is_pointer_v<T>) {  // a null const char* is a NULL element
+                if (v) detail::array_element(out, v);
+                else out += "NULL";
+            } else if constexpr (std::is_convertible_v<const T&, std::string_view>) {
                 detail::array_element(out, v);
             } else if constexpr (std::is_integral_v<T>) {
                 char buf[24];
@@ -373,6 +384,9 @@ Params params_of(const Args&... args) {
 
 template <class T>
 Task<T> first_value(Query q, db::Sql sql) {
+    static_assert(!db::detail::borrows<T>,
+                  "scalar<T>: a string_view or span would point into a result freed when scalar returns: "
+                  "read std::string or std::vector<std::byte>");
     Result r = co_await q;
     if (r.empty()) {
         if constexpr (db::detail::is_optional<T>) co_return T();

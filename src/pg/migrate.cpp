@@ -109,6 +109,10 @@ std::vector<db::Migration> migrate(const Options& options, const fs::path& dir) 
     std::vector<db::Migration> files = db::detail::list_files(dir);
     Session s(options);
     s.run("SET client_min_messages = warning");  // no NOTICEs for IF NOT EXISTS on stderr
+    // The app's statement_timeout (database.statement_timeout_ms, the URL's options)
+    // bounds a request's queries, not an index build, nor the wait for another node's
+    // migration lock.
+    s.run("SET statement_timeout = 0");
     s.run(kLock);
     s.run("CREATE TABLE IF NOT EXISTS kiln_migrations(version bigint PRIMARY KEY, name text NOT NULL, "
           "applied_at timestamptz NOT NULL DEFAULT now())");

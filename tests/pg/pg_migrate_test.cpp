@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -114,6 +116,17 @@ TEST(PgMigrate, AFailingFileIsRolledBackAndNamedWithItsLine) {
     EXPECT_EQ(pg::migrate(options(), dir.path()).size(), 1u);
 }
 
+// The app's statement_timeout bounds its requests' queries; a migration that builds an
+// index for longer failed with 57014, and the node did not start.
+TEST(PgMigrate, TheAppsStatementTimeoutDoesNotCutAMigration) {
+    exec("DROP TABLE IF EXISTS kiln_migrations");
+    Dir dir;
+    dir.write("001_slow.sql", "SELECT pg_sleep(0.5);\n");
+    pg::Options o = options();
+    o.statement_timeout = std::chrono::milliseconds(200);
+    EXPECT_EQ(pg::migrate(o, dir.path()).size(), 1u);
+}
+
 TEST(PgMigrate, RefusesARenamedVersionAndATransactionInAFile) {
     exec("DROP TABLE IF EXISTS kiln_migrations, m_one");
     Dir dir;
@@ -195,6 +208,15 @@ TEST(PgArrays, VectorsBindAsArraysForManyRowsInOneStatement) {
         std::vector<int> empty;
         long none = co_await c.scalar<long>("SELECT coalesce(cardinality($1::int[]), -1)", empty);
         EXPECT_EQ(none, 0);
+        // A null const char* is a NULL element (it crashed, a string_view of nullptr).
+        std::vector<const char*> some{"a", nullptr};
+        long nulls = co_await c.scalar<long>("SELECT count(*) FROM unnest($1::text[]) AS v WHERE v IS NULL", some);
+        EXPECT_EQ(nulls, 1);
+        // A float8 past a float's range is a type mismatch, not undefined behaviour.
+        pg::Result big = co_await c.exec("SELECT 1e39::float8, 'Infinity'::float8");
+        EXPECT_THROW(big[0].get<float>(0), db::Error);
+        EXPECT_EQ(big[0].get<float>(1), std::numeric_limits<float>::infinity());
+        EXPECT_EQ(big[0].get<double>(0), 1e39);
         co_await c.exec("DROP TABLE a_rows");
     });
 }
