@@ -658,7 +658,13 @@ void H2Session::headers_done(H2Stream& st, bool end_stream) {
     h.method_token = pseudo(0);
     h.method = method_from(h.method_token);
     h.target = pseudo(3);
-    if (std::string_view authority = pseudo(2); !authority.empty()) h.host = authority;
+    // RFC 9113 §8.3.1: a Host field beside :authority must name the same, or the
+    // request is malformed (the app's req.host() and its Host header would disagree).
+    bool hosts_differ = false;
+    if (std::string_view authority = pseudo(2); !authority.empty()) {
+        hosts_differ = !h.host.empty() && !iequals(h.host, authority);
+        h.host = authority;
+    }
     size_t q = h.target.find('?');
     h.path = h.target.substr(0, q);
     h.query = q == std::string_view::npos ? std::string_view() : h.target.substr(q + 1);
@@ -682,6 +688,7 @@ void H2Session::headers_done(H2Stream& st, bool end_stream) {
     if (st.refused) return respond_error(st, st.refused, st.refused_why);
     if (!valid_target(h.target)) return respond_error(st, 400, "malformed request target");
     if (!valid_host(h.host)) return respond_error(st, 400, "malformed :authority or Host");
+    if (hosts_differ) return respond_error(st, 400, "Host differs from :authority");
     const EngineConfig& cfg = srv_.cfg_;
     net::PeerAddress client = conn_.trusted_proxy_
                                   ? forwarded_client({h.headers, h.header_count}, conn_.peer_, cfg.trusted_proxies,

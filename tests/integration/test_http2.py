@@ -693,6 +693,22 @@ class H2c(harness.ServerTestCase, StaticChecks):
             st = c.get("/header?name=cookie", [("cookie", "a=1"), ("cookie", "b=2")])
         self.assertEqual((st.status, bytes(st.body)), (200, b"a=1; b=2"))
 
+    def test_a_host_field_must_name_the_authority(self):
+        # RFC 9113 §8.3.1: a Host beside :authority that names another is malformed
+        # (req.host() said one, req.header("host") the other).
+        # (By hand: the h2 library refuses to send it.)
+        raw = RawH2(self.port)
+        self.assertTrue(raw.read(lambda: raw.settings_seen, 5), "no SETTINGS from the server")
+        with raw:
+            block = request_block("/header?name=host")  # :authority 127.0.0.1
+            raw.send(HeadersFrame(1, data=block + literal_new_name("host", "elsewhere.example"),
+                                  flags=["END_HEADERS", "END_STREAM"]).serialize())
+            raw.send(HeadersFrame(3, data=block + literal_new_name("host", "127.0.0.1"),
+                                  flags=["END_HEADERS", "END_STREAM"]).serialize())
+            self.assertTrue(raw.read(lambda: 1 in raw.ended and 3 in raw.ended, 5))
+            self.assertEqual(raw.status(1), 400)
+            self.assertEqual((raw.status(3), raw.data.get(3)), (200, b"127.0.0.1"))
+
     def test_a_header_list_past_the_limit_is_431_on_its_stream(self):
         with self.client() as c:
             big = [("x-big-%d" % i, "a" * 10000) for i in range(8)]  # 80 KB listed, 64 KiB allowed
