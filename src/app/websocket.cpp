@@ -42,7 +42,9 @@ class WsBridge final : public http::WsEndpoint {
 public:
     explicit WsBridge(std::shared_ptr<WebSocket> ws) : ws_(std::move(ws)) {}
     ~WsBridge() override {
-        if (!ws_->close_code_) ws_->closed(1006);  // the upgrade never happened
+        // The upgrade never happened (the server began to stop before the 101 went
+        // out): the open callback ran with the handshake, so its close comes too.
+        if (!ws_->close_code_) on_close(1006, {});
     }
 
     void on_open(http::WsSession& session) override {
@@ -189,6 +191,9 @@ struct WsHandshake {
         // HTTP/1.1: a GET with Upgrade (RFC 6455), answered 101. HTTP/2: an extended
         // CONNECT with :protocol websocket (RFC 8441), answered 200, no key.
         bool h2 = req.version_major() == 2;
+        // (A HEAD comes to the GET route: it would run the open callback for a
+        // connection that never switches.)
+        if (req.method() != Method::Get) return refuse(400, "Bad Request: a WebSocket opens with GET\n");
         if (h2 ? req.msg_->protocol() != "websocket"
                : req.version_major() != 1 || req.version_minor() < 1 ||
                      !http::list_has_token(req.header("upgrade").value_or(""), "websocket") ||

@@ -566,6 +566,15 @@ int main(int argc, char** argv) {
             if (std::chrono::steady_clock::now() - ws.local<FillStart>()->at < std::chrono::milliseconds(200)) fill(ws);
             else ws.send(std::string(512 * 1024, 'd'));
         }}, cut_on_drain);
+    // Open and close callbacks counted (per worker: ask on the same connection).
+    static int ws_opened = 0, ws_closed = 0;
+    app.ws("/ws/counted", kiln::WsHandlers{
+        .open = [](kiln::WebSocket&, kiln::Request&) { ++ws_opened; },
+        .message = [](kiln::WebSocket& ws, std::string_view data, bool) { ws.send(data); },
+        .close = [](kiln::WebSocket&, uint16_t, std::string_view) { ++ws_closed; }});
+    app.get("/ws-counts", [](kiln::Request&, kiln::Response& res) {
+        res.text("opened " + std::to_string(ws_opened) + " closed " + std::to_string(ws_closed));
+    });
     kiln::WsOptions small;
     small.max_message = 1024;
     small.max_backlog = 256 * 1024;

@@ -315,6 +315,13 @@ class WebSocketTest(harness.ServerTestCase):
                                                 ("Sec-WebSocket-Key", KEY), ("Sec-WebSocket-Version", "13")])
             self.assertEqual(r.status, 400)
             self.assertIsNone(r.header("upgrade"))
+            # Nor is its open callback run: a client that never switched got an open
+            # and never a close (presence counts, "joined" messages).
+            before = c.request("GET", "/ws-counts").body
+            r = c.request("HEAD", "/ws/counted", [("Upgrade", "websocket"), ("Connection", "Upgrade"),
+                                                   ("Sec-WebSocket-Key", KEY), ("Sec-WebSocket-Version", "13")])
+            self.assertEqual(r.status, 400)
+            self.assertEqual(c.request("GET", "/ws-counts").body, before)
 
     def test_a_malformed_key_is_a_bad_request(self):
         with self.connect() as c:
