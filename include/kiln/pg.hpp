@@ -341,6 +341,11 @@ struct Options {
     // session, which owes nothing while it waits, is sent a SELECT 1 this often, so its
     // silence is noticed too (within twice this).
     std::chrono::milliseconds reply_timeout{30000};
+    // Prepared statements kept per connection, by SQL text; past it the least recently
+    // used one not in flight is dropped (DEALLOCATE). Each also holds memory in its
+    // server session, so SQL built at run time (an ORDER BY per user choice) must not
+    // grow them without bound.
+    size_t statement_cache = 256;
     std::chrono::milliseconds reconnect_min{50};      // first retry after a loss,
     std::chrono::milliseconds reconnect_max{5000};    // doubling up to this
     // Connections for transactions, opened when first needed, each carrying one

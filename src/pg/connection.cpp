@@ -2,8 +2,10 @@
 
 #include <sys/epoll.h>
 
+#include <algorithm>
 #include <cassert>
 #include <utility>
+#include <vector>
 
 #include "pg/errors.hpp"
 #include "util/log.hpp"
@@ -126,22 +128,50 @@ void Connection::ask_to_notice_a_gone_client() {
     op->abandon();
 }
 
-std::shared_ptr<Connection::Statement> Connection::statement(std::string_view sql, bool* prepare) {
+std::shared_ptr<Connection::Statement> Connection::statement(std::string_view sql, bool* prepare, bool may_forget) {
     auto it = statements_.find(sql);
     *prepare = it == statements_.end();
     if (*prepare) {
+        if (may_forget && state_ == State::Ready && statements_.size() >= std::max<size_t>(spec_.statement_cache, 1))
+            forget_statements();
         auto stmt = std::make_shared<Statement>(Statement{std::string(sql), "k" + std::to_string(++names_), {},
                                                           mode_ == Mode::Batched && is_select(sql)});
         it = statements_.emplace(stmt->sql, std::move(stmt)).first;
     }
+    it->second->used = ++uses_;
     return it->second;
+}
+
+void Connection::forget_statements() {
+    // Down to one under the bound, the least recently used first, among those no
+    // query in flight names (the map's reference is the only one): a Prepare, a use
+    // or a group's re-run still to come keeps its statement, so a burst of new texts
+    // in flight goes past the bound until the next new one. Only when it is full.
+    std::vector<decltype(statements_)::iterator> idle;
+    for (auto it = statements_.begin(); it != statements_.end(); ++it)
+        if (it->second.use_count() == 1) idle.push_back(it);
+    size_t excess = statements_.size() + 1 - std::max<size_t>(spec_.statement_cache, 1);
+    size_t n = std::min(excess, idle.size());
+    std::partial_sort(idle.begin(), idle.begin() + static_cast<std::ptrdiff_t>(n), idle.end(),
+                      [](const auto& a, const auto& b) { return a->second->used < b->second->used; });
+    for (size_t i = 0; i < n && state_ == State::Ready; ++i) {
+        auto drop = std::make_shared<Statement>(Statement{"DEALLOCATE " + idle[i]->second->name, "", {}, false, true});
+        statements_.erase(idle[i]);
+        Op* op = new Op(loop_);
+        send(op, drop, false);  // after every earlier use, in the pipeline's order
+        op->abandon();          // its answer goes nowhere
+    }
 }
 
 void Connection::submit(Op* op, std::string_view sql, bool keep) {
     assert(state_ == State::Connecting || state_ == State::Ready);
     bool prepare = false;
-    std::shared_ptr<Statement> stmt =
-        keep ? statement(sql, &prepare) : std::make_shared<Statement>(Statement{std::string(sql), "", {}, false, true});
+    std::shared_ptr<Statement> stmt = keep ? statement(sql, &prepare, /*may_forget=*/true)
+                                           : std::make_shared<Statement>(Statement{std::string(sql), "", {}, false, true});
+    if (state_ == State::Dead) {  // the DEALLOCATE of a statement forgotten found it lost
+        op->fail(io_error(lost_, std::string(sql)));
+        return;
+    }
     if (state_ != State::Ready) {
         op->hold();
         queued_.push_back({op, std::move(stmt), prepare});

@@ -58,6 +58,7 @@ struct ConnectSpec {
     std::vector<std::string> keys, values;
     uint64_t timeout_ms = 5000;
     uint64_t reply_timeout_ms = 0;  // 0: none
+    size_t statement_cache = 256;   // prepared statements kept (Options::statement_cache)
     // PostgreSQL 14+ checks this often (ms) during a query whether its client is gone,
     // and stops the query if so; 0: the server's setting (also when the URL's options
     // set it).
@@ -105,6 +106,7 @@ private:
         std::exception_ptr error;  // its Prepare failed: the error its uses report
         bool select = false;       // may share a Sync with its neighbours (Mode::Batched)
         bool once = false;         // not kept: sent unprepared (PQsendQueryParams)
+        uint64_t used = 0;         // when last asked for (statement()), for the cache's order
     };
     struct Pending {  // what the server will answer, in order
         enum Kind : uint8_t { Prepare, Query, Sync } kind;
@@ -126,7 +128,11 @@ private:
     void poll_connect();
     void ask_to_notice_a_gone_client();
     void send(Op* op, const std::shared_ptr<Statement>& stmt, bool prepare, bool alone = false);
-    std::shared_ptr<Statement> statement(std::string_view sql, bool* prepare);
+    // The cached statement for `sql`, or a new one (*prepare). may_forget: a full cache
+    // first forgets one, which sends a DEALLOCATE (only where the caller checks for a
+    // connection lost meanwhile).
+    std::shared_ptr<Statement> statement(std::string_view sql, bool* prepare, bool may_forget = false);
+    void forget_statements();  // the cache is full: the least recently used idle ones go
     void close_group();         // the Sync after an open group
     void settle_group();        // its Sync arrived: deliver, or send every member again alone
     void grouped_done(Pending& p);
@@ -165,6 +171,7 @@ private:
     std::vector<Queued> queued_;
     std::unordered_map<std::string, std::shared_ptr<Statement>, Hash, std::equal_to<>> statements_;
     uint64_t names_ = 0;
+    uint64_t uses_ = 0;  // statement() calls: the cache's clock
     size_t queries_ = 0;
     std::string ending_;  // why the server is closing the session, once it said so
     std::string lost_;    // die()'s message, for an op that was being sent

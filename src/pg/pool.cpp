@@ -13,6 +13,7 @@ ConnectSpec connect_spec(const Options& options) {
     ConnectSpec spec;
     spec.timeout_ms = static_cast<uint64_t>(std::max<int64_t>(options.connect_timeout.count(), 1));
     spec.reply_timeout_ms = static_cast<uint64_t>(std::max<int64_t>(options.reply_timeout.count(), 0));
+    spec.statement_cache = options.statement_cache;
     spec.keys = {"dbname", "fallback_application_name"};
     spec.values = {options.url, "kiln"};
     std::string opts;  // the URL's own options=
