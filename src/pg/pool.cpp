@@ -172,6 +172,7 @@ Query Pool::send(Lease& lease, db::Sql sql, Params params) {
     Op* op = new Op(*loop_);
     Query q(op);
     if (lease.conn && !lease.conn->dead()) {
+        if (changes_session(sql.text())) lease.session_changed = true;
         op->params = std::move(params);
         lease.conn->submit(op, sql.text());
     } else {
@@ -259,6 +260,15 @@ void Pool::open_leases() {
 void Pool::release(Lease* l) {
     l->held = false;
     if (!l->conn || l->conn->dead()) {
+        drop(l);
+        open_leases();
+        return;
+    }
+    if (l->session_changed) {
+        // A SET ROLE, a temporary table, a session setting or lock would carry over to
+        // the next transaction: its connection is closed instead, and another opened.
+        // (Destroyed later: this may run inside the connection's own calls.)
+        loop_->destroy_later(l->conn.release());
         drop(l);
         open_leases();
         return;

@@ -34,6 +34,7 @@ struct Lease {
     std::unique_ptr<Connection> conn;  // null once lost
     bool held = false;
     bool dirty = false;  // a transaction may be open on it: ROLLBACK before reuse
+    bool session_changed = false;  // a statement may have changed its session: not reused
     bool up = false;     // its connection came up (a failure before that backs off)
 };
 

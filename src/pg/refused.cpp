@@ -71,4 +71,27 @@ std::string refusal(std::string_view sql) {
     return "";
 }
 
+bool changes_session(std::string_view sql) {
+    std::string_view rest = sql;
+    std::string w = keyword(&rest);
+    if (w == "SET") {
+        std::string next = keyword(&rest);
+        return next != "LOCAL" && next != "TRANSACTION" && next != "CONSTRAINTS";
+    }
+    constexpr std::array<std::string_view, 9> kAlways = {"RESET", "DISCARD", "PREPARE", "DEALLOCATE", "LISTEN",
+                                                         "UNLISTEN", "LOAD", "DECLARE", "CLUSTER"};
+    if (one_of(w, kAlways)) return true;
+    if (w == "CREATE") {
+        std::string next = keyword(&rest);
+        if (next == "LOCAL" || next == "GLOBAL") next = keyword(&rest);
+        if (next == "TEMP" || next == "TEMPORARY") return true;
+    }
+    std::string lower(sql);
+    for (char& c : lower)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    for (std::string_view call : {"set_config", "pg_advisory_lock", "pg_try_advisory_lock"})
+        if (lower.find(call) != std::string::npos) return true;
+    return false;
+}
+
 }  // namespace kiln::pg::detail

@@ -13,4 +13,11 @@ namespace kiln::pg::detail {
 // second statement in one string is a syntax error in the extended protocol).
 std::string refusal(std::string_view sql);
 
+// Whether `sql`, run inside a transaction, may change its session beyond the commit:
+// SET (not LOCAL, TRANSACTION or CONSTRAINTS), RESET, DISCARD, PREPARE, DEALLOCATE,
+// LISTEN, UNLISTEN, LOAD, DECLARE (a cursor WITH HOLD), CREATE TEMP..., or a call of
+// set_config or a session-level advisory lock anywhere in the text. Errs on the side
+// of true (a word in a string literal counts).
+bool changes_session(std::string_view sql);
+
 }  // namespace kiln::pg::detail

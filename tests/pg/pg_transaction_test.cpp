@@ -194,6 +194,36 @@ TEST(PgTransaction, AStalePlanFailsOneTransactionAndNotTheNext) {
     });
 }
 
+TEST(PgTransaction, WhatATransactionDidToItsSessionDoesNotCarryOverToTheNext) {
+    // One transaction connection, used in turn. A temporary table, a session setting
+    // (set_config(..., false), SET) used to stay on it for the next transaction.
+    run([&]() -> Task<> {
+        pg::Client c({.url = pg_url(), .pool = 1, .transactions = 1});
+        for (int i = 0; i < 2; ++i) {
+            pg::Transaction tx = co_await c.begin();
+            co_await tx.exec("CREATE TEMP TABLE tx_scratch (x int)");  // 42P07 the second time, before
+            std::string tenant = co_await tx.scalar<std::string>("SELECT coalesce(current_setting('app.tenant', true), '')");
+            EXPECT_EQ(tenant, "") << "round " << i;
+            co_await tx.exec("SELECT set_config('app.tenant', 'a', false)");
+            co_await tx.exec("SET search_path TO pg_catalog");
+            co_await tx.commit();
+        }
+        // A transaction that changed nothing of its session keeps its connection.
+        int before = 0, after = 0;
+        {
+            pg::Transaction tx = co_await c.begin();
+            before = co_await tx.scalar<int>("SELECT pg_backend_pid()");
+            co_await tx.commit();
+        }
+        {
+            pg::Transaction tx = co_await c.begin();
+            after = co_await tx.scalar<int>("SELECT pg_backend_pid()");
+            co_await tx.commit();
+        }
+        EXPECT_EQ(before, after);
+    });
+}
+
 TEST(PgTransaction, DuringAnOutageBeginFailsAtOnce) {
     // The postmaster stopped: the kernel still accepts connections, and an attempt
     // waits its connect_timeout. Once the shared connections know the server is away,
