@@ -12,6 +12,7 @@
 
 #include "app/ws_bus.hpp"
 #include "app/ws_internal.hpp"
+#include "http/ws_session.hpp"
 #include <kiln/task.hpp>
 
 #include "net/async.hpp"
@@ -183,6 +184,7 @@ void WsTopics::deliver(std::string_view topic, std::string_view data, bool binar
     auto it = t->subscribers.find(topic);
     if (it == t->subscribers.end()) return;
     ++t->delivering;
+    http::WsOneMessage one(data);  // compressed once per setting, not once per subscriber
     auto& v = it->second;
     for (size_t i = 0, n = v.size(); i < n; ++i)  // subscribers joining meanwhile wait for the next
         if (LoopTopics::Sink s = v[i]; s.subscriber) s.fn(s.subscriber, data, binary);

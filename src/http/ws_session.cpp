@@ -8,7 +8,22 @@ namespace {
 constexpr size_t kKeptMessageBytes = 4096;  // a larger reassembly buffer is freed after use
 constexpr uint64_t kInPlaceMax = 256 * 1024;  // larger single frames stream through message_
 thread_local std::string coded;             // the loop's scratch for one coded message
+thread_local WsOneMessage* one_message = nullptr;
 }  // namespace
+
+WsOneMessage::WsOneMessage(std::string_view payload) : payload_(payload), outer_(one_message) { one_message = this; }
+
+WsOneMessage::~WsOneMessage() { one_message = outer_; }
+
+const std::string* WsOneMessage::coded(std::string_view payload, int window_bits, int level) {
+    WsOneMessage* m = one_message;
+    if (!m || payload.data() != m->payload_.data() || payload.size() != m->payload_.size()) return nullptr;
+    for (const Coded& c : m->coded_)
+        if (c.window_bits == window_bits && c.level == level) return &c.bytes;
+    Coded& c = m->coded_.emplace_back(Coded{window_bits, level, {}});
+    deflate_message(payload, window_bits, level, c.bytes);
+    return &c.bytes;
+}
 
 WsSession::WsSession(WsTransport& transport, std::unique_ptr<WsEndpoint> endpoint, const WsSettings& settings)
     : t_(transport), endpoint_(std::move(endpoint)), settings_(settings), reassembler_(settings.max_message) {}
@@ -57,8 +72,13 @@ WsSession::Send WsSession::send(ws::Opcode op, std::string_view payload) {
     if (settings_.deflate.enabled) {
         // Every message, even one that does not shrink: RFC 7692 allows sending some
         // uncompressed, but clients in the field (and one Autobahn runner) mishandle it.
-        deflate_message(payload, settings_.deflate.server_window_bits, settings_.deflate.level, coded);
-        payload = coded;
+        const int bits = settings_.deflate.server_window_bits, level = settings_.deflate.level;
+        if (const std::string* once = WsOneMessage::coded(payload, bits, level)) {
+            payload = *once;
+        } else {
+            deflate_message(payload, bits, level, coded);
+            payload = coded;
+        }
         rsv1 = true;
     }
     write_frame(op, payload, rsv1);

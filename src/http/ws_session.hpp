@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "http/ws_deflate.hpp"
 #include "http/ws_frame.hpp"
@@ -30,6 +31,32 @@
 namespace kiln::http {
 
 class WsSession;
+
+// While one lives on a thread, sending `payload` (the same bytes at the same address:
+// one message handed to many WebSockets, a topic's delivery) compresses it once per
+// deflate setting (window bits, level) instead of once per WebSocket. Sessions without
+// context takeover code a message alike, whoever sends it.
+class WsOneMessage {
+public:
+    explicit WsOneMessage(std::string_view payload);
+    ~WsOneMessage();
+    WsOneMessage(const WsOneMessage&) = delete;
+    WsOneMessage& operator=(const WsOneMessage&) = delete;
+
+    // The coded bytes for `payload` with these settings, if this message is the one
+    // being handed out; null otherwise (the caller codes it itself).
+    static const std::string* coded(std::string_view payload, int window_bits, int level);
+
+private:
+    struct Coded {
+        int window_bits;
+        int level;
+        std::string bytes;
+    };
+    std::string_view payload_;
+    std::vector<Coded> coded_;  // usually one entry: most clients negotiate alike
+    WsOneMessage* outer_;
+};
 
 // What a WebSocket speaks through. Called on its loop thread.
 class WsTransport {

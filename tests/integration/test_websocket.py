@@ -23,6 +23,7 @@ import struct
 import sys
 import time
 import unittest
+import zlib
 
 import harness
 
@@ -606,6 +607,48 @@ class WebSocketTest(harness.ServerTestCase):
                 for i in range(3000):
                     self.assertEqual(await ws.recv(), "m%d" % i)
         run(go())
+
+
+def inflate_strictly(data, bits):
+    """A permessage-deflate payload inflated through a window of 2^bits only: a little
+    output at a time, so a reference further back than the window is an error (into one
+    large output buffer, zlib would resolve it from the output)."""
+    d, out, rest = zlib.decompressobj(-bits), b"", data + b"\x00\x00\xff\xff"
+    while rest:
+        out += d.decompress(rest, 64)
+        rest = d.unconsumed_tail
+    return out
+
+
+class TopicCodingTest(harness.ServerTestCase):
+    """One loop, so every subscriber is in one delivery."""
+    server_args = ("--workers", "0", "--threads", "1")
+
+    def test_a_published_message_reaches_each_subscriber_coded_for_it(self):
+        # A topic's message is compressed once per deflate setting, not once per
+        # subscriber: each must still get it coded as it negotiated. 2,000 random bytes
+        # twice: 15-bit windows reach back to the first copy, 9-bit ones cannot, so a
+        # 9-bit client handed the 15-bit coding could not inflate it.
+        block = os.urandom(1000).hex().encode()
+        message = block + block
+        ext = b"Sec-WebSocket-Extensions: permessage-deflate%s\r\n"
+        # The 15-bit subscriber first: a coding shared regardless of the setting would
+        # reach the 9-bit ones.
+        clients = [(RawWs(self.port, "/ws/room/coded", ext % b""), 15),
+                   (RawWs(self.port, "/ws/room/coded", ext % b"; server_max_window_bits=9"), 9),
+                   (RawWs(self.port, "/ws/room/coded", ext % b"; server_max_window_bits=9"), 9),
+                   (RawWs(self.port, "/ws/room/coded"), 0)]
+        for ws, _ in clients:
+            ws.head()
+            f = ws.recv_frame()  # "joined ..."
+            self.assertIsNotNone(f)
+        clients[3][0].send(1, message)
+        for ws, bits in clients:
+            f = ws.recv_frame()
+            self.assertIsNotNone(f, bits)
+            self.assertEqual(f[1], bits != 0, bits)  # rsv1: compressed
+            self.assertEqual(inflate_strictly(f[3], bits) if bits else f[3], message, bits)
+            ws.close()
 
 
 class OverHttp2Test(harness.ServerTestCase):
