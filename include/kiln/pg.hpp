@@ -469,7 +469,7 @@ private:
 //   kiln::pg::Listener news = co_await db.listen("news");
 //   for (;;) { kiln::pg::Notification n = co_await news.next(); push(n.payload); }
 // Notifications are queued from the moment listen() returns until read (at most
-// 65,536; past that the oldest go, and next() throws db::Error(Other) saying how
+// 65,536, and 64 MiB; past that the oldest go, and next() throws db::Error(Other) saying how
 // many). If the session carrying the subscription is lost, next() throws
 // db::Error(Io) once: what was sent until it is back is missed; it reconnects and
 // listens again by itself, and next() goes on after that. One next() at a time.

@@ -9,12 +9,16 @@ namespace kiln::pg::detail {
 
 // ------------------------------------------------------------------ ListenerState
 
+size_t ListenerState::cost(const Notification& n) { return n.channel.size() + n.payload.size() + 64; }
+
 void ListenerState::push(Notification n) {
-    if (queue.size() >= kMaxQueued) {
+    queued_bytes += cost(n);
+    queue.push_back(std::move(n));
+    while (queue.size() > kMaxQueued || queued_bytes > kMaxQueuedBytes) {
+        queued_bytes -= cost(queue.front());
         queue.pop_front();
         ++dropped;
     }
-    queue.push_back(std::move(n));
     wake();
 }
 

@@ -32,14 +32,17 @@ class Hub;
 // One Listener's side: what arrived and was not read yet.
 struct ListenerState {
     static constexpr size_t kMaxQueued = 65536;  // then the oldest go, and next() says so
+    static constexpr size_t kMaxQueuedBytes = size_t{64} << 20;  // likewise (payloads reach 8,000 bytes)
 
     Hub* hub;  // null once the Client is gone
     std::string channel;
     std::deque<Notification> queue;
+    size_t queued_bytes = 0;    // of the payloads and channel names in queue
     size_t dropped = 0;         // notifications lost to kMaxQueued since the last next()
     std::exception_ptr error;   // the session was lost since the last next()
     Op* waiter = nullptr;       // the next() suspended on it (a reference held)
 
+    static size_t cost(const Notification& n);  // what it counts against kMaxQueuedBytes
     void push(Notification n);
     void fail(std::exception_ptr e);
     void wake();

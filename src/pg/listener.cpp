@@ -66,12 +66,13 @@ Notification NextNotification::await_resume() {
         size_t n = std::exchange(s_->dropped, 0);
         throw db::Error(db::ErrorKind::Other, 0,
                         std::to_string(n) + " notifications on \"" + s_->channel +
-                            "\" were dropped: more than 65536 were waiting to be read",
+                            "\" were dropped: more than 65536 (or 64 MiB) were waiting to be read",
                         "LISTEN");
     }
     if (s_->queue.empty()) std::rethrow_exception(detail::io_error("the PostgreSQL client was closed", "LISTEN"));
     Notification n = std::move(s_->queue.front());
     s_->queue.pop_front();
+    s_->queued_bytes -= detail::ListenerState::cost(n);
     return n;
 }
 

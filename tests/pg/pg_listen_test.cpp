@@ -85,6 +85,34 @@ TEST(PgListen, NotificationsArriveInOrderFromAnySessionToEveryListener) {
     });
 }
 
+// A listener that does not read holds at most 64 MiB (as well as 65,536 notifications):
+// 9,000 of nearly 8,000 bytes, 71 MB, were all kept before.
+TEST(PgListen, AnUnreadQueueIsBoundedInBytes) {
+    run([&]() -> Task<> {
+        pg::Client c({.url = pg_url()});
+        pg::Listener big = co_await c.listen("big");
+        co_await c.exec("SELECT pg_notify('big', g || repeat('x', 7890)) FROM generate_series(1, 9000) AS g");
+        // They come on the listening session: until none came for 300 ms (at most 20 s).
+        size_t seen = 0;
+        for (int quiet = 0, i = 0; quiet < 6 && i < 400; ++i) {
+            co_await kiln::sleep(std::chrono::milliseconds(50));
+            quiet = big.pending() == seen ? quiet + 1 : 0;
+            seen = big.pending();
+        }
+        EXPECT_LT(big.pending(), 8500u);
+        EXPECT_GT(big.pending(), 8000u);
+        std::string why;
+        try {
+            co_await big.next();
+        } catch (const db::Error& e) {
+            why = e.what();
+        }
+        EXPECT_NE(why.find("were dropped"), std::string::npos) << why;
+        pg::Notification n = co_await big.next();  // the oldest went, the newest are kept
+        EXPECT_GT(std::stoi(n.payload), 500) << n.payload.substr(0, 8);
+    });
+}
+
 TEST(PgListen, ACancelledWaitEndsCleanlyAndOnlyWhatCameAfterListenIsQueued) {
     run([&]() -> Task<> {
         pg::Client c({.url = pg_url()});
