@@ -342,9 +342,10 @@ private:
 //   kiln::redis::Cache cache(redis, "page:");
 //   std::string html = co_await cache.get_or_set("index", 30s, [&]() -> kiln::Task<std::string> { ... });
 // A hit returns the stored value; a miss runs fn, stores what it returns with the
-// ttl and returns it. Redis unreachable: fn runs and its value is returned,
-// unstored (a cache outage slows pages, it does not fail them). What fn throws
-// reaches the caller; nothing is stored.
+// ttl and returns it. Redis unreachable, loading, or refusing the write (maxmemory,
+// a replica): fn runs and its value is returned, unstored (a cache outage slows
+// pages, it does not fail them); a ttl of 0 or less stores nothing. What fn throws
+// reaches the caller; nothing is stored. Concurrent misses of one key each run fn.
 class Cache {
 public:
     explicit Cache(PerLoop& redis, std::string prefix = "kiln:cache:");

@@ -50,6 +50,7 @@ void DeadlineHeap::remove_at(size_t i) {
 void DeadlineHeap::arm(Deadline& d, uint64_t at_ms) {
     if (d.armed()) remove_at(d.slot);
     d.at_ms = at_ms;
+    d.armed_seq = ++arms_;
     heap_.push_back(&d);
     d.slot = heap_.size() - 1;
     sift_up(d.slot);
@@ -60,7 +61,8 @@ void DeadlineHeap::disarm(Deadline& d) {
 }
 
 void DeadlineHeap::expire(uint64_t now_ms) {
-    while (!heap_.empty() && heap_.front()->at_ms <= now_ms) {
+    const uint64_t before = arms_;
+    while (!heap_.empty() && heap_.front()->at_ms <= now_ms && heap_.front()->armed_seq <= before) {
         Deadline* d = heap_.front();
         remove_at(0);
         d->fire(d);  // may arm or disarm others, or free d's owner

@@ -15,6 +15,7 @@ struct Deadline {
     void (*fire)(Deadline*) = nullptr;
     void* owner = nullptr;
     uint64_t at_ms = 0;
+    uint64_t armed_seq = 0;  // DeadlineHeap's count of arms when this one was armed
     size_t slot = kNotArmed;
     bool armed() const { return slot != kNotArmed; }
 };
@@ -29,7 +30,9 @@ public:
     void arm(Deadline& d, uint64_t at_ms);  // (re)arms
     void disarm(Deadline& d);
     uint64_t next_deadline() const { return heap_.empty() ? UINT64_MAX : heap_.front()->at_ms; }
-    // Fires every deadline <= now_ms, earliest first.
+    // Fires every deadline <= now_ms armed before the call, earliest first. One armed
+    // by a fire (a zero sleep resumed there and sleeping again) waits for the next
+    // call: the loop polls its sockets in between, as a yield promises.
     void expire(uint64_t now_ms);
     size_t size() const { return heap_.size(); }
 
@@ -39,6 +42,7 @@ private:
     void sift_down(size_t i);
     void remove_at(size_t i);
     std::vector<Deadline*> heap_;
+    uint64_t arms_ = 0;
 };
 
 }  // namespace kiln::net

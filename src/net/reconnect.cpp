@@ -1,6 +1,9 @@
 #include "net/reconnect.hpp"
 
 #include <algorithm>
+#include <random>
+
+#include "util/random.hpp"
 
 namespace kiln::net {
 
@@ -9,7 +12,15 @@ void Reconnect::lost(Loop& loop, std::string why, std::chrono::milliseconds min,
     uint64_t lo = static_cast<uint64_t>(std::max<int64_t>(min.count(), 1));
     uint64_t hi = static_cast<uint64_t>(std::max<int64_t>(max.count(), 1));
     backoff_ms = backoff_ms == 0 ? lo : std::min(backoff_ms * 2, hi);
-    loop.deadlines().arm(retry, loop.now_ms() + backoff_ms);
+    // A random half to all of it: after a restart of the server, every connection of
+    // every loop, worker and node lost it at once, and would come back at once.
+    thread_local std::minstd_rand jitter([] {
+        uint32_t seed;
+        util::random_bytes(&seed, sizeof seed);
+        return seed;
+    }());
+    uint64_t wait = backoff_ms / 2 + std::uniform_int_distribution<uint64_t>(0, backoff_ms - backoff_ms / 2)(jitter);
+    loop.deadlines().arm(retry, loop.now_ms() + std::max<uint64_t>(wait, 1));
 }
 
 std::string Reconnect::unavailable(const Loop& loop, const char* what) const {

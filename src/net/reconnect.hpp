@@ -1,6 +1,6 @@
 // What a client connection that comes back by itself keeps between attempts: the
 // retry on the loop's deadline heap, its back-off (min, doubling to max, reset by a
-// success) and the last reason, for the "no connection" errors that fail requests
+// success; each wait a random half to all of it) and the last reason, for the "no connection" errors that fail requests
 // at once meanwhile. Shared by the PostgreSQL and Redis clients' pools and hubs; the
 // owner sets retry.owner/fire and replaces the lost connection when it fires.
 #pragma once

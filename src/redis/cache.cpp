@@ -14,15 +14,18 @@ Task<std::string> Cache::get_or_set(std::string key, std::chrono::seconds ttl, s
         std::optional<std::string> hit = co_await client.get(full);
         if (hit) co_return std::move(*hit);
     } catch (const Error& e) {
-        if (e.kind() != Error::Kind::Io) throw;  // a wrong type under the key is a bug to see
+        // Unreachable, or not answering reads now (LOADING): the page goes on without
+        // the cache. A wrong type under the key is a bug to see.
+        if (e.kind() != Error::Kind::Io && e.kind() != Error::Kind::Busy) throw;
         reachable = false;
     }
     std::string value = co_await fn();
-    if (reachable) {
+    if (reachable && ttl.count() > 0) {  // (0 or less: expired already, not stored for ever)
         try {
             co_await client.set(full, value, ttl);
-        } catch (const Error& e) {
-            if (e.kind() != Error::Kind::Io) throw;
+        } catch (const Error&) {
+            // Refused (OOM at maxmemory, MISCONF after a failed snapshot, READONLY on
+            // a replica) or lost: the value is computed, and the page has it.
         }
     }
     co_return value;

@@ -566,6 +566,23 @@ TEST(RedisClient, CacheReadsThroughAndSurvivesAnOutage) {
         // Redis unreachable: the value is made and returned, not stored.
         EXPECT_EQ(co_await dead.get_or_set("page", 60s, make), "rendered 3");
         EXPECT_EQ(co_await dead.get_or_set("page", 60s, make), "rendered 4");
+
+        // Redis refusing the write (maxmemory reached under noeviction: OOM): the page
+        // still gets its value, unstored. Every miss was an error (500) before.
+        redis::Client admin({.url = redis_url()});
+        co_await admin.command("CONFIG", "SET", "maxmemory-policy", "noeviction");
+        co_await admin.command("CONFIG", "SET", "maxmemory", "1");
+        std::string got, failed;
+        try {
+            got = co_await cache.get_or_set("full", 60s, make);
+        } catch (const std::exception& e) {
+            failed = e.what();
+        }
+        co_await admin.command("CONFIG", "SET", "maxmemory", "0");
+        EXPECT_EQ(got, "rendered 5") << failed;
+        // A ttl of 0 stores nothing (it was stored without expiry, for ever).
+        EXPECT_EQ(co_await cache.get_or_set("zero", 0s, make), "rendered 6");
+        EXPECT_FALSE((co_await admin.get("t:cache:zero")).has_value());
     });
 }
 

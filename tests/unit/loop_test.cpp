@@ -5,12 +5,18 @@
 
 #include <atomic>
 #include <chrono>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <kiln/sleep.hpp>
+
+#include "net/deadline_heap.hpp"
 #include "net/loop.hpp"
+#include "net/reconnect.hpp"
 #include "net/timer.hpp"
+#include "support/async_test.hpp"
 
 namespace kiln::net {
 namespace {
@@ -126,3 +132,59 @@ TEST(Loop, DestroyLaterDeletesOnlyAfterTheBatch) {
 }
 
 }  // namespace kiln::net
+
+// A deadline armed by a fire, due at once, waits for the next pass: a zero sleep
+// resumed there and sleeping again fired again in the same pass, for ever.
+TEST(DeadlineHeap, ADeadlineArmedByAFireWaitsForTheNextPass) {
+    kiln::net::DeadlineHeap heap;
+    struct Again {
+        kiln::net::DeadlineHeap* heap;
+        int fired = 0;
+    } again{&heap};
+    kiln::net::Deadline d;
+    d.owner = &again;
+    d.fire = [](kiln::net::Deadline* dl) {
+        auto* a = static_cast<Again*>(dl->owner);
+        if (++a->fired < 1000) a->heap->arm(*dl, 5);
+    };
+    heap.arm(d, 5);
+    heap.expire(5);
+    EXPECT_EQ(again.fired, 1);
+    heap.expire(5);
+    EXPECT_EQ(again.fired, 2);
+    heap.disarm(d);
+}
+
+// kiln::sleep(0) is a yield: the loop's other work (here, deferred work) runs before
+// the sleeper goes on.
+TEST(Loop, AZeroSleepYieldsToTheLoop) {
+    kiln::net::Loop loop;
+    bool flag = false;
+    int n = 0;
+    kiln::test::run(loop, [&]() -> kiln::Task<> {
+        loop.defer([](void* f) { *static_cast<bool*>(f) = true; }, &flag);
+        while (!flag && n < 100000) {  // (bounded: it never ended before)
+            ++n;
+            co_await kiln::sleep(std::chrono::milliseconds(0));
+        }
+    });
+    EXPECT_LE(n, 3);
+}
+
+// After a server restart every connection lost it at once: each comes back after a
+// random half to all of its back-off, not all at the same moment.
+TEST(Reconnect, EachWaitIsARandomHalfToAllOfTheBackOff) {
+    kiln::net::Loop loop;
+    std::set<uint64_t> waits;
+    for (int i = 0; i < 50; ++i) {
+        kiln::net::Reconnect r;
+        r.retry.fire = [](kiln::net::Deadline*) {};
+        r.lost(loop, "gone", std::chrono::milliseconds(100), std::chrono::milliseconds(1000));
+        uint64_t wait = r.retry.at_ms - loop.now_ms();
+        EXPECT_GE(wait, 50u);
+        EXPECT_LE(wait, 100u);
+        waits.insert(wait);
+        loop.deadlines().disarm(r.retry);
+    }
+    EXPECT_GT(waits.size(), 5u);
+}

@@ -46,6 +46,7 @@ if(TARGET kiln)
   kiln_test(topics_test unit/topics_test.cpp)
   target_include_directories(topics_test PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_include_directories(failure_counts_test PRIVATE ${PROJECT_SOURCE_DIR}/tests)  # support/async_test.hpp
+  target_include_directories(loop_test PRIVATE ${PROJECT_SOURCE_DIR}/tests)  # support/async_test.hpp
   kiln_test(proxy_protocol_test unit/proxy_protocol_test.cpp)
   kiln_test(forwarded_test unit/forwarded_test.cpp)
 endif()
