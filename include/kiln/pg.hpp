@@ -341,13 +341,15 @@ struct Options {
     // session, which owes nothing while it waits, is sent a SELECT 1 this often, so its
     // silence is noticed too (within twice this).
     std::chrono::milliseconds reply_timeout{30000};
-    // Prepared statements kept per connection, by SQL text; past it the least recently
-    // used one not in flight is dropped (DEALLOCATE). Each also holds memory in its
-    // server session, so SQL built at run time (an ORDER BY per user choice) must not
-    // grow them without bound.
+    // Prepared statements kept per connection, by SQL text; when it is full, the least
+    // recently used not in flight are dropped (DEALLOCATE) down to three quarters.
+    // Each also holds memory in its server session, so SQL built at run time (an
+    // ORDER BY per user choice) must not grow them without bound.
     size_t statement_cache = 256;
-    std::chrono::milliseconds reconnect_min{50};      // first retry after a loss,
-    std::chrono::milliseconds reconnect_max{5000};    // doubling up to this
+    // The back-off after a loss: doubling from min to max, each wait a random half to
+    // all of it (so that the connections a server restart cut come back spread out).
+    std::chrono::milliseconds reconnect_min{50};
+    std::chrono::milliseconds reconnect_max{5000};
     // Connections for transactions, opened when first needed, each carrying one
     // transaction at a time (the shared ones above never do: a transaction's
     // statements must not interleave with other coroutines' queries). A transaction

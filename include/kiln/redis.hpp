@@ -264,8 +264,10 @@ struct Options {
     std::chrono::milliseconds connect_timeout{2000};
     // The oldest reply awaited longer than this closes the connection; 0: never.
     std::chrono::milliseconds command_timeout{5000};
-    std::chrono::milliseconds reconnect_min{50};    // first retry after a loss,
-    std::chrono::milliseconds reconnect_max{2000};  // doubling up to this
+    // The back-off after a loss: doubling from min to max, each wait a random half to
+    // all of it (so that the connections a server restart cut come back spread out).
+    std::chrono::milliseconds reconnect_min{50};
+    std::chrono::milliseconds reconnect_max{2000};
 };
 
 // Where a URL leads; throws Error(Misuse) naming what is wrong with it.

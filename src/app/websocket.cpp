@@ -43,9 +43,13 @@ public:
     explicit WsBridge(std::shared_ptr<WebSocket> ws) : ws_(std::move(ws)) {}
     ~WsBridge() override {
         // The upgrade never happened (the server began to stop before the 101 went
-        // out): the open callback ran with the handshake, so its close comes too.
-        if (!ws_->close_code_) on_close(1006, {});
+        // out): an open callback that ran with the handshake gets its close too (one
+        // that threw did not open anything).
+        if (ws_->close_code_) return;
+        if (open_ran) on_close(1006, {});
+        else ws_->closed(1006);
     }
+    bool open_ran = false;  // the route's open callback returned
 
     void on_open(http::WsSession& session) override {
         WebSocket& ws = *ws_;
@@ -92,6 +96,8 @@ public:
                 ws.route_->handlers.close(ws, code, reason);
             } catch (const std::exception& e) {
                 util::log(util::LogLevel::Error, "WebSocket close handler threw: %s", e.what());
+            } catch (...) {  // (also run from ~WsBridge: nothing may escape)
+                util::log(util::LogLevel::Error, "WebSocket close handler threw a non-exception");
             }
         }
     }
@@ -236,8 +242,11 @@ struct WsHandshake {
         ws->locals_ = std::move(req.locals_);
         auto up = std::make_unique<http::WsUpgrade>();
         up->settings = settings;
-        up->endpoint = std::make_unique<WsBridge>(ws);
+        auto bridge = std::make_unique<WsBridge>(ws);
+        WsBridge& b = *bridge;
+        up->endpoint = std::move(bridge);
         if (route->handlers.open) route->handlers.open(*ws, req);  // sends wait for the upgrade
+        b.open_ran = true;
         res.msg_->upgrade(std::move(up));
     }
 };

@@ -7,6 +7,7 @@
 #include <cassert>
 #include <cerrno>
 #include <charconv>
+#include <utility>
 
 #include "http/exchange.hpp"
 #include "http/forwarded.hpp"
@@ -1072,6 +1073,7 @@ void Connection::start_ws(std::unique_ptr<WsUpgrade> up, size_t consumed) {
     protocol_known_ = true;
     uint32_t ping = up->settings.ping_interval_ms;
     ws_timers_ = ping ? &srv_.loop_.timers(ping) : nullptr;
+    ws_close_armed_ = false;
     ws_ = std::make_unique<WsSession>(static_cast<WsTransport&>(*this), std::move(up->endpoint), up->settings);
     ws_arm();
     ws_->open();
@@ -1119,8 +1121,9 @@ void Connection::ws_end() {
 void Connection::ws_arm() {
     // Closing: the handshake's time runs from the close, not restarted by what the
     // peer sends meanwhile (a client pinging on would hold the connection for ever).
+    // (A flag, not the timer's list: a ping interval of the linger's length shares it.)
     if (ws_->closing()) {
-        if (timer_.list != &srv_.linger_timers_) arm(srv_.linger_timers_);
+        if (!std::exchange(ws_close_armed_, true)) arm(srv_.linger_timers_);
     }
     else if (ws_timers_) arm(*ws_timers_);
     else timer_.disarm();

@@ -180,6 +180,7 @@ private:
     std::unique_ptr<H2Session> h2_;        // set once the connection speaks HTTP/2
     std::unique_ptr<WsSession> ws_;        // set once it speaks WebSocket
     net::TimerList* ws_timers_ = nullptr;  // its ping interval's list (null: no pings)
+    bool ws_close_armed_ = false;          // the closing handshake's time runs
     bool protocol_known_ = false; // HTTP/1.1 or HTTP/2 decided (by the first bytes, or ALPN)
     uint64_t h2_progress_mark_ = 0;  // H2Session::progress() when its timer last started
     bool flush_scheduled_ = false;   // deferred_flush is due: the connection outlives it

@@ -107,6 +107,7 @@ struct H2Stream final : ResponseStream, WsTransport {
     std::unique_ptr<WsSession> ws;
     net::Timer ws_timer;      // its ping interval, or its closing's linger timeout
     net::TimerList* ws_pings = nullptr;
+    bool ws_close_armed = false;  // the closing handshake's time runs
     // The write timeout, per stream: runs while it has DATA to send, restarted by each
     // DATA frame that leaves. A stream the peer's window holds that long is reset.
     net::Timer stall_timer;
@@ -648,23 +649,35 @@ void H2Session::headers_done(H2Stream& st, bool end_stream) {
     h.header_count = offs.size() / 4;
     h.host = {};
     h.content_length = -1;
+    std::string_view authority = pseudo(2);
+    // RFC 9113 §8.3.1: a Host field beside :authority must name the same, or the
+    // request is malformed (the app's req.host() and its Host header would disagree).
+    // The same with or without the scheme's default port.
+    std::string_view scheme = pseudo(1);
+    auto same_host = [&](std::string_view host) {
+        if (iequals(host, authority)) return true;
+        std::string_view port = scheme == "https" ? ":443" : ":80";
+        auto plus_port = [&](std::string_view shorter, std::string_view longer) {
+            return longer.size() == shorter.size() + port.size() && longer.ends_with(port) &&
+                   iequals(longer.substr(0, shorter.size()), shorter);
+        };
+        return plus_port(host, authority) || plus_port(authority, host);
+    };
+    bool hosts_differ = false;
     for (size_t i = 0; i < h.header_count; ++i) {
         Header& field = h.headers[i];
         field.name = all.substr(offs[4 * i], offs[4 * i + 1]);
         field.value = all.substr(offs[4 * i + 2], offs[4 * i + 3]);
-        if (field.name == "host") h.host = field.value;
+        if (field.name == "host") {
+            h.host = field.value;
+            hosts_differ = hosts_differ || (!authority.empty() && !same_host(field.value));
+        }
         else if (field.name == "content-length") std::from_chars(field.value.data(), field.value.data() + field.value.size(), h.content_length);
     }
     h.method_token = pseudo(0);
     h.method = method_from(h.method_token);
     h.target = pseudo(3);
-    // RFC 9113 §8.3.1: a Host field beside :authority must name the same, or the
-    // request is malformed (the app's req.host() and its Host header would disagree).
-    bool hosts_differ = false;
-    if (std::string_view authority = pseudo(2); !authority.empty()) {
-        hosts_differ = !h.host.empty() && !iequals(h.host, authority);
-        h.host = authority;
-    }
+    if (!authority.empty()) h.host = authority;
     size_t q = h.target.find('?');
     h.path = h.target.substr(0, q);
     h.query = q == std::string_view::npos ? std::string_view() : h.target.substr(q + 1);
@@ -1033,7 +1046,7 @@ void H2Session::read_ws(H2Stream& st) {
 void H2Session::arm_ws(H2Stream& st) {
     if (!st.ws || !st.ws_alive()) return;
     if (st.ws->closing()) {  // from the close, not restarted by what the peer sends meanwhile
-        if (st.ws_timer.list != &srv_.linger_timers_) srv_.linger_timers_.arm(st.ws_timer, srv_.loop_.now_ms());
+        if (!std::exchange(st.ws_close_armed, true)) srv_.linger_timers_.arm(st.ws_timer, srv_.loop_.now_ms());
     }
     else if (st.ws_pings) st.ws_pings->arm(st.ws_timer, srv_.loop_.now_ms());
     else st.ws_timer.disarm();

@@ -15,7 +15,7 @@ namespace kiln::net {
 
 struct Reconnect {
     Deadline retry;
-    uint64_t backoff_ms = 0;  // the next wait; 0: the last attempt succeeded
+    uint64_t backoff_ms = 0;  // the last wait's bound (it was half to all of it); 0: the last attempt succeeded
     std::string last_error;
 
     // The connection was lost (or an attempt failed): the retry is armed.

@@ -143,14 +143,18 @@ std::shared_ptr<Connection::Statement> Connection::statement(std::string_view sq
 }
 
 void Connection::forget_statements() {
-    // Down to one under the bound, the least recently used first, among those no
-    // query in flight names (the map's reference is the only one): a Prepare, a use
-    // or a group's re-run still to come keeps its statement, so a burst of new texts
-    // in flight goes past the bound until the next new one. Only when it is full.
+    // Down to three quarters of the bound (so that each DEALLOCATE's Sync, which also
+    // closes an open SELECT group, comes once per many new texts, not once per text),
+    // the least recently used first, among those no query in flight names (the map's
+    // reference is the only one): a Prepare, a use or a group's re-run still to come
+    // keeps its statement, so a burst of new texts in flight goes past the bound until
+    // the next new one. Only when it is full.
     std::vector<decltype(statements_)::iterator> idle;
     for (auto it = statements_.begin(); it != statements_.end(); ++it)
         if (it->second.use_count() == 1) idle.push_back(it);
-    size_t excess = statements_.size() + 1 - std::max<size_t>(spec_.statement_cache, 1);
+    const size_t bound = std::max<size_t>(spec_.statement_cache, 1);
+    const size_t keep = std::min(bound - bound / 4, bound - 1);
+    size_t excess = statements_.size() > keep ? statements_.size() - keep : 0;
     size_t n = std::min(excess, idle.size());
     std::partial_sort(idle.begin(), idle.begin() + static_cast<std::ptrdiff_t>(n), idle.end(),
                       [](const auto& a, const auto& b) { return a->second->used < b->second->used; });

@@ -38,7 +38,7 @@ struct ListenerState {
     std::string channel;
     std::deque<Notification> queue;
     size_t queued_bytes = 0;    // of the payloads and channel names in queue
-    size_t dropped = 0;         // notifications lost to kMaxQueued since the last next()
+    size_t dropped = 0;         // notifications lost to the bounds since the last next()
     std::exception_ptr error;   // the session was lost since the last next()
     Op* waiter = nullptr;       // the next() suspended on it (a reference held)
 

@@ -71,25 +71,68 @@ std::string refusal(std::string_view sql) {
     return "";
 }
 
+namespace {
+// Whether each set_config(...) call in `lower` (lower-cased SQL) has a literal true as
+// its third argument (is_local). Anything else (false, a parameter, an expression)
+// counts as the session's.
+bool every_set_config_is_local(std::string_view lower) {
+    for (size_t at = lower.find("set_config"); at != lower.npos; at = lower.find("set_config", at + 1)) {
+        size_t i = at + 10;
+        while (i < lower.size() && lower[i] == ' ') ++i;
+        if (i >= lower.size() || lower[i] != '(') return false;
+        int depth = 0;
+        size_t last_comma = lower.npos, close = lower.npos;
+        bool quoted = false;
+        for (size_t j = i; j < lower.size() && close == lower.npos; ++j) {
+            char c = lower[j];
+            if (quoted) {
+                quoted = c != '\'';
+            } else if (c == '\'') {
+                quoted = true;
+            } else if (c == '(') {
+                ++depth;
+            } else if (c == ')') {
+                if (--depth == 0) close = j;
+            } else if (c == ',' && depth == 1) {
+                last_comma = j;
+            }
+        }
+        if (close == lower.npos || last_comma == lower.npos) return false;
+        std::string_view third = lower.substr(last_comma + 1, close - last_comma - 1);
+        while (!third.empty() && third.front() == ' ') third.remove_prefix(1);
+        while (!third.empty() && third.back() == ' ') third.remove_suffix(1);
+        if (third != "true") return false;
+    }
+    return true;
+}
+}  // namespace
+
 bool changes_session(std::string_view sql) {
+    std::string lower(sql);
+    for (char& c : lower)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
     std::string_view rest = sql;
     std::string w = keyword(&rest);
     if (w == "SET") {
         std::string next = keyword(&rest);
         return next != "LOCAL" && next != "TRANSACTION" && next != "CONSTRAINTS";
     }
-    constexpr std::array<std::string_view, 9> kAlways = {"RESET", "DISCARD", "PREPARE", "DEALLOCATE", "LISTEN",
-                                                         "UNLISTEN", "LOAD", "DECLARE", "CLUSTER"};
+    constexpr std::array<std::string_view, 7> kAlways = {"RESET",    "DISCARD", "PREPARE", "DEALLOCATE",
+                                                         "LISTEN", "UNLISTEN", "LOAD"};
     if (one_of(w, kAlways)) return true;
+    if (w == "DECLARE" && lower.find("with hold") != std::string::npos) return true;  // outlives the commit
     if (w == "CREATE") {
         std::string next = keyword(&rest);
+        if (next == "OR") {  // OR REPLACE
+            keyword(&rest);
+            next = keyword(&rest);
+        }
         if (next == "LOCAL" || next == "GLOBAL") next = keyword(&rest);
         if (next == "TEMP" || next == "TEMPORARY") return true;
     }
-    std::string lower(sql);
-    for (char& c : lower)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    for (std::string_view call : {"set_config", "pg_advisory_lock", "pg_try_advisory_lock"})
+    if (lower.find("into temp") != std::string::npos) return true;  // SELECT ... INTO TEMP t
+    if (!every_set_config_is_local(lower)) return true;
+    for (std::string_view call : {"pg_advisory_lock", "pg_try_advisory_lock"})
         if (lower.find(call) != std::string::npos) return true;
     return false;
 }

@@ -15,9 +15,10 @@ std::string refusal(std::string_view sql);
 
 // Whether `sql`, run inside a transaction, may change its session beyond the commit:
 // SET (not LOCAL, TRANSACTION or CONSTRAINTS), RESET, DISCARD, PREPARE, DEALLOCATE,
-// LISTEN, UNLISTEN, LOAD, DECLARE (a cursor WITH HOLD), CREATE TEMP..., or a call of
-// set_config or a session-level advisory lock anywhere in the text. Errs on the side
-// of true (a word in a string literal counts).
+// LISTEN, UNLISTEN, LOAD, DECLARE ... WITH HOLD, CREATE [OR REPLACE] TEMP..., SELECT
+// ... INTO TEMP, a set_config whose is_local is not a literal true, or a session-level
+// advisory lock, anywhere in the text. Errs on the side of true (a word in a string
+// literal counts).
 bool changes_session(std::string_view sql);
 
 }  // namespace kiln::pg::detail

@@ -1,5 +1,7 @@
 #include <kiln/redis.hpp>
 
+#include <ctime>
+
 #include "util/log.hpp"
 
 namespace kiln::redis {
@@ -23,9 +25,17 @@ Task<std::string> Cache::get_or_set(std::string key, std::chrono::seconds ttl, s
     if (reachable && ttl.count() > 0) {  // (0 or less: expired already, not stored for ever)
         try {
             co_await client.set(full, value, ttl);
-        } catch (const Error&) {
+        } catch (const Error& e) {
             // Refused (OOM at maxmemory, MISCONF after a failed snapshot, READONLY on
-            // a replica) or lost: the value is computed, and the page has it.
+            // a replica) or lost: the value is computed, and the page has it. Said in
+            // the error log at most once a minute per thread: a cache that stores
+            // nothing is otherwise silent.
+            thread_local int64_t last_said = 0;
+            int64_t now = static_cast<int64_t>(std::time(nullptr));
+            if (e.kind() != Error::Kind::Io && now - last_said >= 60) {
+                last_said = now;
+                util::log(util::LogLevel::Warn, "redis cache: storing %s failed: %s", full.c_str(), e.what());
+            }
         }
     }
     co_return value;

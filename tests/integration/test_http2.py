@@ -705,9 +705,12 @@ class H2c(harness.ServerTestCase, StaticChecks):
                                   flags=["END_HEADERS", "END_STREAM"]).serialize())
             raw.send(HeadersFrame(3, data=block + literal_new_name("host", "127.0.0.1"),
                                   flags=["END_HEADERS", "END_STREAM"]).serialize())
-            self.assertTrue(raw.read(lambda: 1 in raw.ended and 3 in raw.ended, 5))
+            raw.send(HeadersFrame(5, data=block + literal_new_name("host", "127.0.0.1:80"),  # the default port
+                                  flags=["END_HEADERS", "END_STREAM"]).serialize())
+            self.assertTrue(raw.read(lambda: all(i in raw.ended for i in (1, 3, 5)), 5))
             self.assertEqual(raw.status(1), 400)
             self.assertEqual((raw.status(3), raw.data.get(3)), (200, b"127.0.0.1"))
+            self.assertEqual((raw.status(5), raw.data.get(5)), (200, b"127.0.0.1:80"))
 
     def test_a_header_list_past_the_limit_is_431_on_its_stream(self):
         with self.client() as c:
@@ -1058,9 +1061,9 @@ class Attacks(harness.ServerTestCase):
             took = time.monotonic() - t0
             self.assertFalse(raw.goaways)
             self.assertEqual((raw.status(203), raw.data.get(203)), (200, b"Hello, World!"))
-            for i in bombs:
-                self.assertTrue(raw.status(i) == 431 or i in raw.resets, "stream %d: %r" % (i, raw.headers.get(i)))
-            self.assertLess(took, 1.0, "100 bombs held the connection's loop %.1f s" % took)
+            for i in bombs:  # past twice the limit: reset, its fields no longer checked (before: 431)
+                self.assertIn(i, raw.resets, "stream %d: %r" % (i, raw.headers.get(i)))
+            self.assertLess(took, 1.5, "100 bombs held the connection's loop %.1f s" % took)
         self.assert_h2_alive()
 
     def test_ping_and_settings_floods(self):

@@ -8,6 +8,7 @@
 #include <kiln/db.hpp>
 
 #include "pg/errors.hpp"
+#include "pg/refused.hpp"
 
 namespace db = kiln::db;
 using kiln::pg::detail::make_error;
@@ -79,3 +80,24 @@ TEST(PgErrors, LibpqMessagesBecomeOneLine) {
 }
 
 }  // namespace
+
+// Which statements of a transaction may change its session beyond the commit (its
+// connection is then closed, not handed to the next transaction): not the
+// transaction-local forms, which the docs recommend.
+TEST(PgSession, WhatChangesTheSessionBeyondTheCommit) {
+    using kiln::pg::detail::changes_session;
+    for (const char* sql : {"SET search_path TO app", "set role tenant_a", "RESET ALL", "DISCARD TEMP",
+                            "PREPARE p AS SELECT 1", "LISTEN news", "CREATE TEMP TABLE t (x int)",
+                            "create local temporary table t (x int)", "CREATE OR REPLACE TEMP VIEW v AS SELECT 1",
+                            "SELECT 1 AS x INTO TEMP t", "DECLARE c CURSOR WITH HOLD FOR SELECT 1",
+                            "SELECT set_config('app.tenant', $1, false)", "SELECT set_config('a', $1, $2)",
+                            "SELECT set_config('a', 'x', true), set_config('b', 'y', false)",
+                            "SELECT pg_advisory_lock(1)"})
+        EXPECT_TRUE(changes_session(sql)) << sql;
+    for (const char* sql : {"SET LOCAL search_path TO app", "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+                            "SET CONSTRAINTS ALL DEFERRED", "SELECT set_config('app.tenant', $1, true)",
+                            "SELECT set_config('app.tenant', concat($1, ','), TRUE)", "DECLARE c CURSOR FOR SELECT 1",
+                            "CREATE TABLE t (x int)", "SELECT pg_advisory_xact_lock(1)",
+                            "INSERT INTO t VALUES (1)", "SELECT * FROM temperatures"})
+        EXPECT_FALSE(changes_session(sql)) << sql;
+}

@@ -384,7 +384,8 @@ TEST(RedisClient, ARefusedSetUpBacksOff) {
         co_await error_of(wrong.command("PING"));  // connects (answered or not: it came with the refused AUTH)
         co_await kiln::sleep(1000ms);
         int64_t made = co_await connections() - before;
-        // 10, 20, 40 ... 640 ms: about 7 attempts in the second; every 10 ms would be ~90.
+        // 10, 20, 40 ... 640 ms, each wait a random half to all of that: 7 to 9
+        // attempts in the second; every 10 ms would be ~90.
         EXPECT_GE(made, 3);
         EXPECT_LE(made, 15) << "the back-off was reset by connects that Redis refused";
     });
