@@ -125,6 +125,27 @@ class SupervisorCase(unittest.TestCase):
 # --------------------------------------------------------------------------------------
 # Load generators
 
+    def refused_reload(self, config, reloaded):
+        """Serves `config` (kiln.toml's text) with one worker, reloads with `reloaded`:
+        the reload must fail and the old worker serve on. Returns the server's output."""
+        cfg = os.path.join(tempfile.mkdtemp(prefix="kiln-reload-"), "kiln.toml")
+        self.addCleanup(shutil.rmtree, os.path.dirname(cfg), True)
+        with open(cfg, "w") as f:
+            f.write(config)
+        self.start_server("--workers", "1", "--config", cfg)
+        old = self.wait_ready(1)
+        with open(cfg, "w") as f:
+            f.write(reloaded)
+        self.server.proc.send_signal(signal.SIGHUP)
+        failed = self.server.wait_for_output(r"reload failed: new worker \d+", timeout=10)
+        out = self.server.output()
+        self.assertTrue(failed, out)
+        self.assertEqual(self.workers(), old)
+        r, err = fetch(self.port, "/plaintext")
+        self.assertIsNone(err)
+        self.assertEqual(r.status, 200)
+        return out
+
 
 class RequestStream:
     """One thread sending GET /pid back to back, each on a new connection, and
@@ -461,23 +482,9 @@ class ReloadWithOtherListeners(SupervisorCase):
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             extra = probe.getsockname()[1]
-        cfg = os.path.join(tempfile.mkdtemp(prefix="kiln-listeners-"), "kiln.toml")
-        self.addCleanup(shutil.rmtree, os.path.dirname(cfg), True)
-        with open(cfg, "w") as f:
-            f.write('listen = ["127.0.0.1:0", "127.0.0.1:%d proxy_protocol"]\n' % extra)
-        self.start_server("--workers", "1", "--config", cfg)
-        old = self.wait_ready(1)
-        with open(cfg, "w") as f:
-            f.write('listen = ["127.0.0.1:0"]\n')
-        self.server.proc.send_signal(signal.SIGHUP)
-        failed = self.server.wait_for_output(r"reload failed: new worker \d+", timeout=10)
-        out = self.server.output()
-        self.assertTrue(failed, out)
+        out = self.refused_reload('listen = ["127.0.0.1:0", "127.0.0.1:%d proxy_protocol"]\n' % extra,
+                                  'listen = ["127.0.0.1:0"]\n')
         self.assertRegex(out, r"lists 1 listener\(s\) \(listen\), the node bound 2: the listening sockets are bound once")
-        self.assertEqual(self.workers(), old)
-        r, err = fetch(self.port, "/plaintext")
-        self.assertIsNone(err)
-        self.assertEqual(r.status, 200)
 
 
 class ReloadWithoutTheSessionStore(SupervisorCase):
@@ -485,23 +492,11 @@ class ReloadWithoutTheSessionStore(SupervisorCase):
     def test_a_reload_to_the_memory_store_fails_and_the_old_workers_serve_on(self):
         # The shared-memory store is made by the supervisor at its start. Workers
         # reloaded without one served anyway: every session use a 500, every form 403.
-        cfg = os.path.join(tempfile.mkdtemp(prefix="kiln-store-"), "kiln.toml")
-        self.addCleanup(shutil.rmtree, os.path.dirname(cfg), True)
-        with open(cfg, "w") as f:  # (no Redis there: the workers start without one)
-            f.write('listen = ["127.0.0.1:0"]\n[session]\nstore = "redis"\n[redis]\nurl = "redis://127.0.0.1:1"\n')
-        self.start_server("--workers", "1", "--config", cfg)
-        old = self.wait_ready(1)
-        with open(cfg, "w") as f:
-            f.write('listen = ["127.0.0.1:0"]\n[session]\nstore = "memory"\n')
-        self.server.proc.send_signal(signal.SIGHUP)
-        failed = self.server.wait_for_output(r"reload failed: new worker \d+", timeout=10)
-        out = self.server.output()
-        self.assertTrue(failed, out)
+        # (No Redis at that URL: the workers start without one.)
+        out = self.refused_reload('listen = ["127.0.0.1:0"]\n[session]\nstore = "redis"\n'
+                                  '[redis]\nurl = "redis://127.0.0.1:1"\n',
+                                  'listen = ["127.0.0.1:0"]\n[session]\nstore = "memory"\n')
         self.assertIn("no session store came from the supervisor", out)
-        self.assertEqual(self.workers(), old)
-        r, err = fetch(self.port, "/plaintext")
-        self.assertIsNone(err)
-        self.assertEqual(r.status, 200)
 
 
 class GracefulStop(SupervisorCase):
