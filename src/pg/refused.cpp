@@ -72,19 +72,31 @@ std::string refusal(std::string_view sql) {
 }
 
 namespace {
-// Whether each set_config(...) call in `lower` (lower-cased SQL) has a literal true as
-// its third argument (is_local). Anything else (false, a parameter, an expression)
-// counts as the session's.
-bool every_set_config_is_local(std::string_view lower) {
-    for (size_t at = lower.find("set_config"); at != lower.npos; at = lower.find("set_config", at + 1)) {
+char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// Where `word` (lower case) first occurs in `sql` from `from` on, in any case; npos if
+// nowhere. (No lower-cased copy: this runs for every statement of a transaction.)
+size_t find_ci(std::string_view sql, std::string_view word, size_t from = 0) {
+    for (size_t i = from; i + word.size() <= sql.size(); ++i) {
+        size_t k = 0;
+        while (k < word.size() && lower(sql[i + k]) == word[k]) ++k;
+        if (k == word.size()) return i;
+    }
+    return std::string_view::npos;
+}
+
+// Whether each set_config(...) call in `sql` has a literal true as its third argument
+// (is_local). Anything else (false, a parameter, an expression) counts as the session's.
+bool every_set_config_is_local(std::string_view sql) {
+    for (size_t at = find_ci(sql, "set_config"); at != sql.npos; at = find_ci(sql, "set_config", at + 1)) {
         size_t i = at + 10;
-        while (i < lower.size() && lower[i] == ' ') ++i;
-        if (i >= lower.size() || lower[i] != '(') return false;
+        while (i < sql.size() && sql[i] == ' ') ++i;
+        if (i >= sql.size() || sql[i] != '(') return false;
         int depth = 0;
-        size_t last_comma = lower.npos, close = lower.npos;
+        size_t last_comma = sql.npos, close = sql.npos;
         bool quoted = false;
-        for (size_t j = i; j < lower.size() && close == lower.npos; ++j) {
-            char c = lower[j];
+        for (size_t j = i; j < sql.size() && close == sql.npos; ++j) {
+            char c = sql[j];
             if (quoted) {
                 quoted = c != '\'';
             } else if (c == '\'') {
@@ -97,20 +109,17 @@ bool every_set_config_is_local(std::string_view lower) {
                 last_comma = j;
             }
         }
-        if (close == lower.npos || last_comma == lower.npos) return false;
-        std::string_view third = lower.substr(last_comma + 1, close - last_comma - 1);
+        if (close == sql.npos || last_comma == sql.npos) return false;
+        std::string_view third = sql.substr(last_comma + 1, close - last_comma - 1);
         while (!third.empty() && third.front() == ' ') third.remove_prefix(1);
         while (!third.empty() && third.back() == ' ') third.remove_suffix(1);
-        if (third != "true") return false;
+        if (third.size() != 4 || find_ci(third, "true") != 0) return false;
     }
     return true;
 }
 }  // namespace
 
 bool changes_session(std::string_view sql) {
-    std::string lower(sql);
-    for (char& c : lower)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
     std::string_view rest = sql;
     std::string w = keyword(&rest);
     if (w == "SET") {
@@ -120,7 +129,7 @@ bool changes_session(std::string_view sql) {
     constexpr std::array<std::string_view, 7> kAlways = {"RESET",    "DISCARD", "PREPARE", "DEALLOCATE",
                                                          "LISTEN", "UNLISTEN", "LOAD"};
     if (one_of(w, kAlways)) return true;
-    if (w == "DECLARE" && lower.find("with hold") != std::string::npos) return true;  // outlives the commit
+    if (w == "DECLARE" && find_ci(sql, "with hold") != sql.npos) return true;  // outlives the commit
     if (w == "CREATE") {
         std::string next = keyword(&rest);
         if (next == "OR") {  // OR REPLACE
@@ -130,11 +139,9 @@ bool changes_session(std::string_view sql) {
         if (next == "LOCAL" || next == "GLOBAL") next = keyword(&rest);
         if (next == "TEMP" || next == "TEMPORARY") return true;
     }
-    if (lower.find("into temp") != std::string::npos) return true;  // SELECT ... INTO TEMP t
-    if (!every_set_config_is_local(lower)) return true;
-    for (std::string_view call : {"pg_advisory_lock", "pg_try_advisory_lock"})
-        if (lower.find(call) != std::string::npos) return true;
-    return false;
+    if (find_ci(sql, "into temp") != sql.npos) return true;  // SELECT ... INTO TEMP t
+    if (!every_set_config_is_local(sql)) return true;
+    return find_ci(sql, "pg_advisory_lock") != sql.npos || find_ci(sql, "pg_try_advisory_lock") != sql.npos;
 }
 
 }  // namespace kiln::pg::detail

@@ -740,13 +740,18 @@ class OverHttp2Test(harness.ServerTestCase):
         self.assertEqual(f[2:], (1, b"drained"))
         c.close()
 
-    def test_the_server_closes_with_its_code_and_ends_the_stream(self):
+    def closed_by_the_server(self):
+        """A WebSocket stream on /ws/small the server closed (4000): (client, stream, close frame)."""
         c = H2Ws(self.port)
         sid = c.open("/ws/small")
         c.send(sid, 1, b"close")
         f = c.recv_frame(sid)
         self.assertEqual(f[2], 8)
         self.assertEqual(struct.unpack("!H", f[3][:2])[0], 4000)
+        return c, sid, f
+
+    def test_the_server_closes_with_its_code_and_ends_the_stream(self):
+        c, sid, f = self.closed_by_the_server()
         c.send(sid, 8, f[3][:2])
         c.end(sid)
         self.assertIsNone(c.recv_frame(sid))
@@ -755,11 +760,7 @@ class OverHttp2Test(harness.ServerTestCase):
         c.close()
 
     def test_after_its_close_a_client_that_only_pings_is_cut(self):
-        c = H2Ws(self.port)
-        sid = c.open("/ws/small")
-        c.send(sid, 1, b"close")
-        f = c.recv_frame(sid)
-        self.assertEqual(f[2], 8)
+        c, sid, _ = self.closed_by_the_server()
         st = c.streams[sid]
 
         def over():
