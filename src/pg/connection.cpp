@@ -158,13 +158,29 @@ void Connection::forget_statements() {
     size_t n = std::min(excess, idle.size());
     std::partial_sort(idle.begin(), idle.begin() + static_cast<std::ptrdiff_t>(n), idle.end(),
                       [](const auto& a, const auto& b) { return a->second->used < b->second->used; });
-    for (size_t i = 0; i < n && state_ == State::Ready; ++i) {
-        auto drop = std::make_shared<Statement>(Statement{"DEALLOCATE " + idle[i]->second->name, "", {}, false, true});
+    std::vector<std::shared_ptr<Statement>> drop = std::exchange(undropped_, {});
+    for (size_t i = 0; i < n; ++i) {
+        drop.push_back(std::move(idle[i]->second));
         statements_.erase(idle[i]);
-        Op* op = new Op(loop_);
-        send(op, drop, false);  // after every earlier use, in the pipeline's order
-        op->abandon();          // its answer goes nowhere
     }
+    for (auto& stmt : drop)
+        if (state_ == State::Ready) deallocate(std::move(stmt));
+}
+
+void Connection::deallocate(std::shared_ptr<Statement> stmt) {
+    auto drop = std::make_shared<Statement>(Statement{"DEALLOCATE " + stmt->name, "", {}, false, true});
+    drop->forgets = std::move(stmt);
+    Op* op = new Op(loop_);
+    send(op, drop, false);  // after every earlier use, in the pipeline's order
+    op->abandon();          // its answer goes nowhere (a refusal: see not_forgotten())
+}
+
+void Connection::not_forgotten(const std::shared_ptr<Statement>& stmt) {
+    // Refused inside a transaction an earlier error aborted (25P02): the server still
+    // has it. Back in the cache, where its use still works (its text not prepared
+    // again meanwhile), or dropped again with the next ones forgotten.
+    auto [it, inserted] = statements_.try_emplace(stmt->sql, stmt);
+    if (!inserted && it->second != stmt) undropped_.push_back(stmt);
 }
 
 void Connection::submit(Op* op, std::string_view sql, bool keep) {
@@ -417,6 +433,7 @@ void Connection::answer(Pending& p) {
         case PGRES_FATAL_ERROR: {
             const char* state = PQresultErrorField(p.got, PG_DIAG_SQLSTATE);
             std::string_view sqlstate = state ? state : "";
+            if (p.stmt->forgets) not_forgotten(p.stmt->forgets);
             if (sqlstate == "0A000" && !p.stmt->once && replan(p)) return;
             if (p.stmt->error && sqlstate == "26000") op->fail(p.stmt->error);  // its Prepare failed
             else op->fail(result_error(p.got, p.stmt->sql));
@@ -424,6 +441,7 @@ void Connection::answer(Pending& p) {
             break;
         }
         case PGRES_PIPELINE_ABORTED:
+            if (p.stmt->forgets) not_forgotten(p.stmt->forgets);
             op->fail(p.stmt->error ? p.stmt->error
                                    : make_error("", "aborted by an earlier error in the pipeline", p.stmt->sql));
             break;

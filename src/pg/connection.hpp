@@ -107,6 +107,7 @@ private:
         bool select = false;       // may share a Sync with its neighbours (Mode::Batched)
         bool once = false;         // not kept: sent unprepared (PQsendQueryParams)
         uint64_t used = 0;         // when last asked for (statement()), for the cache's order
+        std::shared_ptr<Statement> forgets;  // a DEALLOCATE: the statement it drops
     };
     struct Pending {  // what the server will answer, in order
         enum Kind : uint8_t { Prepare, Query, Sync } kind;
@@ -133,6 +134,8 @@ private:
     // connection lost meanwhile).
     std::shared_ptr<Statement> statement(std::string_view sql, bool* prepare, bool may_forget = false);
     void forget_statements();  // the cache is full: the least recently used idle ones go
+    void deallocate(std::shared_ptr<Statement> stmt);
+    void not_forgotten(const std::shared_ptr<Statement>& stmt);  // its DEALLOCATE was refused
     void close_group();         // the Sync after an open group
     void settle_group();        // its Sync arrived: deliver, or send every member again alone
     void grouped_done(Pending& p);
@@ -170,6 +173,7 @@ private:
     std::deque<Pending> sent_;
     std::vector<Queued> queued_;
     std::unordered_map<std::string, std::shared_ptr<Statement>, Hash, std::equal_to<>> statements_;
+    std::vector<std::shared_ptr<Statement>> undropped_;  // refused DEALLOCATEs to send again
     uint64_t names_ = 0;
     uint64_t uses_ = 0;  // statement() calls: the cache's clock
     size_t queries_ = 0;

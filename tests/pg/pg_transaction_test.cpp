@@ -151,6 +151,41 @@ TEST(PgTransaction, AfterAnErrorCommitRefusesAndADroppedTransactionRollsBack) {
     });
 }
 
+// A full statement cache forgets with DEALLOCATE. Inside a transaction an error had
+// aborted, the server refused the DEALLOCATE and kept the statement, which the
+// connection no longer knew: one more prepared statement in the session for good,
+// per text forgotten so.
+TEST(PgTransaction, StatementsForgottenInAnAbortedTransactionDoNotStayOnTheServer) {
+    run([&]() -> Task<> {
+        pg::Client c({.url = pg_url(), .statement_cache = 8, .transactions = 1});
+        for (int round = 0; round < 10; ++round) {
+            pg::Transaction tx = co_await c.begin();
+            for (int i = 0; i < 8; ++i)  // the cache is full of this round's texts
+                co_await tx.exec(db::trusted_sql("SELECT " + std::to_string(round * 100 + i)));
+            std::optional<db::Error> failed;
+            try {
+                co_await tx.exec("SELECT 1 / 0");
+            } catch (const db::Error& e) {
+                failed = e;
+            }
+            EXPECT_TRUE(failed.has_value());
+            for (int i = 8; i < 12; ++i) {  // new texts: each forgets, in the aborted transaction
+                std::optional<db::Error> aborted;
+                try {
+                    co_await tx.exec(db::trusted_sql("SELECT " + std::to_string(round * 100 + i)));
+                } catch (const db::Error& e) {
+                    aborted = e;
+                }
+                EXPECT_TRUE(aborted && aborted->sqlstate() == "25P02") << (aborted ? aborted->what() : "no error");
+            }
+        }  // each dropped: rolled back, the one connection handed back
+        pg::Transaction tx = co_await c.begin();
+        long kept = co_await tx.scalar<long>("SELECT count(*) FROM pg_prepared_statements");
+        EXPECT_LE(kept, 8 + 1) << "statements the connection forgot stayed prepared";  // (the count's own)
+        co_await tx.commit();
+    });
+}
+
 Task<> transfer(pg::Client& c, int n, std::set<int>& backends, int& most, int& open_now) {
     co_await c.transaction([&](pg::Transaction& tx) -> Task<> {
         ++open_now;
