@@ -37,7 +37,11 @@ struct LoopTopics {
         using is_transparent = void;
         size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
     };
-    std::unordered_map<std::string, std::vector<Sink>, Hash, std::equal_to<>> subscribers;
+    struct Topic {
+        std::vector<Sink> sinks;                 // walked by a delivery
+        std::unordered_map<void*, size_t> at;    // a subscriber's place in sinks: leaving is O(1)
+    };
+    std::unordered_map<std::string, Topic, Hash, std::equal_to<>> subscribers;
     int delivering = 0;              // inside deliver(): leaving only blanks an entry
     std::vector<std::string> blanked;  // topics with blanked entries, compacted after
 };
@@ -152,7 +156,9 @@ void from_bus(std::string_view d) {
 }  // namespace
 
 void WsTopics::join(void* subscriber, Deliver fn, std::string_view topic) {
-    loop_topics().subscribers[std::string(topic)].push_back({subscriber, fn});
+    LoopTopics::Topic& t = loop_topics().subscribers[std::string(topic)];
+    if (!t.at.emplace(subscriber, t.sinks.size()).second) return;  // (once per topic)
+    t.sinks.push_back({subscriber, fn});
 }
 
 void WsTopics::leave(void* subscriber, std::string_view topic) {
@@ -160,17 +166,22 @@ void WsTopics::leave(void* subscriber, std::string_view topic) {
     if (!t) return;  // the loop is going: its table went first
     auto it = t->subscribers.find(topic);
     if (it == t->subscribers.end()) return;
-    auto& v = it->second;
-    auto at = std::find_if(v.begin(), v.end(), [subscriber](const auto& s) { return s.subscriber == subscriber; });
-    if (at == v.end()) return;
+    LoopTopics::Topic& v = it->second;
+    auto at = v.at.find(subscriber);
+    if (at == v.at.end()) return;
+    size_t i = at->second;
+    v.at.erase(at);
     if (t->delivering) {  // a delivery walks this list: blank the entry, compact later
-        at->subscriber = nullptr;
+        v.sinks[i].subscriber = nullptr;
         t->blanked.emplace_back(topic);
         return;
     }
-    *at = v.back();
-    v.pop_back();
-    if (v.empty()) t->subscribers.erase(it);
+    if (i + 1 != v.sinks.size()) {
+        v.sinks[i] = v.sinks.back();
+        if (v.sinks[i].subscriber) v.at[v.sinks[i].subscriber] = i;
+    }
+    v.sinks.pop_back();
+    if (v.sinks.empty()) t->subscribers.erase(it);
 }
 
 void WsTopics::leave_all(WebSocket& ws) {
@@ -185,15 +196,19 @@ void WsTopics::deliver(std::string_view topic, std::string_view data, bool binar
     if (it == t->subscribers.end()) return;
     ++t->delivering;
     http::WsOneMessage one(data);  // compressed once per setting, not once per subscriber
-    auto& v = it->second;
+    auto& v = it->second.sinks;
     for (size_t i = 0, n = v.size(); i < n; ++i)  // subscribers joining meanwhile wait for the next
         if (LoopTopics::Sink s = v[i]; s.subscriber) s.fn(s.subscriber, data, binary);
     if (--t->delivering == 0 && !t->blanked.empty()) {
-        for (const std::string& name : t->blanked) {
+        std::sort(t->blanked.begin(), t->blanked.end());
+        t->blanked.erase(std::unique(t->blanked.begin(), t->blanked.end()), t->blanked.end());
+        for (const std::string& name : t->blanked) {  // once per topic, however many left it
             auto b = t->subscribers.find(name);
             if (b == t->subscribers.end()) continue;
-            std::erase_if(b->second, [](const auto& sink) { return sink.subscriber == nullptr; });
-            if (b->second.empty()) t->subscribers.erase(b);
+            LoopTopics::Topic& topic_of = b->second;
+            std::erase_if(topic_of.sinks, [](const auto& sink) { return sink.subscriber == nullptr; });
+            for (size_t i = 0; i < topic_of.sinks.size(); ++i) topic_of.at[topic_of.sinks[i].subscriber] = i;
+            if (topic_of.sinks.empty()) t->subscribers.erase(b);
         }
         t->blanked.clear();
     }
