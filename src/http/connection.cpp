@@ -105,8 +105,8 @@ void Connection::handle_io(uint32_t events) {
         peer_fin_seen_ = true;
         // A handler waiting (a coroutine) while its client hangs up: the client is gone,
         // so its waits are cancelled now (close_now), not when the handler ends. A FIN
-        // with nothing after it counts as gone, as nginx takes it; a FIN behind
-        // pipelined requests does not (yet).
+        // with nothing after it counts as gone, as nginx takes it (over TLS, any FIN);
+        // a FIN behind pipelined requests does not (yet).
         if (state_ == State::Handling && a_ && a_->ex && a_->ex->waiting && peer_gone(events)) {
             close_now();
             return;
@@ -117,6 +117,10 @@ void Connection::handle_io(uint32_t events) {
 
 bool Connection::peer_gone(uint32_t events) const {
     if (events & EPOLLHUP) return true;  // both directions shut
+    // A TLS client closes with close_notify before its FIN: that record is still in
+    // the socket, and TLS 1.3 hides a record's type. A FIN over TLS counts as gone
+    // (no TLS client half-closes its socket to wait for an answer).
+    if (tls_) return true;
     char c;
     return ::recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
 }

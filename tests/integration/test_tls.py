@@ -9,6 +9,7 @@ refused, a connection past limits.max_connections is closed unanswered, SIGHUP t
 up a renewed certificate, and a bad certificate stops the start naming its file."""
 
 import os
+import re
 import select
 import shutil
 import signal
@@ -360,6 +361,42 @@ class FilesOverTls(harness.ServerTestCase):
             status, headers, body = get(s, "/raw/big.bin", [("Range", "bytes=1000000-1999999")])
             self.assertEqual(status, 206)
             self.assertEqual(body, want[1000000:2000000])
+
+
+class ClientLeavesOverTls(harness.ServerTestCase):
+    """A coroutine handler's client that closes over TLS: its close_notify comes before
+    its FIN, so the socket is not empty when the FIN says it is gone."""
+    server_args = ("--workers", "0", "--threads", "1", "--tls-self-signed")
+
+    def cut(self):
+        with tls_connect(self.port) as s:
+            body = get(s, "/events/stats")[2].decode()
+        return int(re.search(r"cut=(\d+)", body).group(1))
+
+    def test_a_client_that_closes_cancels_the_waiting_handler(self):
+        cut0 = self.cut()
+        s = tls_connect(self.port)
+        s.sendall(build_request("GET", "/events?n=10&ms=5000"))  # the next event (a write that fails) in 5 s
+        data = b""
+        while b"line two 0" not in data:
+            chunk = s.recv(65536)
+            self.assertTrue(chunk, "closed before the first event")
+            data += chunk
+        s.settimeout(0.3)  # the rest of the first event's bytes (its heartbeat): nothing
+        try:               # left unread, else closing sends a reset, not a FIN
+            while s.recv(65536):
+                pass
+        except TimeoutError:
+            pass
+        try:
+            s.unwrap()  # sends close_notify, then waits for the server's: none comes
+        except (TimeoutError, ssl.SSLError):
+            pass
+        s.close()  # the FIN
+        deadline = time.monotonic() + 2.5
+        while self.cut() == cut0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(self.cut(), cut0 + 1, "the handler waited on for a client that had closed")
 
 
 class SniAndMixedListeners(unittest.TestCase):
