@@ -52,8 +52,9 @@ const std::vector<SettingDoc>& table() {
          [](const O& o) { return num(o.drain_timeout_ms); }},
         {"timeouts.lame_duck_ms", "--lame-duck", "MS", "after a stop signal, serve this long more with the health "
          "endpoint answering 503, so a balancer routes elsewhere first", [](const O& o) { return num(o.lame_duck_ms); }},
-        {"timeouts.ready_ms", "--ready-timeout", "MS", "a reload's new workers must be ready by then (their on_worker_start "
-         "hooks included), else the reload fails and the old workers serve on", [](const O& o) { return num(o.ready_timeout_ms); }},
+        {"timeouts.ready_ms", "--ready-timeout", "MS", "a worker must be ready by then (its on_worker_start hooks included): "
+         "a reload's new workers, else the reload fails and the old workers serve on; a replacement, else it is "
+         "killed and started again", [](const O& o) { return num(o.ready_timeout_ms); }},
         {"timeouts.handler_ms", "--handler-timeout", "MS", "a coroutine handler that has not begun its answer by then is cancelled: 504 (0: off)",
          [](const O& o) { return num(o.handler_timeout_ms); }},
         {"timeouts.watchdog_ms", "--watchdog-timeout", "MS", "a worker whose loop is stuck this long is replaced (0: off)",

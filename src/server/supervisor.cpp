@@ -260,10 +260,7 @@ void Supervisor::on_ready(Process& p) {
         if (!ready) return;
     }
     for (Process& q : procs_) {
-        if (q.generation < generation_ && q.state != State::Draining) {
-            q.state = State::Draining;
-            kill(q.pid, SIGTERM);
-        }
+        if (q.generation < generation_ && q.state != State::Draining) drain(q, SIGTERM);
     }
     reload_deadline_ms_ = 0;
     log(LogLevel::Info, "reload complete: generation %u serving, the old workers drain", generation_);
@@ -271,13 +268,12 @@ void Supervisor::on_ready(Process& p) {
 }
 
 void Supervisor::abandon_reload(int signal) {
-    // The new generation goes; the old one, still serving, is current again.
-    for (Process& p : procs_) {
-        if (p.generation == generation_) {
-            p.state = State::Draining;
-            kill(p.pid, signal);
-        }
-    }
+    // The new generation goes; the old one, still serving, is current again. Those
+    // of the new already serving drain what they accepted (only a worker not ready
+    // may be stuck).
+    for (Process& p : procs_)
+        if (p.generation == generation_ && p.state != State::Draining)
+            drain(p, p.state == State::Running ? SIGTERM : signal);
     --generation_;
     reload_deadline_ms_ = 0;
 }
@@ -316,10 +312,14 @@ void Supervisor::begin_stop(bool immediate) {
 void Supervisor::signal_stop_if_due() {
     if (!stopping_ || stop_signal_at_ms_ == 0 || now_ms() < stop_signal_at_ms_) return;
     stop_signal_at_ms_ = 0;
-    for (Process& p : procs_) {
-        p.state = State::Draining;
-        kill(p.pid, SIGTERM);
-    }
+    for (Process& p : procs_)
+        if (p.state != State::Draining) drain(p, SIGTERM);
+}
+
+void Supervisor::drain(Process& p, int signal) {
+    p.state = State::Draining;
+    p.draining_ms = now_ms();
+    kill(p.pid, signal);
 }
 
 void Supervisor::on_child_exit(pid_t pid, int status) {
@@ -366,15 +366,40 @@ void Supervisor::on_child_exit(pid_t pid, int status) {
     }
 }
 
-void Supervisor::check_watchdog() {
-    if (options_.watchdog_timeout_ms == 0) return;
+void Supervisor::check_stuck() {
     uint64_t now = now_ms();
     for (Process& p : procs_) {
-        if (p.state == State::Starting || p.watchdog_killed || p.stats_cell < 0) continue;
-        uint64_t beat = stats_.oldest_heartbeat(static_cast<unsigned>(p.stats_cell));
-        if (beat == 0 || now <= beat || now - beat <= options_.watchdog_timeout_ms) continue;
-        log(LogLevel::Error, "worker %d (slot %u): an event loop has not run for %llu ms (watchdog timeout %u ms); killing it",
-            p.pid, p.slot, static_cast<unsigned long long>(now - beat), options_.watchdog_timeout_ms);
+        if (p.watchdog_killed) continue;
+        const char* why = nullptr;
+        uint64_t waited = 0;
+        if (p.state == State::Draining) {
+            // Its loops stop beating as each finishes, the last beat left behind: a
+            // draining worker has its drain timeout (and the grace after it) instead.
+            waited = now - p.draining_ms;
+            if (waited > uint64_t{options_.drain_timeout_ms} + kStopGraceMs) why = "still draining";
+        } else if (p.state == State::Starting) {
+            // A first start or a replacement (a reload has its own deadline): a worker
+            // that never gets ready would leave its share of the connections waiting.
+            waited = now - p.started_ms;
+            if (reload_deadline_ms_ == 0 && options_.ready_timeout_ms && waited > options_.ready_timeout_ms)
+                why = "not ready";
+        } else if (options_.watchdog_timeout_ms && p.stats_cell >= 0) {
+            uint64_t beat = stats_.oldest_heartbeat(static_cast<unsigned>(p.stats_cell));
+            if (beat != 0 && now > beat && now - beat > options_.watchdog_timeout_ms) {
+                log(LogLevel::Error, "worker %d (slot %u): an event loop has not run for %llu ms (watchdog timeout %u ms); killing it",
+                    p.pid, p.slot, static_cast<unsigned long long>(now - beat), options_.watchdog_timeout_ms);
+                p.watchdog_killed = true;
+                kill(p.pid, SIGKILL);
+            }
+            continue;
+        }
+        if (!why) continue;
+        if (p.state == State::Draining)
+            log(LogLevel::Error, "worker %d (slot %u) %s %llu ms after it was told to stop (timeouts.drain_ms %u); killing it",
+                p.pid, p.slot, why, static_cast<unsigned long long>(waited), options_.drain_timeout_ms);
+        else
+            log(LogLevel::Error, "worker %d (slot %u) %s within %u ms of its start (timeouts.ready_ms); killing it",
+                p.pid, p.slot, why, options_.ready_timeout_ms);
         p.watchdog_killed = true;
         kill(p.pid, SIGKILL);
     }
@@ -382,7 +407,9 @@ void Supervisor::check_watchdog() {
 
 int Supervisor::poll_timeout_ms() const {
     uint64_t now = now_ms(), next = UINT64_MAX;
+    // The watchdog's beats; workers starting or draining against their deadlines.
     if (options_.watchdog_timeout_ms) next = now + std::clamp(options_.watchdog_timeout_ms / 4, 50u, 1000u);
+    if (!procs_.empty()) next = std::min(next, now + 1000);
     if (!stopping_)  // (stopping, no slot is filled again)
         for (const Slot& s : slots_)
             if (s.respawn_at_ms) next = std::min(next, s.respawn_at_ms);
@@ -465,7 +492,7 @@ int Supervisor::run() {
                 options_.ready_timeout_ms);
             abandon_reload(SIGKILL);  // not ready in time: they may be stuck
         }
-        check_watchdog();
+        check_stuck();
         respawn_due();
     }
     log(LogLevel::Info, "supervisor stopped");

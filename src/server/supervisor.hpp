@@ -70,6 +70,7 @@ private:
         State state = State::Starting;
         int ready_fd = -1;          // read end of the readiness pipe while Starting
         uint64_t started_ms = 0;
+        uint64_t draining_ms = 0;   // when it was told to go
         int stats_cell = -1;
         bool watchdog_killed = false;
     };
@@ -83,10 +84,11 @@ private:
     void on_ready(Process& p);
     void begin_reload();
     void abandon_reload(int signal);
+    void drain(Process& p, int signal);  // told to go: Draining from now
     void begin_stop(bool immediate);
     void signal_stop_if_due();
     void respawn_due();
-    void check_watchdog();
+    void check_stuck();  // the watchdog; workers past their ready or drain deadline
     int poll_timeout_ms() const;
     bool has_current(unsigned slot) const;
 

@@ -116,8 +116,11 @@ int main(int argc, char** argv) {
         app.on_worker_start([append, dir = std::string(dir)](const kiln::ServerOptions&) {
             append("worker " + std::to_string(getpid()));
             // A warm-up this long (milliseconds in the file, which a test writes
-            // before a reload): test_supervisor ReadyTimeout.
-            if (FILE* f = std::fopen((dir + "/worker_start_ms").c_str(), "r")) {
+            // before a reload): test_supervisor ReadyTimeout. worker_start_ms.<slot>
+            // holds one slot's own.
+            const char* slot = std::getenv("KILN_WORKER_SLOT");
+            std::string mine = dir + "/worker_start_ms." + (slot ? slot : "");
+            if (FILE* f = std::fopen((access(mine.c_str(), R_OK) == 0 ? mine : dir + "/worker_start_ms").c_str(), "r")) {
                 long ms = 0;
                 if (std::fscanf(f, "%ld", &ms) != 1) ms = 0;
                 std::fclose(f);

@@ -472,6 +472,58 @@ class ReadyTimeout(SupervisorCase):
         self.assertTrue(server.wait_for_output(r"reload complete: generation 1 serving", timeout=15), server.output())
 
 
+    def test_a_replacement_that_never_gets_ready_is_killed_and_started_again(self):
+        # A worker's share of the connections waits in its sockets until it serves:
+        # a replacement stuck in its on_worker_start (a database that does not answer)
+        # held them for ever, as no deadline but a reload's applied.
+        d = tempfile.mkdtemp(prefix="kiln-ready-timeout-")
+        self.addCleanup(shutil.rmtree, d, True)
+        env = dict(os.environ, KILNTEST_HOOK_DIR=d)
+        server = self.start_server("--workers", "1", "--ready-timeout", "1000", env=env)
+        (old,) = self.wait_ready(1)
+        with open(os.path.join(d, "worker_start_ms"), "w") as f:
+            f.write("600000\n")
+        os.kill(old, signal.SIGKILL)
+        self.assertTrue(server.wait_for_output(r"worker \d+ \(slot 0\) not ready within 1000 ms of its start "
+                                               r"\(timeouts.ready_ms\); killing it", timeout=10), server.output())
+        os.unlink(os.path.join(d, "worker_start_ms"))
+        deadline = time.monotonic() + 15
+        r = None
+        while time.monotonic() < deadline:
+            r, _ = fetch(self.port, "/plaintext", timeout=1)
+            if r is not None and r.status == 200:
+                break
+            time.sleep(0.1)
+        self.assertIsNotNone(r, server.output())
+        self.assertEqual(r.status, 200)
+
+    def test_a_failed_reload_lets_its_serving_workers_finish_what_they_took(self):
+        # Slot 1's new worker never gets ready; slot 0's is ready and serving when the
+        # reload fails. It was SIGKILLed with the stuck one, its requests cut.
+        d = tempfile.mkdtemp(prefix="kiln-ready-timeout-")
+        self.addCleanup(shutil.rmtree, d, True)
+        env = dict(os.environ, KILNTEST_HOOK_DIR=d)
+        server = self.start_server("--workers", "2", "--ready-timeout", "2000", threads=1, env=env)
+        self.wait_ready(2)
+        with open(os.path.join(d, "worker_start_ms.1"), "w") as f:
+            f.write("600000\n")
+        server.proc.send_signal(signal.SIGHUP)
+        time.sleep(0.8)  # slot 0's new worker is ready and takes its share
+        results = []
+
+        def one():
+            results.append(fetch(self.port, "/events?n=2&ms=1500", timeout=8))
+        threads = [threading.Thread(target=one) for _ in range(30)]  # (it takes about 1 in 8)
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertTrue(server.wait_for_output(r"reload failed: new workers not ready within 2000 ms", timeout=5),
+                        server.output())
+        cut = [err for r, err in results if r is None or r.status != 200 or b"id: 1" not in r.body]
+        self.assertEqual(cut, [], server.output())
+
+
 class ReloadWithOtherListeners(SupervisorCase):
 
     def test_a_reload_that_changes_the_listeners_fails_and_the_old_workers_serve_on(self):
@@ -682,6 +734,23 @@ class Watchdog(SupervisorCase):
         r, err = fetch(self.port, "/sleep?ms=500", timeout=5)
         self.assertEqual((r.status, r.body), (200, b"slept"))
         self.assertEqual(self.workers(), old)
+        self.assertNotIn("watchdog", self.server.output())
+
+
+class DrainWithWatchdog(SupervisorCase):
+
+    def test_a_draining_worker_is_not_taken_for_a_stuck_one(self):
+        # Two loops: one drains at once and stops beating, the other finishes a stream.
+        # The watchdog read the first one's last beat and killed the worker mid-drain.
+        self.start_server("--workers", "1", "--watchdog-timeout", "500", "--drain-timeout", "10000", threads=2)
+        self.wait_ready(1)
+        with harness.RawConnection(self.port, timeout=8) as c:
+            c.send(build_request("GET", "/events?n=3&ms=1000"))
+            time.sleep(0.3)
+            self.server.proc.send_signal(signal.SIGHUP)
+            r = c.read_response(timeout=8)
+        self.assertEqual(r.status, 200)
+        self.assertIn(b"id: 2", r.body, self.server.output())
         self.assertNotIn("watchdog", self.server.output())
 
 
