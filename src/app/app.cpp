@@ -402,6 +402,7 @@ void App::end_request(Request& req, Response& res, bool handled) const {
     if (req.session_.active()) {
         guarded(req, fail, [&] {
             Session::Write w = req.session_.end(handled && !req.handler_failed_);
+            req.session_binding_->closed = true;  // (the error page of a failed write)
             Session::write_to(*req.session_binding_->store, w, req.session_binding_->now);
         });
     }
@@ -464,6 +465,7 @@ Task<> App::save_session(Request& req, Response& res, bool handled) const {
     if (!req.session_.active()) co_return;
     Session::Binding& binding = *req.session_binding_;
     Session::Write w = req.session_.end(handled && !req.handler_failed_);
+    binding.closed = true;  // (the error page of a failed write)
     std::string failure;
     try {
         using K = Session::Write::Kind;

@@ -21,6 +21,7 @@ Request::Request() : msg_(&kUnbound) {}
 
 void Request::bind(const http::Request& msg) {
     msg_ = &msg;
+    if (session_.active()) session_.end(false);  // (never: App ends it) not the next request's
     method_ = msg.method();
     param_count_ = 0;
     route_ = nullptr;

@@ -176,6 +176,7 @@ void Session::send_cookie() const {
 }
 
 bool Session::begin(Binding* binding, std::string_view cookie_value, bool create) {
+    if (binding->closed) throw HttpError(503, "the session was written: it is not read again");
     size_ = 0;
     new_ = kept_ = dirty_ = regenerated_ = dropped_ = false;
     bool loaded = false;

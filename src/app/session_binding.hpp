@@ -22,6 +22,9 @@ struct Session::Binding {
     // remote: the session the cookie names, loaded ahead (in the Session's load buffer).
     bool found = false;
     bool failed = false;  // the load failed: using the session answers 503
+    // Written (or its write failed): an error page that runs after it cannot begin
+    // the session again, which nothing would save (or would save to no store).
+    bool closed = false;
 };
 
 struct Session::Write {

@@ -96,6 +96,7 @@ struct Client::Impl {
     std::vector<std::pair<std::string, std::string>> cookies;
     bool https = false;  // requests come as from a trusted proxy that says https
     std::unique_ptr<net::Loop> loop;  // for coroutine handlers: made on first use
+    std::unique_ptr<http::RequestContext> context;
 
     // A coroutine handler runs on an event loop of the client's own, started inside
     // it (so its waits find the loop) and run until the handler is done.
@@ -186,7 +187,10 @@ Result Client::request(std::string_view method, std::string_view target, std::st
         out.body = error_body(400, "bad path");
         return out;
     }
-    std::unique_ptr<http::RequestContext> ctx = impl_->dispatcher.new_context();
+    // One context for every request, as a server loop reuses its own: what one
+    // request leaves in it, the next one meets.
+    if (!impl_->context) impl_->context = impl_->dispatcher.new_context();
+    http::RequestContext* ctx = impl_->context.get();
     size_t limit = impl_->dispatcher.prepare(*ctx, req);
     if (body.size() > limit) {
         out.status = 413;
