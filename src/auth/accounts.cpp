@@ -360,8 +360,7 @@ Task<std::optional<User>> Accounts::current_user(Request& req) {
     }
     std::optional<User> u = co_await store_.find<User>(*id);
     if (!u || s->get_int(kEpochKey) != u->epoch) {  // deleted, or its password changed since
-        s->erase(kUserKey);
-        s->erase(kEpochKey);
+        s->clear();  // logged out: nothing of that user's stays (for the next to log in here)
         req.set_local(User{});
         co_return std::nullopt;
     }

@@ -358,6 +358,10 @@ class Accounts(BlogCase):
         r = anon.get(r.header("Location"))
         self.assertIn(b"Please log in first.", r.body)
         self.assertIn(b'name="next" value="/posts/new"', r.body)
+        for form in ("/posts/new/", "/posts/1/edit/"):  # routed as without the slash: gated the same
+            r = Client(self.port).get(form)
+            self.assertEqual(r.status, 303, form)
+            self.assertTrue(r.header("Location").startswith("/login?next="), (form, r))
         r = Client(self.port).get("/posts/new?title=Draft")  # back to the same page, its query too
         self.assertEqual(r.header("Location"), "/login?next=%2Fposts%2Fnew%3Ftitle%3DDraft")
         r = anon.post("/posts", [("_csrf", anon.token("/login")), ("title", "Anonymous"), ("body", "b")])

@@ -252,6 +252,8 @@ class Generated(unittest.TestCase):
             # log-in (before, the scaffold stayed open to everyone).
             status, headers, _ = request(port, "GET", "/posts/new")
             self.assertEqual((status, headers["location"]), (303, "/login?next=%2Fposts%2Fnew"))
+            status, headers, _ = request(port, "GET", "/posts/new/")  # routed as /posts/new: gated too
+            self.assertEqual(status, 303)
             status, headers, form = request(port, "GET", "/signup")
             token, cookie = csrf_of(form), cookie_of(headers)
             body = urllib.parse.urlencode({"_csrf": token, "title": "Anonymous", "body": "no"})

@@ -100,6 +100,16 @@ public:
             co_await accounts_->change_password(req, std::string(req.query("pw").value_or("")), "correct horse 2");
             res.text("changed");
         });
+        // An app's own key in the session (a cart), and who the session says is in.
+        app_.get("/put", [](kiln::Request& req, kiln::Response& res) {
+            req.session().set("cart", std::string(req.query("cart").value_or("")));
+            res.text("put");
+        });
+        app_.get("/whoami", [this](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
+            std::optional<kiln::auth::User> u = co_await accounts_->current_user(req);
+            kiln::Session* s = req.existing_session();
+            res.text((u ? u->email : "nobody") + "," + std::string(s ? s->get("cart").value_or("") : ""));
+        });
         client_ = std::make_unique<kiln::testing::Client>(app_);
         EXPECT_EQ(client_->get("/signup").status, 200);
     }
@@ -111,6 +121,7 @@ public:
     }
 
     kiln::testing::Client& client() { return *client_; }
+    kiln::App& app() { return app_; }
     // The same app and database under other options (an operator changed them).
     void reconfigure(kiln::auth::Options options) {
         accounts_ = std::make_unique<kiln::auth::Accounts>(*store_, options);
@@ -223,3 +234,15 @@ TEST(PasswordHashing, AHashMadeAtAnotherCostIsMadeAgainAtTheNextLogIn) {
 }
 
 }  // namespace
+
+// A session its user's password change logged out (another browser changed it) kept
+// the rest of what it held: the next account to log in on that browser inherited it.
+TEST(PasswordHashing, ASessionLoggedOutByAPasswordChangeKeepsNothingOfItsUser) {
+    LogInApp app;  // the client signed up: ada is logged in on it
+    EXPECT_EQ(app.client().get("/put?cart=three%20books").status, 200);
+    EXPECT_EQ(app.client().get("/whoami").body, "ada@example.org,three books");
+    kiln::testing::Client other(app.app());
+    EXPECT_EQ(other.get("/login?pw=correct%20horse").body, "in");
+    EXPECT_EQ(other.get("/change?pw=correct%20horse").body, "changed");
+    EXPECT_EQ(app.client().get("/whoami").body, "nobody,");
+}

@@ -28,7 +28,7 @@ kiln::Task<> PostsController::missing(kiln::Request& req, kiln::Response& res) {
 }
 
 bool PostsController::needs_login(const kiln::Request& req) {
-    std::string_view p = req.path();
+    std::string_view p = req.route_pattern();  // "/posts/new/" is routed as "/posts/new"
     if (!p.starts_with("/posts")) return false;
     bool get = req.method() == kiln::Method::Get || req.method() == kiln::Method::Head;
     return !get || p == "/posts/new" || p.ends_with("/edit");
