@@ -50,8 +50,8 @@ asan: deps
 # ThreadSanitizer on what runs on several threads: the engine's loops, the hybrid
 # pool and kiln::blocking's threads (unit tests over a socketpair, the test client,
 # the end-to-end tests that use several loop threads, the pool or blocking work). Processes (supervisor, prefork) are left to asan.
-TSAN_TARGETS := kiln_test_server connection_test loop_test testing_client_test blocking_test store_test
-TSAN_TESTS   := ^(connection_test|loop_test|testing_client_test|blocking_test|store_test|integration_(hybrid|keepalive|pipelining|sessions|timeouts|coroutines|websocket))$$
+TSAN_TARGETS := kiln_test_server connection_test loop_test testing_client_test blocking_test store_test process_bus_test
+TSAN_TESTS   := ^(connection_test|loop_test|testing_client_test|blocking_test|store_test|process_bus_test|integration_(hybrid|keepalive|pipelining|sessions|timeouts|coroutines|websocket))$$
 tsan: deps
 	cmake -S . -B build-tsan -G Ninja -DKILN_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	$(LOCK) ninja -C build-tsan -j$(JOBS) $(TSAN_TARGETS)

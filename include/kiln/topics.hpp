@@ -12,8 +12,9 @@
 //       }
 //   });
 //
-// Delivery is best effort and in order per publisher: a worker whose queue from the
-// others is full drops what does not fit (a stuck worker never stalls the rest), and
+// Delivery is best effort and in order per publisher: what a worker cannot take yet
+// waits (up to 16 MiB per worker); past that, a stuck worker's messages are dropped
+// (it never stalls the rest, and the error log says so once a minute), and
 // a message larger than the bus's datagram (about 200 KiB) reaches only this process.
 // With topics.store = "redis" (and redis.url), messages go through Redis pub/sub and
 // reach every node's subscribers (in order while the connection carrying a loop's

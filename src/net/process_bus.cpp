@@ -10,7 +10,10 @@
 #include <cstdio>
 #include <cstddef>
 #include <cstring>
+#include <ctime>
 #include <vector>
+
+#include "util/log.hpp"
 
 namespace kiln::net {
 namespace {
@@ -42,24 +45,36 @@ std::unique_ptr<ProcessBus> ProcessBus::open(uint64_t node, unsigned index, unsi
     int on = 1;  // senders' credentials with each datagram: only our own user's count
     ::setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
     int want = 4 << 20;  // as much as the kernel allows an unprivileged process
-    ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof want);
     ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof want);
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof want);  // (the peers' sockets get the same)
     int sndbuf = 0;
     socklen_t sl = sizeof sndbuf;
     ::getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &sl);
     int stop = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (stop < 0) {
+    int wake = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (stop < 0 || wake < 0) {
         *err = std::string("process bus: eventfd: ") + std::strerror(errno);
         ::close(fd);
+        if (stop >= 0) ::close(stop);
+        if (wake >= 0) ::close(wake);
         return nullptr;
     }
     // A datagram's bytes plus the kernel's per-skb overhead must fit the send buffer.
     size_t max = sndbuf > 8192 ? static_cast<size_t>(sndbuf) / 2 - 4096 : 1024;
-    return std::unique_ptr<ProcessBus>(new ProcessBus(fd, stop, node, index, slots, max));
+    return std::unique_ptr<ProcessBus>(new ProcessBus(fd, stop, wake, node, index, slots, max));
 }
 
-ProcessBus::ProcessBus(int fd, int stop_fd, uint64_t node, unsigned index, unsigned slots, size_t max_datagram)
-    : fd_(fd), stop_fd_(stop_fd), node_(node), index_(index), slots_(slots), max_datagram_(max_datagram), uid_(::getuid()) {}
+ProcessBus::ProcessBus(int fd, int stop_fd, int wake_fd, uint64_t node, unsigned index, unsigned slots,
+                       size_t max_datagram)
+    : fd_(fd),
+      stop_fd_(stop_fd),
+      wake_fd_(wake_fd),
+      node_(node),
+      index_(index),
+      slots_(slots),
+      max_datagram_(max_datagram),
+      uid_(::getuid()),
+      peers_(slots) {}
 
 ProcessBus::~ProcessBus() {
     if (thread_.joinable()) {
@@ -68,27 +83,98 @@ ProcessBus::~ProcessBus() {
         (void)ignored;
         thread_.join();
     }
+    for (Peer& p : peers_)
+        if (p.fd >= 0) ::close(p.fd);
     ::close(fd_);
     ::close(stop_fd_);
+    ::close(wake_fd_);
 }
 
 bool ProcessBus::send_others(std::string_view datagram) {
     if (datagram.size() > max_datagram_) return false;
-    for (unsigned i = 0; i < slots_; ++i) {
-        if (i == index_) continue;
-        sockaddr_un a;
-        socklen_t len = address(node_, i, &a);
-        for (;;) {
-            ssize_t n = ::sendto(fd_, datagram.data(), datagram.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
-                                 reinterpret_cast<sockaddr*>(&a), len);
-            if (n >= 0) break;
-            if (errno == EINTR) continue;
-            // Nobody bound there (ECONNREFUSED): a free slot. A full queue (EAGAIN): dropped.
-            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) dropped_.fetch_add(1, std::memory_order_relaxed);
-            break;
-        }
-    }
+    std::lock_guard<std::mutex> lock(mu_);
+    for (unsigned i = 0; i < slots_; ++i)
+        if (i != index_) send_to(i, datagram);
     return true;
+}
+
+bool ProcessBus::connect_peer(unsigned i) {
+    Peer& p = peers_[i];
+    if (p.fd >= 0) return true;
+    int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return false;
+    int want = 4 << 20;
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof want);
+    sockaddr_un a;
+    socklen_t len = address(node_, i, &a);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), len) != 0) {  // nobody bound there: a free slot
+        ::close(fd);
+        return false;
+    }
+    p.fd = fd;
+    return true;
+}
+
+void ProcessBus::send_to(unsigned i, std::string_view datagram) {
+    Peer& p = peers_[i];
+    if (!p.waiting.empty()) {  // behind what waits: order is kept
+        if (p.waiting_bytes + datagram.size() > kMaxPendingBytes) return drop(i, 1);
+        p.waiting.emplace_back(datagram);
+        p.waiting_bytes += datagram.size();
+        return;
+    }
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        if (!connect_peer(i)) return;  // nobody there (a slot not filled, or between two workers)
+        ssize_t n;
+        do n = ::send(p.fd, datagram.data(), datagram.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        if (n >= 0) return;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {  // its queue is full: the bus's thread waits for room
+            bool first = p.waiting.empty();
+            p.waiting.emplace_back(datagram);
+            p.waiting_bytes += datagram.size();
+            if (first) {
+                uint64_t one = 1;
+                ssize_t ignored = ::write(wake_fd_, &one, sizeof one);
+                (void)ignored;
+            }
+            return;
+        }
+        // ECONNREFUSED and the like: the worker we knew went; its successor may be there.
+        ::close(p.fd);
+        p.fd = -1;
+    }
+}
+
+void ProcessBus::flush_waiting(unsigned i) {
+    Peer& p = peers_[i];
+    while (!p.waiting.empty()) {
+        const std::string& d = p.waiting.front();
+        ssize_t n;
+        do n = ::send(p.fd, d.data(), d.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;  // still full: wait again
+        if (n < 0) {  // it went: what waited was for it, not for its successor
+            ::close(p.fd);
+            p.fd = -1;
+            p.waiting.clear();
+            p.waiting_bytes = 0;
+            return;
+        }
+        p.waiting_bytes -= d.size();
+        p.waiting.pop_front();
+    }
+}
+
+void ProcessBus::drop(unsigned i, size_t count) {
+    dropped_.fetch_add(count, std::memory_order_relaxed);
+    int64_t now = static_cast<int64_t>(::time(nullptr));
+    if (now - drop_logged_s_ < 60) return;
+    drop_logged_s_ = now;
+    util::log(util::LogLevel::Error,
+              "process bus: the worker of slot %u takes no messages (%zu bytes wait for it): publish() drops "
+              "what does not fit; %llu dropped so far",
+              i, peers_[i].waiting_bytes, static_cast<unsigned long long>(dropped_.load(std::memory_order_relaxed)));
 }
 
 void ProcessBus::start(std::function<void(std::string_view)> fn) {
@@ -97,13 +183,35 @@ void ProcessBus::start(std::function<void(std::string_view)> fn) {
 
 void ProcessBus::receive_loop(std::function<void(std::string_view)> fn) {
     std::vector<char> buf(max_datagram_ + 1);
-    pollfd fds[2] = {{fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+    std::vector<pollfd> fds;
+    std::vector<unsigned> waiting;  // the peers behind fds[3...]
     for (;;) {
-        if (::poll(fds, 2, -1) < 0) {
+        fds.assign({{fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}});
+        waiting.clear();
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            for (unsigned i = 0; i < slots_; ++i) {
+                if (peers_[i].waiting.empty() || peers_[i].fd < 0) continue;
+                fds.push_back({peers_[i].fd, POLLOUT, 0});
+                waiting.push_back(i);
+            }
+        }
+        if (::poll(fds.data(), fds.size(), -1) < 0) {
             if (errno == EINTR) continue;
             return;
         }
         if (fds[1].revents) return;
+        if (fds[2].revents) {
+            uint64_t n;
+            ssize_t ignored = ::read(wake_fd_, &n, sizeof n);
+            (void)ignored;
+        }
+        if (!waiting.empty()) {
+            std::lock_guard<std::mutex> lock(mu_);
+            for (size_t k = 0; k < waiting.size(); ++k)
+                if (fds[3 + k].revents && peers_[waiting[k]].fd == fds[3 + k].fd) flush_waiting(waiting[k]);
+        }
+        if (!fds[0].revents) continue;
         for (;;) {
             iovec iov{buf.data(), buf.size()};
             alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))];

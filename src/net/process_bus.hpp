@@ -4,46 +4,73 @@
 // nothing outside the node can reach it (abstract names live in the network
 // namespace, and a datagram from another user's process is ignored).
 //
-// Best effort by design: a datagram to a process whose queue is full is dropped
-// (counted in dropped()), so a stuck worker never stalls the others. A datagram is
-// at most max_datagram() bytes (the kernel's socket buffer limit).
+// Each peer is sent to through a socket connected to its address, so a full queue
+// on its side is seen (EAGAIN) and waited for (POLLOUT, on the bus's thread): a
+// burst larger than the kernel's datagram queue (net.unix.max_dgram_qlen, 10 by
+// default) arrives whole and in order. What waits for one peer is bounded
+// (kMaxPendingBytes): past it, a stuck worker's datagrams are dropped (counted in
+// dropped(), and said in the error log once a minute), so it never stalls the
+// others. A datagram is at most max_datagram() bytes (the socket buffer's limit).
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 namespace kiln::net {
 
 class ProcessBus {
 public:
+    static constexpr size_t kMaxPendingBytes = 16u << 20;  // per peer
+
     // Binds slot `index` of `slots` for node `node`; nullptr and *err if it cannot.
     static std::unique_ptr<ProcessBus> open(uint64_t node, unsigned index, unsigned slots, std::string* err);
     ~ProcessBus();
     ProcessBus(const ProcessBus&) = delete;
     ProcessBus& operator=(const ProcessBus&) = delete;
 
-    // To every other slot that is bound; false if the datagram is too large.
+    // To every other slot that is bound; false if the datagram is too large. Any
+    // thread; never blocks (what a peer cannot take yet waits on the bus's thread).
     bool send_others(std::string_view datagram);
-    // Receives on a thread of its own, calling fn for each datagram, until the bus goes.
+    // Receives on a thread of its own, calling fn for each datagram, until the bus
+    // goes; the same thread sends what waited for a peer. Without start(), waiting
+    // datagrams wait for good.
     void start(std::function<void(std::string_view)> fn);
     size_t max_datagram() const { return max_datagram_; }
     uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 
 private:
-    ProcessBus(int fd, int stop_fd, uint64_t node, unsigned index, unsigned slots, size_t max_datagram);
+    struct Peer {
+        int fd = -1;  // connected to the peer's address; -1: not yet, or it went
+        std::deque<std::string> waiting;
+        size_t waiting_bytes = 0;
+    };
+
+    ProcessBus(int fd, int stop_fd, int wake_fd, uint64_t node, unsigned index, unsigned slots, size_t max_datagram);
     void receive_loop(std::function<void(std::string_view)> fn);
+    // REQUIRES: mu_ held. Sends to peer i now, or queues it behind what waits.
+    void send_to(unsigned i, std::string_view datagram);
+    bool connect_peer(unsigned i);  // REQUIRES: mu_ held
+    void flush_waiting(unsigned i);  // REQUIRES: mu_ held; on POLLOUT
+    void drop(unsigned i, size_t count);  // REQUIRES: mu_ held
 
     int fd_;
     int stop_fd_;  // an eventfd: the receiving thread's way out
+    int wake_fd_;  // an eventfd: a datagram waits for a peer (poll it for POLLOUT)
     uint64_t node_;
     unsigned index_;
     unsigned slots_;
     size_t max_datagram_;
     unsigned uid_;  // datagrams from other users are ignored
+    std::mutex mu_;
+    std::vector<Peer> peers_;
+    int64_t drop_logged_s_ = 0;
     std::atomic<uint64_t> dropped_{0};
     std::thread thread_;
 };

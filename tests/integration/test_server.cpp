@@ -546,6 +546,12 @@ int main(int argc, char** argv) {
         kiln::publish(req.param("room"), req.body());
         res.text("published");
     });
+    // ?n= messages at once ("0" to "n-1"): a burst through the process bus.
+    app.post("/publish/:room/burst", [](kiln::Request& req, kiln::Response& res) {
+        long n = bounded_number(req, "n", 1000);
+        for (long i = 0; i < n; ++i) kiln::publish(req.param("room"), std::to_string(i));
+        res.text("published");
+    });
     // Fills the client's backlog round after round (each drain sends another) until
     // its socket is full; a drain 200 ms after the start comes once the client reads
     // again, from the flush of a blocked write, and sends more than max_backlog at once,
