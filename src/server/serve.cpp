@@ -180,6 +180,7 @@ sigset_t block_stop_signals(bool worker) {
         std::signal(SIGHUP, SIG_IGN);  // a reload is the supervisor's; `pkill -HUP app` must not cut requests
     } else {
         sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGHUP);  // a lone server cannot reload: it says so (it was killed by it)
     }
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
     return set;
@@ -191,9 +192,9 @@ void lame_duck(SharedStats& stats, const sigset_t& signals, uint32_t ms) {
     stats.set_draining();
     util::log(util::LogLevel::Info, "lame duck: serving %u ms more with the health check failing", ms);
     timespec wait{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1'000'000};
-    for (;;) {  // SIGUSR1 (reopen logs) does not end it
+    for (;;) {  // SIGUSR1 (reopen logs) and SIGHUP do not end it
         int s = sigtimedwait(&signals, nullptr, &wait);
-        if (s != SIGUSR1) break;
+        if (s != SIGUSR1 && s != SIGHUP) break;
     }
 }
 
@@ -306,19 +307,33 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
 
     int sig;
     bool rotating = !worker && tickets && tls;  // a lone server keeps its own ticket keys fresh
+    const auto period = std::chrono::seconds(opts.tls_ticket_rotate_s);
+    auto rotate_at = std::chrono::steady_clock::now() + period;  // fixed times: a signal does not restart it
     for (;;) {
         if (rotating) {
-            timespec period{static_cast<time_t>(opts.tls_ticket_rotate_s), 0};
-            sig = sigtimedwait(&stop_signals, nullptr, &period);
-            if (sig < 0 && errno == EAGAIN) {
+            auto now = std::chrono::steady_clock::now();
+            if (now >= rotate_at) {
                 tickets->rotate();
+                rotate_at += period;
+                if (rotate_at <= now) rotate_at = now + period;  // (a clock that jumped: no burst)
                 continue;
             }
+            auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(rotate_at - now);
+            timespec wait{static_cast<time_t>(left.count() / 1'000'000'000), static_cast<long>(left.count() % 1'000'000'000)};
+            sig = sigtimedwait(&stop_signals, nullptr, &wait);
+            if (sig < 0) continue;  // the time came (EAGAIN), or EINTR
         } else {
             sig = sigwaitinfo(&stop_signals, nullptr);
         }
-        if (sig == SIGUSR1) reopen_logs(access.get());
-        else if (sig >= 0) break;
+        if (sig == SIGUSR1) {
+            reopen_logs(access.get());
+        } else if (sig == SIGHUP) {
+            util::log(util::LogLevel::Warn,
+                      "SIGHUP: a lone server (workers = 0) does not reload; restart it for new settings or "
+                      "certificates (with workers = 1 or more, SIGHUP reloads)");
+        } else if (sig >= 0) {
+            break;
+        }
     }
     if (!worker) util::log(util::LogLevel::Info, "received %s, stopping gracefully", strsignal(sig));
     draining.store(true);

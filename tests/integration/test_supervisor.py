@@ -982,6 +982,19 @@ class WorkersZero(harness.ServerTestCase):
         self.assertEqual(self.server.children(), [])
         self.assertNotIn("supervisor", self.server.output())
 
+    def test_a_hangup_is_refused_in_words_not_obeyed_as_a_kill(self):
+        # SIGHUP's default action ended a lone server on the spot (a certbot hook
+        # sending it cut every request in flight).
+        with harness.RawConnection(self.port, timeout=5) as c:
+            c.send(build_request("GET", "/events?n=2&ms=500"))
+            time.sleep(0.2)
+            self.server.proc.send_signal(signal.SIGHUP)
+            r = c.read_response(timeout=5)
+        self.assertEqual(r.status, 200)
+        self.assertIn(b"id: 1", r.body)
+        self.assertTrue(self.server.wait_for_output(r"SIGHUP: a lone server \(workers = 0\) does not reload", timeout=3))
+        self.assertEqual(self.get("/plaintext").status, 200)
+
 
 class SystemdReadiness(unittest.TestCase):
     """With NOTIFY_SOCKET (systemd's Type=notify), the node says READY=1 once every
