@@ -175,7 +175,9 @@ void SharedStats::set_draining() {
 bool SharedStats::draining() const { return base_ && header()->draining.load(std::memory_order_relaxed) != 0; }
 
 uint64_t SharedStats::uptime_seconds() const {
-    return base_ ? wall_seconds() - header()->started_unix : 0;
+    if (!base_) return 0;
+    uint64_t now = wall_seconds(), started = header()->started_unix;
+    return now > started ? now - started : 0;  // (a clock set back: not 1.8e19)
 }
 
 std::string SharedStats::prometheus() const {

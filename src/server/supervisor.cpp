@@ -14,6 +14,7 @@
 #include <ctime>
 #include <fstream>
 #include <iterator>
+#include <utility>
 
 #include "server/rate_segment.hpp"
 #include "server/secret_handoff.hpp"
@@ -276,12 +277,14 @@ void Supervisor::abandon_reload(int signal) {
             drain(p, p.state == State::Running ? SIGTERM : signal);
     --generation_;
     reload_deadline_ms_ = 0;
+    sd_notify("READY=1");  // the reload is over (failed): systemctl reload must not wait on
 }
 
 void Supervisor::begin_reload() {
     if (stopping_) return;
-    if (reload_deadline_ms_ != 0) {
-        log(LogLevel::Warn, "SIGHUP during a reload: ignored");
+    if (reload_deadline_ms_ != 0) {  // (a deploy right after another: the files may have changed again)
+        log(LogLevel::Info, "SIGHUP during a reload: another reload follows this one");
+        reload_again_ = true;
         return;
     }
     ++generation_;
@@ -300,6 +303,7 @@ void Supervisor::begin_stop(bool immediate) {
     }
     stopping_ = true;
     reload_deadline_ms_ = 0;  // a reload under way ends with the stop: its new workers drain too
+    reload_again_ = false;
     sd_notify("STOPPING=1");
     stats_.set_draining();  // every worker's health endpoint answers 503 from now
     stop_signal_at_ms_ = now_ms() + options_.lame_duck_ms;
@@ -421,6 +425,9 @@ int Supervisor::poll_timeout_ms() const {
 }
 
 int Supervisor::run() {
+    // Ignored by whoever started us (a shell, a wrapper), SIGCHLD would have the kernel
+    // reap the workers itself: their deaths never reported, nobody replaced.
+    std::signal(SIGCHLD, SIG_DFL);
     sigset_t mask;
     sigemptyset(&mask);
     for (int s : {SIGCHLD, SIGHUP, SIGTERM, SIGINT, SIGUSR1}) sigaddset(&mask, s);
@@ -494,6 +501,11 @@ int Supervisor::run() {
         }
         check_stuck();
         respawn_due();
+        if (reload_again_ && reload_deadline_ms_ == 0 && !stopping_) {  // the reload ended (or failed)
+            reload_again_ = false;
+            log(LogLevel::Info, "reloading again, for the SIGHUP that came during the last reload");
+            begin_reload();
+        }
     }
     log(LogLevel::Info, "supervisor stopped");
     return 0;

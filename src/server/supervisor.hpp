@@ -104,6 +104,7 @@ private:
     uint64_t stop_signal_at_ms_ = 0;
     bool ready_told_ = false;  // READY=1 went to systemd (sd_notify)  // the workers get SIGTERM then (after the lame duck); 0: sent
     uint64_t reload_deadline_ms_ = 0;
+    bool reload_again_ = false;  // a SIGHUP came during the reload
     int signal_fd_ = -1;
     SharedStats stats_;
     struct Inherited {

@@ -472,6 +472,25 @@ class ReadyTimeout(SupervisorCase):
         self.assertTrue(server.wait_for_output(r"reload complete: generation 1 serving", timeout=15), server.output())
 
 
+    def test_a_hangup_during_a_reload_reloads_again_after_it(self):
+        # A second deploy right after the first: its SIGHUP was only logged, and the
+        # files it brought were not served until the next one.
+        d = tempfile.mkdtemp(prefix="kiln-ready-timeout-")
+        self.addCleanup(shutil.rmtree, d, True)
+        env = dict(os.environ, KILNTEST_HOOK_DIR=d)
+        server = self.start_server("--workers", "1", "--ready-timeout", "5000", env=env)
+        self.wait_ready(1)
+        with open(os.path.join(d, "worker_start_ms"), "w") as f:
+            f.write("800\n")
+        server.proc.send_signal(signal.SIGHUP)
+        time.sleep(0.3)
+        server.proc.send_signal(signal.SIGHUP)
+        self.assertTrue(server.wait_for_output(r"SIGHUP during a reload: another reload follows this one", timeout=5),
+                        server.output())
+        self.assertTrue(server.wait_for_output(r"reload complete: generation 2 serving", timeout=15), server.output())
+        r, err = fetch(self.port, "/plaintext")
+        self.assertEqual(r.status, 200)
+
     def test_a_replacement_that_never_gets_ready_is_killed_and_started_again(self):
         # A worker's share of the connections waits in its sockets until it serves:
         # a replacement stuck in its on_worker_start (a database that does not answer)
@@ -1028,6 +1047,31 @@ class SystemdReadiness(unittest.TestCase):
 
     def test_lone_server(self):
         self.assertEqual(self.messages(0), ["READY=1", "STOPPING=1"])
+
+    def test_a_failed_reload_says_ready_again(self):
+        # After RELOADING=1 systemd waits for READY=1: a failed reload never said it,
+        # so `systemctl reload` hung to its timeout while the old workers served.
+        d = tempfile.mkdtemp(prefix="kiln-notify-")
+        self.addCleanup(shutil.rmtree, d, True)
+        path = os.path.join(d, "notify.sock")
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.bind(path)
+        sock.settimeout(10)
+        self.addCleanup(sock.close)
+        server = harness.ServerProcess(harness.BINARIES["server"], ["--workers", "1", "--ready-timeout", "500"],
+                                       env={"NOTIFY_SOCKET": path, "KILNTEST_HOOK_DIR": d})
+        self.addCleanup(harness.check_clean_stop, server)
+        server.start()
+        self.assertEqual(sock.recv(256).decode(), "READY=1")
+        with open(os.path.join(d, "worker_start_ms"), "w") as f:
+            f.write("3000\n")
+        server.proc.send_signal(signal.SIGHUP)
+        self.assertEqual(sock.recv(256).decode(), "RELOADING=1")
+        self.assertEqual(sock.recv(256).decode(), "READY=1")
+        self.assertIn("reload failed", server.output())
+        os.unlink(os.path.join(d, "worker_start_ms"))
+        server.proc.send_signal(signal.SIGTERM)
+        self.assertEqual(sock.recv(256).decode(), "STOPPING=1")
 
 
 if __name__ == "__main__":
