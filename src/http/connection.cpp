@@ -1085,6 +1085,18 @@ void Connection::start_ws(std::unique_ptr<WsUpgrade> up, size_t consumed) {
 }
 
 void Connection::ws_read() {
+    for (;;) {
+        ws_read_some();
+        if (fd_ < 0) return;
+        if (a_->in.empty()) a_->in.release(srv_.loop_.buffers());
+        // Paused for the output, which this flush sent whole: no edge will say the
+        // socket still holds the rest of what the client sent, so read on now.
+        bool was_paused = read_paused_;
+        if (!flush() || !was_paused || read_paused_ || state_ != State::WebSocket) return;
+    }
+}
+
+void Connection::ws_read_some() {
     constexpr size_t kWsReadChunk = 16 * 1024;
     while (state_ == State::WebSocket && !read_paused_) {
         bool drained = false;
@@ -1099,9 +1111,6 @@ void Connection::ws_read() {
         if (a_->out.size() > srv_.cfg_.max_pending_output) read_paused_ = true;
         if (drained) break;
     }
-    if (fd_ < 0) return;
-    if (a_->in.empty()) a_->in.release(srv_.loop_.buffers());
-    flush();
 }
 
 net::Buffer& Connection::ws_input() {

@@ -148,7 +148,8 @@ private:
     // WebSocket (see ws_session.hpp): after a 101 the connection's bytes go to ws_.
     bool upgrade(Response& res, const Request* req, size_t consumed);  // res carries a WsUpgrade: true if taken
     void start_ws(std::unique_ptr<WsUpgrade> up, size_t consumed);
-    void ws_read();
+    void ws_read();       // reads and handles frames until EAGAIN (or paused by the output)
+    void ws_read_some();  // one round of it, up to the output's pause
     // WsTransport: the session's bytes are the connection's.
     net::Buffer& ws_input() override;
     void ws_write(std::string_view head, std::string_view payload) override;

@@ -21,6 +21,7 @@ import os
 import socket
 import struct
 import sys
+import threading
 import time
 import unittest
 import zlib
@@ -625,6 +626,32 @@ def inflate_strictly(data, bits):
         out += d.decompress(rest, 64)
         rest = d.unconsumed_tail
     return out
+
+
+class BurstEchoTest(harness.ServerTestCase):
+    server_args = ("--workers", "0", "--threads", "1")
+
+    def test_a_burst_past_the_output_bound_is_echoed_whole(self):
+        # Reading stops while the output passes its bound (1 MiB); when the flush that
+        # follows drained it at once, nothing read on: the rest of the burst waited in
+        # the socket for the client's next frame (or the next ping, 30 s on).
+        ws = RawWs(self.port, "/ws/echo")  # (its backlog bound is 64 MiB: no cut here)
+        ws.head()
+        payload = os.urandom(4096).hex().encode()  # 8 KiB of text
+        burst = b"".join(RawWs.frame(1, payload) for _ in range(300))  # 2.4 MiB
+        sender = threading.Thread(target=ws.s.sendall, args=(burst,))
+        sender.start()
+        got = 0
+        deadline = time.monotonic() + 5
+        while got < 300 and time.monotonic() < deadline:
+            f = ws.recv_frame(timeout=max(0.1, deadline - time.monotonic()))
+            if f is None:
+                break
+            self.assertEqual(f[3], payload)
+            got += 1
+        sender.join()
+        self.assertEqual(got, 300, "the echoes stopped: the rest of the burst was not read")
+        ws.s.close()
 
 
 class TopicCodingTest(harness.ServerTestCase):
