@@ -356,3 +356,25 @@ TEST(TestingClient, AGetFormsBlankFieldsAndCheckboxesAreRead) {
     EXPECT_EQ(c.get("/list?min=x").status, 400);
     EXPECT_EQ(c.get("/list?draft=maybe").status, 400);
 }
+
+// An event stream without a socket under it (here, as on the hybrid pool) gathers its
+// events in the body, sent when the handler returns: bounded by max_backlog as a slow
+// reader is, where it grew for as long as the handler went on.
+TEST(TestingClient, AnEventStreamWithoutASocketIsBoundedByItsBacklog) {
+    kiln::App app;
+    bool cut = false;
+    app.get("/events", [&cut](kiln::Request&, kiln::Response& res) -> kiln::Task<> {
+        kiln::EventStream events = res.event_stream();
+        try {
+            for (int i = 0; i < 10000; ++i) events.send(std::string(1024, 'e'));  // 10 MiB, had it gone on
+        } catch (const kiln::Cancelled&) {
+            cut = true;
+            throw;
+        }
+        co_return;
+    });
+    kiln::testing::Client client(app);
+    auto r = client.get("/events");
+    EXPECT_TRUE(cut);
+    EXPECT_LT(r.body.size(), 2u << 20);
+}
