@@ -59,6 +59,8 @@ http::Coding preferred_stream_coding(std::string_view accept_encoding) {
     return preferred_coding(accept_encoding);
 }
 
+constexpr size_t kKeptCodingBuffer = 256 * 1024;
+
 void compress_body(const CompressionPolicy& p, std::string_view accept_encoding, http::Response& res) {
     if (res.has_file() || res.body().size() < p.min_size || !codable(p, res)) return;
     add_vary(res);
@@ -68,6 +70,10 @@ void compress_body(const CompressionPolicy& p, std::string_view accept_encoding,
     coded.clear();
     if (!http::compress(c, res.body(), p.levels, &coded) || coded.size() >= res.body().size()) return;
     res.body().swap(coded);
+    // `coded` now holds the plain body's buffer: a large one is not kept for the
+    // thread's life (up to 64 pool threads, each with its largest body).
+    if (coded.capacity() > kKeptCodingBuffer) std::string().swap(coded);
+    else coded.clear();
     res.header("Content-Encoding", http::coding_name(c));
 }
 
