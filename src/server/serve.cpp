@@ -188,19 +188,21 @@ sigset_t block_stop_signals(bool worker) {
 
 // A lone server after its stop signal: serving on, the health check failing, until
 // the time is up or a second signal comes. (A supervisor does this for its workers.)
-void lame_duck(SharedStats& stats, const sigset_t& signals, uint32_t ms) {
+void lame_duck(SharedStats& stats, const sigset_t& signals, uint32_t ms, LogFile* access) {
     stats.set_draining();
     util::log(util::LogLevel::Info, "lame duck: serving %u ms more with the health check failing", ms);
     timespec wait{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1'000'000};
     for (;;) {  // SIGUSR1 (reopen logs) and SIGHUP do not end it
         int s = sigtimedwait(&signals, nullptr, &wait);
-        if (s != SIGUSR1 && s != SIGHUP) break;
+        if (s == SIGUSR1) reopen_logs(access);
+        else if (s != SIGHUP) break;
     }
 }
 
 // After the first stop signal: every loop drains; a second signal (in a lone
 // server) or the drain timeout stops them where they are.
-void drain(std::vector<std::unique_ptr<LoopThread>>& loops, const sigset_t& signals, uint32_t timeout_ms, bool worker) {
+void drain(std::vector<std::unique_ptr<LoopThread>>& loops, const sigset_t& signals, uint32_t timeout_ms, bool worker,
+           LogFile* access) {
     for (auto& l : loops) {
         l->drain.store(true);
         l->if_serving([](net::Loop& loop, http::Server& server) {
@@ -213,6 +215,7 @@ void drain(std::vector<std::unique_ptr<LoopThread>>& loops, const sigset_t& sign
         bool all_done = std::all_of(loops.begin(), loops.end(), [](const auto& l) { return l->done.load(); });
         if (all_done) break;
         int s = sigtimedwait(&signals, nullptr, &slice);
+        if (s == SIGUSR1) reopen_logs(access);  // a drain may be long (WebSockets): logrotate runs on
         // In a worker a repeated SIGTERM is no reason to cut requests short: it is
         // `pkill` reaching us as well as the supervisor, which escalates by itself
         // (SIGKILL after drain_timeout) when it means to.
@@ -338,9 +341,9 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
     if (!worker) util::log(util::LogLevel::Info, "received %s, stopping gracefully", strsignal(sig));
     draining.store(true);
     if (!worker) sd_notify("STOPPING=1");
-    if (!worker && opts.lame_duck_ms) lame_duck(stats, stop_signals, opts.lame_duck_ms);
+    if (!worker && opts.lame_duck_ms) lame_duck(stats, stop_signals, opts.lame_duck_ms, access.get());
     const auto drain_ends = std::chrono::steady_clock::now() + std::chrono::milliseconds(opts.drain_timeout_ms);
-    drain(loops, stop_signals, opts.drain_timeout_ms, worker);
+    drain(loops, stop_signals, opts.drain_timeout_ms, worker, access.get());
     // Handlers on the pool (hybrid) and kiln::blocking jobs may run on after the loops
     // ended: their clients left, or the drain ran out. They may use by reference what
     // main() owns, so no return to it before they end, nor past the drain's time:

@@ -241,6 +241,7 @@ void Supervisor::on_ready(Process& p) {
     // Told to go already (an abandoned reload's worker, or a stop): it stays going.
     if (p.state == State::Draining) return;
     p.state = State::Running;
+    if (std::exchange(p.reopen_owed, false)) kill(p.pid, SIGUSR1);  // a SIGUSR1 that came while it started
     if (stopping_) return;
     if (reload_deadline_ms_ == 0) {
         if (!ready_told_ &&
@@ -470,8 +471,10 @@ int Supervisor::run() {
                 case SIGHUP: begin_reload(); break;
                 case SIGUSR1:  // reopen log files: ours, then each worker its own
                     if (reopen_logs_) reopen_logs_();
-                    for (Process& p : procs_)  // a starting worker opens them anew; SIGUSR1 would kill it yet
-                        if (p.state != State::Starting) kill(p.pid, SIGUSR1);
+                    for (Process& p : procs_) {  // a starting worker may have opened them before
+                        if (p.state == State::Starting) p.reopen_owed = true;  // (SIGUSR1 would kill it yet)
+                        else kill(p.pid, SIGUSR1);
+                    }
                     break;
                 default:
                     if (!stopping_) log(LogLevel::Info, "received %s, stopping gracefully", strsignal(static_cast<int>(si.ssi_signo)));

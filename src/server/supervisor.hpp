@@ -73,6 +73,7 @@ private:
         uint64_t draining_ms = 0;   // when it was told to go
         int stats_cell = -1;
         bool watchdog_killed = false;
+        bool reopen_owed = false;  // a SIGUSR1 came while it started: sent once it is ready
     };
     struct Slot {
         unsigned failures = 0;       // consecutive early deaths

@@ -135,6 +135,30 @@ class AccessLog(unittest.TestCase):
         with open(self.path + ".1") as f:
             self.assertNotIn("/users/9", f.read())
 
+    def test_a_draining_worker_reopens_the_file_too(self):
+        # After a SIGHUP the old worker drains its streams (a WebSocket may take
+        # minutes); a rotation meanwhile left its lines going to the renamed file,
+        # which logrotate then compresses away.
+        srv = Server("--access-log", self.path)
+        try:
+            send(srv.port, b"GET /plaintext HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+            wait_lines(self.path, 1)
+            with harness.RawConnection(srv.port, timeout=8) as c:
+                c.send(b"GET /events?n=3&ms=700 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+                time.sleep(0.3)
+                srv.proc.send_signal(signal.SIGHUP)  # the worker with the stream drains
+                time.sleep(0.5)
+                os.rename(self.path, self.path + ".1")
+                srv.proc.send_signal(signal.SIGUSR1)
+                c.read_response(timeout=8)
+            fresh = wait_lines(self.path, 1)
+        finally:
+            code, err = srv.stop()
+        self.assertEqual(code, 0, err)
+        self.assertIn("GET /events", "".join(fresh))
+        with open(self.path + ".1") as f:
+            self.assertNotIn("/events", f.read())
+
     def test_unwritable_destination_is_refused_before_starting(self):
         p = subprocess.run([harness.BINARIES["server"], "--port", str(harness.free_port()), "--access-log",
                             "/nonexistent-dir/a.log"], capture_output=True, text=True, timeout=10)
