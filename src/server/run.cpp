@@ -170,6 +170,7 @@ int App::run(const ServerOptions& options) {
         bool shared_tickets = tickets.adopt_from_env();
         if (options.rate > 0 && !rates.adopt_from_env())
             util::log(util::LogLevel::Error, "limits.rate is on, but no rate table came from the supervisor");
+        server::block_stop_signals(true);  // before the hooks: the threads they start inherit it
         if (std::string e = run_hooks(impl_->worker_start, options, "worker"); !e.empty()) {
             util::log(util::LogLevel::Error, "%s", e.c_str());
             return 2;
@@ -256,6 +257,8 @@ int App::run(const ServerOptions& options) {
         sigemptyset(&taken);
         for (int s : {SIGCHLD, SIGHUP, SIGTERM, SIGINT, SIGUSR1}) sigaddset(&taken, s);
         pthread_sigmask(SIG_BLOCK, &taken, nullptr);
+    } else {
+        server::block_stop_signals(false);  // a lone server's, likewise
     }
     std::string hook_error = run_hooks(impl_->node_start, opts, "node");
     if (hook_error.empty() && p.processes == 0) hook_error = run_hooks(impl_->worker_start, opts, "worker");

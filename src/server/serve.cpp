@@ -168,24 +168,6 @@ void run_loop(LoopThread& self, const Shared& shared, const std::vector<int>& gr
     self.done.store(true);
 }
 
-// Blocked in every thread (the loop threads inherit the mask) and taken
-// synchronously by the main thread, so no work happens in a signal handler.
-sigset_t block_stop_signals(bool worker) {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGUSR1);  // not a stop: reopen the log files
-    if (worker) {
-        std::signal(SIGINT, SIG_IGN);
-        std::signal(SIGHUP, SIG_IGN);  // a reload is the supervisor's; `pkill -HUP app` must not cut requests
-    } else {
-        sigaddset(&set, SIGINT);
-        sigaddset(&set, SIGHUP);  // a lone server cannot reload: it says so (it was killed by it)
-    }
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);
-    return set;
-}
-
 // A lone server after its stop signal: serving on, the health check failing, until
 // the time is up or a second signal comes. (A supervisor does this for its workers.)
 void lame_duck(SharedStats& stats, const sigset_t& signals, uint32_t ms, LogFile* access) {
@@ -230,6 +212,24 @@ void drain(std::vector<std::unique_ptr<LoopThread>>& loops, const sigset_t& sign
 }
 
 }  // namespace
+
+// Blocked in every thread (the loop threads inherit the mask) and taken
+// synchronously by the main thread, so no work happens in a signal handler.
+sigset_t block_stop_signals(bool worker) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR1);  // not a stop: reopen the log files
+    if (worker) {
+        std::signal(SIGINT, SIG_IGN);
+        std::signal(SIGHUP, SIG_IGN);  // a reload is the supervisor's; `pkill -HUP app` must not cut requests
+    } else {
+        sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGHUP);  // a lone server cannot reload: it says so (it was killed by it)
+    }
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    return set;
+}
 
 int serve(const App& app, const SessionStore* sessions, const ServerOptions& opts, const FdGroups& fds, int ready_fd,
           bool worker, http::RateTable* rate, TicketSegment* tickets) {

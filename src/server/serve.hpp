@@ -5,6 +5,8 @@
 // process group, and the supervisor turns it into that SIGTERM. SIGUSR1 reopens
 // the log files. Returns the exit status (kExitRecycled: prefork's budget spent).
 #pragma once
+#include <signal.h>
+
 #include <kiln/app.hpp>
 #include <kiln/server.hpp>
 #include <kiln/session.hpp>
@@ -14,6 +16,12 @@
 #include "server/ticket_segment.hpp"
 
 namespace kiln::server {
+
+// The signals serve() takes (SIGTERM, SIGUSR1; a lone server's SIGINT and SIGHUP
+// too; a worker ignores SIGINT and SIGHUP), blocked in the calling thread: called
+// before the app's hooks, so a thread a hook starts inherits them blocked and the
+// kernel never hands them to it (their default action would end the process).
+sigset_t block_stop_signals(bool worker);
 
 // ready_fd: the supervisor's pipe, written once every loop serves (-1: none).
 // rate: limits.rate's table (null: no rate limit).

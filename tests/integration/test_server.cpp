@@ -115,6 +115,8 @@ int main(int argc, char** argv) {
         });
         app.on_worker_start([append, dir = std::string(dir)](const kiln::ServerOptions&) {
             append("worker " + std::to_string(getpid()));
+            if (std::getenv("KILNTEST_HOOK_THREAD"))  // (test_supervisor HookThreads)
+                std::thread([] { for (;;) std::this_thread::sleep_for(std::chrono::hours(1)); }).detach();
             // A warm-up this long (milliseconds in the file, which a test writes
             // before a reload): test_supervisor ReadyTimeout. worker_start_ms.<slot>
             // holds one slot's own.

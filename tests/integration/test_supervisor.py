@@ -429,6 +429,14 @@ class HookThreads(SupervisorCase):
         env = dict(os.environ, KILNTEST_HOOK_DIR=d, KILNTEST_HOOK_THREAD="1")
         server = self.start_server("--workers", "2", env=env)
         old = self.wait_ready(2)
+        # The worker hook starts one too: a SIGUSR1 (log reopen) the supervisor passes
+        # on while the worker's main thread was not waiting for it (reopening after the
+        # one before) went to that thread, whose default action ended the worker.
+        for _ in range(20):
+            server.proc.send_signal(signal.SIGUSR1)
+        time.sleep(0.3)
+        self.assertEqual(self.workers(), old, server.output())
+        self.assertNotIn("killed by signal", server.output())
         server.proc.send_signal(signal.SIGHUP)
         done = server.wait_for_output(r"reload complete: generation 1 serving", timeout=15)
         self.assertTrue(done, server.output())
