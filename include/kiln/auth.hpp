@@ -114,8 +114,8 @@ private:
 // is libsodium's "interactive" one. A stored hash made at another cost still verifies,
 // and is made again at this one when its account next logs in.
 struct PasswordCost {
-    unsigned long long passes = 2;   // 1 or more
-    size_t memory = size_t{64} << 20;  // bytes, 8 KiB to 4 GiB
+    unsigned long long passes = 2;   // 1 to 2^32 - 1
+    size_t memory = size_t{64} << 20;  // bytes, 8 KiB to 4 GiB, in whole KiB
     bool operator==(const PasswordCost&) const = default;
 };
 

@@ -26,11 +26,25 @@ constexpr std::string_view kEpochKey = "kiln.user_epoch";
 
 int64_t now_seconds() { return static_cast<int64_t>(std::time(nullptr)); }
 
-// A name as shown to others: text, and no control character (a NUL would also be
-// cut by SQLite's length() and refused by PostgreSQL).
+// A name as shown to others, or an address: no control character (a NUL would also
+// be cut by SQLite's length() and refused by PostgreSQL), and none that hides or
+// turns text: C1 controls, no-break and other spaces that are not ASCII's, zero
+// widths, bidirectional embeddings, overrides and isolates, line separators, the
+// byte-order mark ("ada@example.org" and "ada@example.org\u00A0" would be two
+// accounts that look the same). REQUIRES: s is UTF-8.
 bool printable(std::string_view s) {
-    for (char c : s)
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+    for (size_t i = 0; i < s.size();) {
+        auto b = static_cast<unsigned char>(s[i]);
+        uint32_t cp;
+        size_t len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+        if (i + len > s.size()) return false;
+        cp = len == 1 ? b : len == 2 ? b & 0x1Fu : len == 3 ? b & 0x0Fu : b & 0x07u;
+        for (size_t k = 1; k < len; ++k) cp = cp << 6 | (static_cast<unsigned char>(s[i + k]) & 0x3Fu);
+        i += len;
+        if (cp < 0x20 || (cp >= 0x7F && cp <= 0xA0) || cp == 0xAD || (cp >= 0x2000 && cp <= 0x200F) ||
+            (cp >= 0x2028 && cp <= 0x202F) || (cp >= 0x205F && cp <= 0x206F) || cp == 0x3000 || cp == 0xFEFF)
+            return false;
+    }
     return true;
 }
 
@@ -125,8 +139,8 @@ std::string normalize_email(std::string_view email) {
     size_t at = t.find('@');
     bool ok = t.size() >= 3 && t.size() <= 254 && at != std::string_view::npos && at > 0 && at + 1 < t.size() &&
               t.find('@', at + 1) == std::string_view::npos;
-    for (char c : t) ok = ok && static_cast<unsigned char>(c) > 0x20 && c != 0x7f;
-    if (!ok || !chars(t)) throw Error(Error::Kind::Invalid, "email", "Email must be one address such as ada@example.org");
+    for (char c : t) ok = ok && c != ' ';
+    if (!ok || !chars(t) || !printable(t)) throw Error(Error::Kind::Invalid, "email", "Email must be one address such as ada@example.org");
     std::string out(t);
     for (char& c : out)
         if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
@@ -141,9 +155,11 @@ std::string local_path_or(std::string_view next, std::string_view fallback) {
 
 Accounts::Accounts(Store& store, Options options) : store_(store), options_(std::move(options)) {
     const PasswordCost& c = options_.password_cost;
-    if (c.passes < 1 || c.memory < 8192 || c.memory > (size_t{4} << 30))
-        throw std::invalid_argument("kiln::auth::Options::password_cost: passes must be 1 or more and memory 8 KiB "
-                                    "to 4 GiB");
+    // (What libsodium takes: passes to 2^32 - 1; memory in whole KiB, else every stored
+    // hash reads as made at another cost and is made again at each log-in.)
+    if (c.passes < 1 || c.passes > 0xFFFFFFFFull || c.memory < 8192 || c.memory > (size_t{4} << 30) || c.memory % 1024)
+        throw std::invalid_argument("kiln::auth::Options::password_cost: passes must be 1 to 2^32 - 1 and memory "
+                                    "8 KiB to 4 GiB, in whole KiB");
 }
 
 std::string Accounts::check_password(std::string_view password) const {
@@ -175,7 +191,8 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
     std::optional<size_t> n = chars(shown);
     if (shown.empty() || !n || *n > 100)
         throw Error(Error::Kind::Invalid, "name", "Name must be 1 to 100 characters");
-    if (!printable(shown)) throw Error(Error::Kind::Invalid, "name", "Name must not hold control characters");
+    if (!printable(shown))
+        throw Error(Error::Kind::Invalid, "name", "Name must not hold control characters or invisible ones");
     u.name = std::string(shown);
     if (std::string why = check_password(password); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
     int64_t now = now_seconds();

@@ -403,6 +403,11 @@ class Accounts(BlogCase):
                                               ("x@example.org", "N", "short", b"at least 8 characters"),
                                               ("y@example.org", "Bo\x01b", "long enough pw", b"control characters"),
                                               ("z@example.org", "\x00Bob", "long enough pw", b"control characters"),
+                                              # Text that hides or turns: a right-to-left override, a C1
+                                              # control; an address with a no-break space after it.
+                                              ("w@example.org", "Bob\u202egnp.exe", "long enough pw", b"invisible"),
+                                              ("v@example.org", "A\u0085B", "long enough pw", b"invisible"),
+                                              ("u@example.org\u00a0", "N", "long enough pw", b"Email must be"),
                                               (self.email.upper(), "N", "long enough pw", b"exists already")):
             with self.subTest(email=email, name=name):
                 r = c.post("/signup", [("_csrf", c.token("/signup")), ("email", email), ("name", name),

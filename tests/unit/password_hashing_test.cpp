@@ -231,6 +231,12 @@ TEST(PasswordHashing, AHashMadeAtAnotherCostIsMadeAgainAtTheNextLogIn) {
     kiln::auth::Options refused;
     refused.password_cost = {.passes = 0, .memory = 64 * 1024};
     EXPECT_THROW(app.reconfigure(refused), std::invalid_argument);
+    // Past what libsodium takes (every hash would throw: every sign-up a 500), and
+    // memory not in whole KiB (every log-in would hash again: the stored m= rounds).
+    refused.password_cost = {.passes = (1ull << 32), .memory = 64 * 1024};
+    EXPECT_THROW(app.reconfigure(refused), std::invalid_argument);
+    refused.password_cost = {.passes = 1, .memory = 64 * 1024 + 1};
+    EXPECT_THROW(app.reconfigure(refused), std::invalid_argument);
 }
 
 }  // namespace
