@@ -168,6 +168,7 @@ kiln_layer(kiln_auth
   auth/password.cpp
   auth/failure_counts.cpp
   auth/accounts.cpp
+  auth/timing_pad.cpp
 )
 target_link_libraries(kiln_auth PUBLIC kiln_app kiln_db kiln_pg PRIVATE PkgConfig::SODIUM)
 

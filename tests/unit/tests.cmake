@@ -43,6 +43,7 @@ if(TARGET kiln)
   kiln_test(login_redirect_test unit/login_redirect_test.cpp)
   kiln_test(failure_counts_test unit/failure_counts_test.cpp)
   kiln_test(password_hashing_test unit/password_hashing_test.cpp)
+  kiln_test(timing_pad_test unit/timing_pad_test.cpp)
   target_include_directories(password_hashing_test PRIVATE ${PROJECT_SOURCE_DIR}/tests)  # support/async_test.hpp
   kiln_test(topics_test unit/topics_test.cpp)
   target_include_directories(topics_test PRIVATE ${PROJECT_SOURCE_DIR}/tests)
