@@ -122,9 +122,12 @@ public:
 
     // New id, same data: call at login so an id seen before it is worth nothing.
     // The CSRF token is renewed too (a token seen before the login is worth nothing).
-    // Two requests that regenerate one session at once (a double-submitted log-in)
-    // each end with a session of their own under their new id.
-    void regenerate();
+    // log_in (the default): the session now is whoever just logged in, so if another
+    // request removed the old id meanwhile (a double-submitted log-in renamed it) the
+    // new one is made all the same: each ends with a session of its own. false: a
+    // renewal of a session already logged in (a password change), which must not
+    // outlive a log-out that removed the old id meanwhile: then nothing is made.
+    void regenerate(bool log_in = true);
     // Ends the session: removed from the store, its cookie expired. Whatever the
     // handler writes after it (a flash message at logout) goes into a new session,
     // with a new id, as on a first visit; the old one stays gone.
@@ -170,6 +173,7 @@ private:
     mutable bool kept_ = false;  // a new session's cookie is set (it holds data, or its id was read)
     bool dirty_ = false;
     bool regenerated_ = false;
+    bool make_if_gone_ = true;  // regenerate(log_in)
     bool dropped_ = false;  // destroy() on a stored session: drop_id_ is removed at the end
     SessionId drop_id_{};
     size_t size_ = 0;  // serialized size of entries_

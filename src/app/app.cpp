@@ -476,7 +476,7 @@ Task<> App::save_session(Request& req, Response& res, bool handled) const {
         case K::Update: co_await store.save(w.id, binding.now, std::move(w.data), SessionStore::SaveMode::Update); break;
         case K::Rename: {  // as Session::write_to: `from` gone meanwhile, the new id is made
             bool moved = co_await store.rename(w.from, w.id, binding.now, w.data);
-            if (!moved) co_await store.save(w.id, binding.now, std::move(w.data), SessionStore::SaveMode::Create);
+            if (!moved && w.make_if_gone) co_await store.save(w.id, binding.now, std::move(w.data), SessionStore::SaveMode::Create);
             break;
         }
         case K::Replace:

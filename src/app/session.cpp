@@ -179,6 +179,7 @@ bool Session::begin(Binding* binding, std::string_view cookie_value, bool create
     if (binding->closed) throw HttpError(503, "the session was written: it is not read again");
     size_ = 0;
     new_ = kept_ = dirty_ = regenerated_ = dropped_ = false;
+    make_if_gone_ = true;
     bool loaded = false;
     if (parse_session_id(cookie_value, id_)) {
         if (!binding->remote) {
@@ -203,8 +204,9 @@ bool Session::begin(Binding* binding, std::string_view cookie_value, bool create
     return true;
 }
 
-void Session::regenerate() {
+void Session::regenerate(bool log_in) {
     if (!binding_) throw std::logic_error("Session::regenerate outside a request");
+    make_if_gone_ = log_in && make_if_gone_;  // (a renewal and a log-in in one request: the renewal's rule)
     if (!new_ && !regenerated_) old_id_ = id_;
     regenerated_ = !new_ || regenerated_;
     fresh_id();
@@ -255,6 +257,7 @@ Session::Write Session::end(bool save) {
     } else if (regenerated_) {
         w.kind = K::Rename;
         w.from = old_id_;
+        w.make_if_gone = make_if_gone_;
     } else {
         w.kind = entries_.empty() ? K::Remove : K::Update;  // nothing left to keep: free its room
     }
@@ -270,8 +273,10 @@ void Session::write_to(SessionStore& store, const Write& w, int64_t now) {
     case K::Create: store.save(w.id, now, w.data, SessionStore::SaveMode::Create); return;
     case K::Update: store.save(w.id, now, w.data, SessionStore::SaveMode::Update); return;
     case K::Rename:  // `from` gone meanwhile (a double-submitted log-in renamed it first): the
-                     // response names the new id, so it must exist; the old one stays gone
-        if (!store.rename(w.from, w.id, now, w.data)) store.save(w.id, now, w.data, SessionStore::SaveMode::Create);
+                     // response names the new id, so it must exist (unless a renewal: a
+                     // log-out removed it, and stands); the old one stays gone
+        if (!store.rename(w.from, w.id, now, w.data) && w.make_if_gone)
+            store.save(w.id, now, w.data, SessionStore::SaveMode::Create);
         return;
     case K::Replace:
         store.remove(w.from);

@@ -32,6 +32,7 @@ struct Session::Write {
     enum class Kind : uint8_t { None, Create, Update, Rename, Replace, Remove } kind = Kind::None;
     SessionId id{};
     SessionId from{};  // Rename, Replace
+    bool make_if_gone = true;  // Rename: `from` gone meanwhile, `id` is made all the same
     std::string data;
 };
 

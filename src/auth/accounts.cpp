@@ -188,8 +188,11 @@ void Accounts::start_session(Request& req, const User& user) {
     // Another account's session (still logged in on this browser) is not this user's
     // to keep: it starts empty. A visitor's (a cart before the log-in) and the same
     // user's (a password change) keep what they hold.
-    if (std::optional<int64_t> was = s.get_int(kUserKey); was && *was != user.id) s.clear();
-    s.regenerate();  // an id seen before the log-in is worth nothing after it
+    std::optional<int64_t> was = s.get_int(kUserKey);
+    if (was && *was != user.id) s.clear();
+    // An id seen before the log-in is worth nothing after it. The same user's session
+    // renewed (a password change) must not come back if a log-out removed it meanwhile.
+    s.regenerate(/*log_in=*/!(was && *was == user.id));
     s.set_int(kUserKey, user.id);
     s.set_int(kEpochKey, user.epoch);
     req.set_local(user);

@@ -225,7 +225,7 @@ sigset_t block_stop_signals(bool worker) {
         std::signal(SIGHUP, SIG_IGN);  // a reload is the supervisor's; `pkill -HUP app` must not cut requests
     } else {
         sigaddset(&set, SIGINT);
-        sigaddset(&set, SIGHUP);  // a lone server cannot reload: it says so (it was killed by it)
+        sigaddset(&set, SIGHUP);  // a lone server cannot reload: it stops gracefully (it was killed by it)
     }
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
     return set;
@@ -330,15 +330,17 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
         }
         if (sig == SIGUSR1) {
             reopen_logs(access.get());
-        } else if (sig == SIGHUP) {
-            util::log(util::LogLevel::Warn,
-                      "SIGHUP: a lone server (workers = 0) does not reload; restart it for new settings or "
-                      "certificates (with workers = 1 or more, SIGHUP reloads)");
         } else if (sig >= 0) {
             break;
         }
     }
-    if (!worker) util::log(util::LogLevel::Info, "received %s, stopping gracefully", strsignal(sig));
+    if (sig == SIGHUP)  // (a lone server's: a worker ignores it)
+        util::log(util::LogLevel::Warn,
+                  "SIGHUP: a lone server (workers = 0) cannot reload: stopping gracefully, with exit status %d, for "
+                  "whatever started it to start it again (with workers = 1 or more, SIGHUP reloads)",
+                  128 + SIGHUP);
+    else if (!worker)
+        util::log(util::LogLevel::Info, "received %s, stopping gracefully", strsignal(sig));
     draining.store(true);
     if (!worker) sd_notify("STOPPING=1");
     if (!worker && opts.lame_duck_ms) lame_duck(stats, stop_signals, opts.lame_duck_ms, access.get());
@@ -362,6 +364,7 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
         util::log(util::LogLevel::Warn, "abandoning %zu blocking jobs still running", app::blocking_jobs());
         _exit(g_recycled.load() ? kExitRecycled : 0);
     }
+    if (sig == SIGHUP) return 128 + SIGHUP;  // as its default action said, but after a drain
     return g_recycled.load() ? kExitRecycled : 0;
 }
 

@@ -1009,18 +1009,26 @@ class WorkersZero(harness.ServerTestCase):
         self.assertEqual(self.server.children(), [])
         self.assertNotIn("supervisor", self.server.output())
 
-    def test_a_hangup_is_refused_in_words_not_obeyed_as_a_kill(self):
+
+class LoneServerHangup(unittest.TestCase):
+
+    def test_a_hangup_stops_a_lone_server_gracefully(self):
         # SIGHUP's default action ended a lone server on the spot (a certbot hook
-        # sending it cut every request in flight).
-        with harness.RawConnection(self.port, timeout=5) as c:
+        # sending it cut every request in flight). It cannot reload: it drains, and
+        # exits with the status the signal gave (kiln run --watch starts it again).
+        server = harness.ServerProcess(harness.BINARIES["server"], ["--workers", "0"])
+        server.start()
+        self.addCleanup(lambda: server.alive() and server.stop())
+        with harness.RawConnection(server.port, timeout=5) as c:
             c.send(build_request("GET", "/events?n=2&ms=500"))
             time.sleep(0.2)
-            self.server.proc.send_signal(signal.SIGHUP)
+            server.proc.send_signal(signal.SIGHUP)
             r = c.read_response(timeout=5)
         self.assertEqual(r.status, 200)
-        self.assertIn(b"id: 1", r.body)
-        self.assertTrue(self.server.wait_for_output(r"SIGHUP: a lone server \(workers = 0\) does not reload", timeout=3))
-        self.assertEqual(self.get("/plaintext").status, 200)
+        self.assertIn(b"id: 1", r.body, server.output())
+        self.assertEqual(server.proc.wait(timeout=10), 129, server.output())
+        self.assertIn("SIGHUP: a lone server (workers = 0) cannot reload: stopping gracefully", server.output())
+        harness.assert_no_sanitizer_report(server.output())
 
 
 class SystemdReadiness(unittest.TestCase):

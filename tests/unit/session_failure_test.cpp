@@ -116,3 +116,32 @@ TEST(SessionFailure, AFailedRemoteSaveUnderAnErrorPageThatUsesTheSessionKeepsNot
     EXPECT_EQ(client.get("/login").status, 200);  // the store back: sessions work again
     EXPECT_EQ(client.get("/whoami").body, "alice,");
 }
+
+// A renewal of a logged-in session (a password change: regenerate(false)) while a
+// log-out in another tab removed it: the log-out stands (before, the renewal made
+// the session again under its new id, its user still logged in). A log-in
+// (regenerate()) that finds its old id gone still makes its own.
+TEST(SessionFailure, ARenewalOfASessionALogOutRemovedMeanwhileMakesNothing) {
+    auto store = std::make_shared<FlakyStore>();
+    kiln::App app;
+    app.session_store(store);
+    routes(app);
+    for (bool log_in : {false, true}) {
+        app.get(log_in ? "/renew-log-in" : "/renew", [store, log_in](kiln::Request& req, kiln::Response& res) {
+            kiln::Session& s = req.session();  // loaded
+            store->sessions.clear();           // meanwhile, another request logs out
+            s.regenerate(log_in);
+            res.text("renewed");
+        });
+    }
+    kiln::testing::Client client(app);
+    EXPECT_EQ(client.get("/login").status, 200);
+    EXPECT_EQ(client.get("/whoami").body, "alice,");
+    EXPECT_EQ(client.get("/renew").status, 200);
+    EXPECT_TRUE(store->sessions.empty());
+    EXPECT_EQ(client.get("/whoami").body, "nobody,");
+
+    EXPECT_EQ(client.get("/login").status, 200);
+    EXPECT_EQ(client.get("/renew-log-in").status, 200);
+    EXPECT_EQ(client.get("/whoami").body, "alice,");  // a log-in stands
+}

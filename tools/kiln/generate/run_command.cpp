@@ -119,7 +119,7 @@ int run_main(const Args& args) {
     else std::printf("kiln run: the build failed; watching for a fix\n");
     if (!watch && server < 0) return 1;
 
-    bool reloading = false;  // a SIGHUP was sent: a server without a supervisor dies of it
+    bool reloading = false;  // a SIGHUP was sent: a server without a supervisor stops (status 129)
     while (!g_stop) {
         if (server > 0) {
             if (int status = reap(server); status >= 0) {
