@@ -210,7 +210,9 @@ private:
     Task<> give_back_attempt(const ThrottleKeys& keys, int64_t counted_at);
     // Drops the rows of windows that are over, once per window.
     Task<> purge_now_and_then(FailureCounts& counts, int64_t now);
-    void start_session(Request& req, const User& user);
+    // renewal: the same session after a password change (not brought back if a
+    // log-out removed it meanwhile); else a log-in or sign-up.
+    void start_session(Request& req, const User& user, bool renewal = false);
     // After a log-in: the account's hash made again at options_.password_cost (skipped
     // when hashing is full; a failure is logged, never the log-in's).
     Task<> rehash(const User& user, std::string password);

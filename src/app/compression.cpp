@@ -67,13 +67,17 @@ void compress_body(const CompressionPolicy& p, std::string_view accept_encoding,
     http::Coding c = preferred_coding(accept_encoding);
     if (c == http::Coding::Identity) return;
     thread_local std::string coded;
+    // A large buffer is not kept for the thread's life (up to 64 pool threads, each
+    // with its largest body): after the swap it holds the plain body's.
+    struct Trim {
+        ~Trim() {
+            if (coded.capacity() > kKeptCodingBuffer) std::string().swap(coded);
+            else coded.clear();
+        }
+    } trim;
     coded.clear();
     if (!http::compress(c, res.body(), p.levels, &coded) || coded.size() >= res.body().size()) return;
     res.body().swap(coded);
-    // `coded` now holds the plain body's buffer: a large one is not kept for the
-    // thread's life (up to 64 pool threads, each with its largest body).
-    if (coded.capacity() > kKeptCodingBuffer) std::string().swap(coded);
-    else coded.clear();
     res.header("Content-Encoding", http::coding_name(c));
 }
 

@@ -27,23 +27,26 @@ constexpr std::string_view kEpochKey = "kiln.user_epoch";
 
 int64_t now_seconds() { return static_cast<int64_t>(std::time(nullptr)); }
 
-// A name as shown to others, or an address: no control character (a NUL would also
-// be cut by SQLite's length() and refused by PostgreSQL), and none that hides or
-// turns text: C1 controls, no-break and other spaces that are not ASCII's, zero
-// widths, bidirectional embeddings, overrides and isolates, line separators, the
-// byte-order mark ("ada@example.org" and "ada@example.org\u00A0" would be two
-// accounts that look the same). REQUIRES: s is UTF-8.
-bool printable(std::string_view s) {
+// A name as shown to others, or an address at sign-up: no control character (a NUL
+// would also be cut by SQLite's length() and refused by PostgreSQL), and none that
+// hides or turns text: C1 controls, no-break and other spaces that are not ASCII's,
+// zero widths, bidirectional marks, embeddings, overrides and isolates, line
+// separators, the byte-order mark ("ada@example.org" and "ada@example.org\u00A0"
+// would be two accounts that look the same). A name may hold the zero-width joiner
+// and non-joiner (Persian and Indic names, emoji sequences need them).
+// REQUIRES: s is UTF-8.
+bool printable(std::string_view s, bool name) {
     for (size_t i = 0; i < s.size();) {
+        size_t len = utf8::sequence_at(s, i);
+        if (len == 0) return false;
         auto b = static_cast<unsigned char>(s[i]);
-        uint32_t cp;
-        size_t len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
-        if (i + len > s.size()) return false;
-        cp = len == 1 ? b : len == 2 ? b & 0x1Fu : len == 3 ? b & 0x0Fu : b & 0x07u;
+        uint32_t cp = len == 1 ? b : len == 2 ? b & 0x1Fu : len == 3 ? b & 0x0Fu : b & 0x07u;
         for (size_t k = 1; k < len; ++k) cp = cp << 6 | (static_cast<unsigned char>(s[i + k]) & 0x3Fu);
         i += len;
-        if (cp < 0x20 || (cp >= 0x7F && cp <= 0xA0) || cp == 0xAD || (cp >= 0x2000 && cp <= 0x200F) ||
-            (cp >= 0x2028 && cp <= 0x202F) || (cp >= 0x205F && cp <= 0x206F) || cp == 0x3000 || cp == 0xFEFF)
+        if (name && (cp == 0x200C || cp == 0x200D)) continue;
+        if (cp < 0x20 || (cp >= 0x7F && cp <= 0xA0) || cp == 0xAD || cp == 0x061C || cp == 0x1680 || cp == 0x180E ||
+            (cp >= 0x2000 && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202F) || (cp >= 0x205F && cp <= 0x206F) ||
+            cp == 0x3000 || cp == 0xFEFF)
             return false;
     }
     return true;
@@ -150,8 +153,8 @@ std::string normalize_email(std::string_view email) {
     size_t at = t.find('@');
     bool ok = t.size() >= 3 && t.size() <= 254 && at != std::string_view::npos && at > 0 && at + 1 < t.size() &&
               t.find('@', at + 1) == std::string_view::npos;
-    for (char c : t) ok = ok && c != ' ';
-    if (!ok || !chars(t) || !printable(t)) throw Error(Error::Kind::Invalid, "email", "Email must be one address such as ada@example.org");
+    for (char c : t) ok = ok && static_cast<unsigned char>(c) > 0x20 && c != 0x7f;
+    if (!ok || !chars(t)) throw Error(Error::Kind::Invalid, "email", "Email must be one address such as ada@example.org");
     std::string out(t);
     for (char& c : out)
         if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
@@ -183,16 +186,15 @@ std::string Accounts::check_password(std::string_view password) const {
     return {};
 }
 
-void Accounts::start_session(Request& req, const User& user) {
+void Accounts::start_session(Request& req, const User& user, bool renewal) {
     Session& s = req.session();
     // Another account's session (still logged in on this browser) is not this user's
     // to keep: it starts empty. A visitor's (a cart before the log-in) and the same
     // user's (a password change) keep what they hold.
-    std::optional<int64_t> was = s.get_int(kUserKey);
-    if (was && *was != user.id) s.clear();
-    // An id seen before the log-in is worth nothing after it. The same user's session
-    // renewed (a password change) must not come back if a log-out removed it meanwhile.
-    s.regenerate(/*log_in=*/!(was && *was == user.id));
+    if (std::optional<int64_t> was = s.get_int(kUserKey); was && *was != user.id) s.clear();
+    // An id seen before the log-in is worth nothing after it. A renewal (a password
+    // change) must not bring the session back if a log-out removed it meanwhile.
+    s.regenerate(/*log_in=*/!renewal);
     s.set_int(kUserKey, user.id);
     s.set_int(kEpochKey, user.epoch);
     req.set_local(user);
@@ -201,11 +203,13 @@ void Accounts::start_session(Request& req, const User& user) {
 Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, std::string password) {
     User u;
     u.email = normalize_email(email);
+    // (At sign-up only: an account made before this rule still logs in.)
+    if (!printable(u.email, false)) throw Error(Error::Kind::Invalid, "email", "Email must be one address such as ada@example.org");
     std::string_view shown = trim(name);
     std::optional<size_t> n = chars(shown);
     if (shown.empty() || !n || *n > 100)
         throw Error(Error::Kind::Invalid, "name", "Name must be 1 to 100 characters");
-    if (!printable(shown))
+    if (!printable(shown, true))
         throw Error(Error::Kind::Invalid, "name", "Name must not hold control characters or invisible ones");
     u.name = std::string(shown);
     if (std::string why = check_password(password); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
@@ -370,7 +374,7 @@ Task<> Accounts::change_password(Request& req, std::string current, std::string 
         throw Error(Error::Kind::NotLoggedIn, "", "The password was changed meanwhile: log in again");
     }
     ++me->epoch;  // every other session of the account ends
-    start_session(req, *me);
+    start_session(req, *me, /*renewal=*/true);
 }
 
 std::optional<int64_t> Accounts::session_user_id(Request& req) {

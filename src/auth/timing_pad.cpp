@@ -39,10 +39,13 @@ std::optional<PasswordCost> timing_pad(const PasswordCost& stored, const Passwor
     // In KiB × passes; a stored cost past 2^32 passes or 4 GiB cannot be (cost_of).
     uint64_t have = stored.passes * (stored.memory / 1024), want = current.passes * (current.memory / 1024);
     if (have >= want) return std::nullopt;
-    uint64_t kib = want - have;
-    if (kib < 8) return std::nullopt;                 // below Argon2's smallest: nothing to tell
-    kib = std::min<uint64_t>(kib, uint64_t{4} << 20);  // one pass of at most 4 GiB
-    return PasswordCost{.passes = 1, .memory = static_cast<size_t>(kib) * 1024};
+    uint64_t diff = want - have;
+    if (diff < 8) return std::nullopt;  // below Argon2's smallest: nothing to tell
+    // Never more memory than today's cost takes (a pad must not hold more than a
+    // hash does): passes over at most that much.
+    uint64_t kib = std::min<uint64_t>(diff, current.memory / 1024);
+    uint64_t passes = (diff + kib - 1) / kib;
+    return PasswordCost{.passes = passes, .memory = static_cast<size_t>(kib) * 1024};
 }
 
 }  // namespace kiln::auth

@@ -16,9 +16,9 @@ namespace kiln::auth {
 // or nullopt for another kind of string.
 std::optional<PasswordCost> cost_of(std::string_view hash);
 
-// The extra hash (one pass, this much memory) that brings checking a hash made at
-// `stored` up to the time of one made at `current`; nullopt when it needs none (or
-// less than Argon2's smallest).
+// The extra hash that brings checking a hash made at `stored` up to the time of one
+// made at `current` (passes × memory of the difference, in no more memory than
+// `current`'s); nullopt when it needs none (or less than Argon2's smallest).
 std::optional<PasswordCost> timing_pad(const PasswordCost& stored, const PasswordCost& current);
 
 }  // namespace kiln::auth

@@ -92,9 +92,14 @@ ProcessBus::~ProcessBus() {
 
 bool ProcessBus::send_others(std::string_view datagram) {
     if (datagram.size() > max_datagram_) return false;
-    std::lock_guard<std::mutex> lock(mu_);
-    for (unsigned i = 0; i < slots_; ++i)
-        if (i != index_) send_to(i, datagram);
+    std::string said;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (unsigned i = 0; i < slots_; ++i)
+            if (i != index_) send_to(i, datagram);
+        said.swap(to_log_);
+    }
+    if (!said.empty()) util::log(util::LogLevel::Error, "%s", said.c_str());  // (not under the lock)
     return true;
 }
 
@@ -122,6 +127,18 @@ void ProcessBus::send_to(unsigned i, std::string_view datagram) {
         p.waiting.emplace_back(datagram);
         p.waiting_bytes += datagram.size();
         return;
+    }
+    if (p.fd < 0) {
+        // Not known yet: one sendto through our own socket says whether anyone is
+        // there (half the slots are free at any time: no socket made for those).
+        sockaddr_un a;
+        socklen_t len = address(node_, i, &a);
+        ssize_t n;
+        do n = ::sendto(fd_, datagram.data(), datagram.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
+                        reinterpret_cast<sockaddr*>(&a), len);
+        while (n < 0 && errno == EINTR);
+        if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) return;  // taken, or nobody there
+        // Its queue is full: a socket of its own, to wait for room on (POLLOUT).
     }
     for (int attempt = 0; attempt < 2; ++attempt) {
         if (!connect_peer(i)) return;  // nobody there (a slot not filled, or between two workers)
@@ -171,10 +188,12 @@ void ProcessBus::drop(unsigned i, size_t count) {
     int64_t now = static_cast<int64_t>(::time(nullptr));
     if (now - drop_logged_s_ < 60) return;
     drop_logged_s_ = now;
-    util::log(util::LogLevel::Error,
-              "process bus: the worker of slot %u takes no messages (%zu bytes wait for it): publish() drops "
-              "what does not fit; %llu dropped so far",
-              i, peers_[i].waiting_bytes, static_cast<unsigned long long>(dropped_.load(std::memory_order_relaxed)));
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "process bus: the worker of slot %u takes no messages (%zu bytes wait for it): publish() drops "
+                  "what does not fit; %llu dropped so far",
+                  i, peers_[i].waiting_bytes, static_cast<unsigned long long>(dropped_.load(std::memory_order_relaxed)));
+    to_log_ = line;  // said by send_others, after the lock
 }
 
 void ProcessBus::start(std::function<void(std::string_view)> fn) {

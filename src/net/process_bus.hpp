@@ -4,9 +4,9 @@
 // nothing outside the node can reach it (abstract names live in the network
 // namespace, and a datagram from another user's process is ignored).
 //
-// Each peer is sent to through a socket connected to its address, so a full queue
-// on its side is seen (EAGAIN) and waited for (POLLOUT, on the bus's thread): a
-// burst larger than the kernel's datagram queue (net.unix.max_dgram_qlen, 10 by
+// A peer whose queue was found full (EAGAIN) gets a socket connected to its address,
+// whose room is waited for (POLLOUT, on the bus's thread) and which carries what it
+// is sent from then on, in order: a burst larger than the kernel's datagram queue (net.unix.max_dgram_qlen, 10 by
 // default) arrives whole and in order. What waits for one peer is bounded
 // (kMaxPendingBytes): past it, a stuck worker's datagrams are dropped (counted in
 // dropped(), and said in the error log once a minute), so it never stalls the
@@ -71,6 +71,7 @@ private:
     std::mutex mu_;
     std::vector<Peer> peers_;
     int64_t drop_logged_s_ = 0;
+    std::string to_log_;  // a line drop() has to say, once the lock is let go
     std::atomic<uint64_t> dropped_{0};
     std::thread thread_;
 };

@@ -433,7 +433,7 @@ void Connection::answer(Pending& p) {
         case PGRES_FATAL_ERROR: {
             const char* state = PQresultErrorField(p.got, PG_DIAG_SQLSTATE);
             std::string_view sqlstate = state ? state : "";
-            if (p.stmt->forgets) not_forgotten(p.stmt->forgets);
+            if (p.stmt->forgets && sqlstate == "25P02") not_forgotten(p.stmt->forgets);  // (else it may be gone)
             if (sqlstate == "0A000" && !p.stmt->once && replan(p)) return;
             if (p.stmt->error && sqlstate == "26000") op->fail(p.stmt->error);  // its Prepare failed
             else op->fail(result_error(p.got, p.stmt->sql));

@@ -173,11 +173,15 @@ void run_loop(LoopThread& self, const Shared& shared, const std::vector<int>& gr
 void lame_duck(SharedStats& stats, const sigset_t& signals, uint32_t ms, LogFile* access) {
     stats.set_draining();
     util::log(util::LogLevel::Info, "lame duck: serving %u ms more with the health check failing", ms);
-    timespec wait{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1'000'000};
-    for (;;) {  // SIGUSR1 (reopen logs) and SIGHUP do not end it
+    const auto ends = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    for (;;) {  // SIGUSR1 (reopen logs) and SIGHUP do not end it, nor restart its time
+        auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(ends - std::chrono::steady_clock::now());
+        if (left.count() <= 0) break;
+        timespec wait{static_cast<time_t>(left.count() / 1'000'000'000), static_cast<long>(left.count() % 1'000'000'000)};
         int s = sigtimedwait(&signals, nullptr, &wait);
         if (s == SIGUSR1) reopen_logs(access);
-        else if (s != SIGHUP) break;
+        else if (s >= 0 && s != SIGHUP) break;  // a second stop signal
+        else if (s < 0 && errno == EAGAIN) break;
     }
 }
 
@@ -356,16 +360,17 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         return busy() == 0;
     };
+    // A lone server's SIGHUP: the status its default action gave, but after a drain.
+    const int status = sig == SIGHUP ? 128 + SIGHUP : g_recycled.load() ? kExitRecycled : 0;
     if (pool && !idle_by_drain_end([&] { return pool->busy(); })) {
         util::log(util::LogLevel::Warn, "abandoning %zu handlers still running", pool->busy());
-        _exit(g_recycled.load() ? kExitRecycled : 0);
+        _exit(status);
     }
     if (!idle_by_drain_end(&app::blocking_jobs)) {
         util::log(util::LogLevel::Warn, "abandoning %zu blocking jobs still running", app::blocking_jobs());
-        _exit(g_recycled.load() ? kExitRecycled : 0);
+        _exit(status);
     }
-    if (sig == SIGHUP) return 128 + SIGHUP;  // as its default action said, but after a drain
-    return g_recycled.load() ? kExitRecycled : 0;
+    return status;
 }
 
 }  // namespace kiln::server

@@ -278,7 +278,7 @@ void Supervisor::abandon_reload(int signal) {
             drain(p, p.state == State::Running ? SIGTERM : signal);
     --generation_;
     reload_deadline_ms_ = 0;
-    sd_notify("READY=1");  // the reload is over (failed): systemctl reload must not wait on
+    if (ready_told_) sd_notify("READY=1");  // the reload is over (failed): systemctl reload must not wait on
 }
 
 void Supervisor::begin_reload() {
@@ -383,10 +383,11 @@ void Supervisor::check_stuck() {
             waited = now - p.draining_ms;
             if (waited > uint64_t{options_.drain_timeout_ms} + kStopGraceMs) why = "still draining";
         } else if (p.state == State::Starting) {
-            // A first start or a replacement (a reload has its own deadline): a worker
-            // that never gets ready would leave its share of the connections waiting.
+            // A replacement, once the node has served (a reload has its own deadline;
+            // a first start waits as long as its hooks take): one that never gets
+            // ready would leave its share of the connections waiting.
             waited = now - p.started_ms;
-            if (reload_deadline_ms_ == 0 && options_.ready_timeout_ms && waited > options_.ready_timeout_ms)
+            if (ready_told_ && reload_deadline_ms_ == 0 && options_.ready_timeout_ms && waited > options_.ready_timeout_ms)
                 why = "not ready";
         } else if (options_.watchdog_timeout_ms && p.stats_cell >= 0) {
             uint64_t beat = stats_.oldest_heartbeat(static_cast<unsigned>(p.stats_cell));

@@ -40,6 +40,13 @@ def wait_lines(path, n, timeout=5.0):
     raise AssertionError("fewer than %d lines in %s after %.1f s" % (n, path, timeout))
 
 
+def pid_of(port):
+    """The pid of the worker that answers /pid on a fresh connection."""
+    with harness.RawConnection(port, timeout=5) as c:
+        c.send(harness.build_request("GET", "/pid"))
+        return c.read_response(timeout=5).body
+
+
 class Server:
     def __init__(self, *extra):
         self.port = harness.free_port()
@@ -143,14 +150,17 @@ class AccessLog(unittest.TestCase):
         try:
             send(srv.port, b"GET /plaintext HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
             wait_lines(self.path, 1)
-            with harness.RawConnection(srv.port, timeout=8) as c:
-                c.send(b"GET /events?n=3&ms=700 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+            old = pid_of(srv.port)
+            with harness.RawConnection(srv.port, timeout=10) as c:
+                c.send(b"GET /events?n=3&ms=2000 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
                 time.sleep(0.3)
                 srv.proc.send_signal(signal.SIGHUP)  # the worker with the stream drains
-                time.sleep(0.5)
+                deadline = time.monotonic() + 3  # until the new worker answers alone: the old one drains
+                while time.monotonic() < deadline and any(pid_of(srv.port) == old for _ in range(3)):
+                    time.sleep(0.05)
                 os.rename(self.path, self.path + ".1")
                 srv.proc.send_signal(signal.SIGUSR1)
-                c.read_response(timeout=8)
+                c.read_response(timeout=10)
             fresh = wait_lines(self.path, 1)
         finally:
             code, err = srv.stop()

@@ -534,8 +534,14 @@ class ReadyTimeout(SupervisorCase):
         self.wait_ready(2)
         with open(os.path.join(d, "worker_start_ms.1"), "w") as f:
             f.write("600000\n")
+        old = self.workers()
         server.proc.send_signal(signal.SIGHUP)
-        time.sleep(0.8)  # slot 0's new worker is ready and takes its share
+        deadline = time.monotonic() + 1.5  # slot 0's new worker is ready and takes its share
+        while time.monotonic() < deadline:
+            r, _ = fetch(self.port, "/pid")
+            if r is not None and r.status == 200 and int(r.body) not in old:
+                break
+            time.sleep(0.02)
         results = []
 
         def one():
@@ -769,13 +775,13 @@ class DrainWithWatchdog(SupervisorCase):
     def test_a_draining_worker_is_not_taken_for_a_stuck_one(self):
         # Two loops: one drains at once and stops beating, the other finishes a stream.
         # The watchdog read the first one's last beat and killed the worker mid-drain.
-        self.start_server("--workers", "1", "--watchdog-timeout", "500", "--drain-timeout", "10000", threads=2)
+        self.start_server("--workers", "1", "--watchdog-timeout", "1500", "--drain-timeout", "15000", threads=2)
         self.wait_ready(1)
-        with harness.RawConnection(self.port, timeout=8) as c:
-            c.send(build_request("GET", "/events?n=3&ms=1000"))
+        with harness.RawConnection(self.port, timeout=12) as c:
+            c.send(build_request("GET", "/events?n=3&ms=2000"))  # 4 s: past the watchdog's time
             time.sleep(0.3)
             self.server.proc.send_signal(signal.SIGHUP)
-            r = c.read_response(timeout=8)
+            r = c.read_response(timeout=12)
         self.assertEqual(r.status, 200)
         self.assertIn(b"id: 2", r.body, self.server.output())
         self.assertNotIn("watchdog", self.server.output())

@@ -23,11 +23,17 @@ TEST(TimingPad, TheCostOfAStoredHashIsReadFromItsParameters) {
 
 TEST(TimingPad, AHashMadeCheaperIsMadeUpToTodaysCostAndNoOtherIs) {
     const PasswordCost today{.passes = 2, .memory = size_t{256} << 20};
-    // 2 × 64 MiB made, 2 × 256 MiB wanted: one pass over the 384 MiB between.
+    // 2 × 64 MiB made, 2 × 256 MiB wanted: 384 MiB-passes between, in at most today's
+    // 256 MiB: two passes of 256 MiB (the rounding up: a little more, never less).
     auto pad = timing_pad({.passes = 2, .memory = size_t{64} << 20}, today);
     ASSERT_TRUE(pad.has_value());
+    EXPECT_EQ(pad->passes, 2u);
+    EXPECT_EQ(pad->memory, size_t{256} << 20);
+    // 1 × 64 MiB made, 1 × 128 MiB wanted: one pass of the 64 MiB between.
+    pad = timing_pad({.passes = 1, .memory = size_t{64} << 20}, {.passes = 1, .memory = size_t{128} << 20});
+    ASSERT_TRUE(pad.has_value());
     EXPECT_EQ(pad->passes, 1u);
-    EXPECT_EQ(pad->memory, size_t{384} << 20);
+    EXPECT_EQ(pad->memory, size_t{64} << 20);
     EXPECT_FALSE(timing_pad(today, today));
     EXPECT_FALSE(timing_pad({.passes = 4, .memory = size_t{256} << 20}, today));  // dearer: nothing to add
     EXPECT_FALSE(timing_pad({.passes = 2, .memory = (size_t{256} << 20) - 2048}, today));  // 4 KiB short: below Argon2's least
