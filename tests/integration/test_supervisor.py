@@ -1042,7 +1042,9 @@ class SystemdReadiness(unittest.TestCase):
     worker serves, RELOADING=1 then READY=1 around a reload, STOPPING=1 at SIGTERM;
     a lone server says READY=1 and STOPPING=1 itself."""
 
-    def messages(self, workers, reload=False):
+    def notified_server(self, args, hooks=False):
+        """A server told to notify a socket of ours: (server, socket, its temp dir,
+        which is also KILNTEST_HOOK_DIR if `hooks`)."""
         d = tempfile.mkdtemp(prefix="kiln-notify-")
         self.addCleanup(shutil.rmtree, d, True)
         path = os.path.join(d, "notify.sock")
@@ -1050,10 +1052,14 @@ class SystemdReadiness(unittest.TestCase):
         sock.bind(path)
         sock.settimeout(10)
         self.addCleanup(sock.close)
-        server = harness.ServerProcess(harness.BINARIES["server"], ["--workers", str(workers)],
-                                       env={"NOTIFY_SOCKET": path})
+        env = {"NOTIFY_SOCKET": path, **({"KILNTEST_HOOK_DIR": d} if hooks else {})}
+        server = harness.ServerProcess(harness.BINARIES["server"], args, env=env)
         self.addCleanup(harness.check_clean_stop, server)
         server.start()
+        return server, sock, d
+
+    def messages(self, workers, reload=False):
+        server, sock, _ = self.notified_server(["--workers", str(workers)])
         got = [sock.recv(256).decode()]
         self.assertEqual(got, ["READY=1"])
         self.assertTrue(fetch(server.port, "/pid")[0] is not None, "READY=1 came before the node served")
@@ -1073,17 +1079,7 @@ class SystemdReadiness(unittest.TestCase):
     def test_a_failed_reload_says_ready_again(self):
         # After RELOADING=1 systemd waits for READY=1: a failed reload never said it,
         # so `systemctl reload` hung to its timeout while the old workers served.
-        d = tempfile.mkdtemp(prefix="kiln-notify-")
-        self.addCleanup(shutil.rmtree, d, True)
-        path = os.path.join(d, "notify.sock")
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        sock.bind(path)
-        sock.settimeout(10)
-        self.addCleanup(sock.close)
-        server = harness.ServerProcess(harness.BINARIES["server"], ["--workers", "1", "--ready-timeout", "500"],
-                                       env={"NOTIFY_SOCKET": path, "KILNTEST_HOOK_DIR": d})
-        self.addCleanup(harness.check_clean_stop, server)
-        server.start()
+        server, sock, d = self.notified_server(["--workers", "1", "--ready-timeout", "500"], hooks=True)
         self.assertEqual(sock.recv(256).decode(), "READY=1")
         with open(os.path.join(d, "worker_start_ms"), "w") as f:
             f.write("3000\n")
