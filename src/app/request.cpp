@@ -21,7 +21,9 @@ Request::Request() : msg_(&kUnbound) {}
 
 void Request::bind(const http::Request& msg) {
     msg_ = &msg;
-    if (session_.active()) session_.end(false);  // (never: App ends it) not the next request's
+    // App ends every request's session; were one left open (a path that missed it),
+    // it must not become the next request's, another client's.
+    if (session_.active()) session_.end(false);
     method_ = msg.method();
     param_count_ = 0;
     route_ = nullptr;

@@ -37,11 +37,9 @@ int64_t now_seconds() { return static_cast<int64_t>(std::time(nullptr)); }
 // REQUIRES: s is UTF-8.
 bool printable(std::string_view s, bool name) {
     for (size_t i = 0; i < s.size();) {
-        size_t len = utf8::sequence_at(s, i);
+        uint32_t cp = 0;
+        size_t len = utf8::sequence_at(s, i, &cp);
         if (len == 0) return false;
-        auto b = static_cast<unsigned char>(s[i]);
-        uint32_t cp = len == 1 ? b : len == 2 ? b & 0x1Fu : len == 3 ? b & 0x0Fu : b & 0x07u;
-        for (size_t k = 1; k < len; ++k) cp = cp << 6 | (static_cast<unsigned char>(s[i + k]) & 0x3Fu);
         i += len;
         if (name && (cp == 0x200C || cp == 0x200D)) continue;
         if (cp < 0x20 || (cp >= 0x7F && cp <= 0xA0) || cp == 0xAD || cp == 0x061C || cp == 0x1680 || cp == 0x180E ||

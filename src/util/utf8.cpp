@@ -4,10 +4,13 @@
 
 namespace kiln::utf8 {
 
-size_t sequence_at(std::string_view s, size_t i) {
+size_t sequence_at(std::string_view s, size_t i, uint32_t* code_point) {
     auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
     unsigned char c = byte(i);
-    if (c < 0x80) return 1;
+    if (c < 0x80) {
+        if (code_point) *code_point = c;
+        return 1;
+    }
     size_t len;
     uint32_t cp;
     if (c >= 0xC2 && c <= 0xDF) {
@@ -30,6 +33,7 @@ size_t sequence_at(std::string_view s, size_t i) {
     bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
     bool surrogate = cp >= 0xD800 && cp <= 0xDFFF;
     if (overlong || surrogate || cp > 0x10FFFF) return 0;
+    if (code_point) *code_point = cp;
     return len;
 }
 

@@ -632,9 +632,11 @@ class BurstEchoTest(harness.ServerTestCase):
     server_args = ("--workers", "0", "--threads", "1")
 
     def test_a_burst_past_the_output_bound_is_echoed_whole(self):
-        # Reading stops while the output passes its bound (1 MiB); when the flush that
-        # follows drained it at once, nothing read on: the rest of the burst waited in
-        # the socket for the client's next frame (or the next ping, 30 s on).
+        # Reading stops while the output passes its bound (1 MiB) and must resume once
+        # it drains, or the rest of the burst waits in the socket for the client's next
+        # frame (or the next ping, 30 s on). With the defaults the output's write share
+        # (2 MiB) yields first and the deferred flush resumes reading, so this passed
+        # before ws_read resumed by itself too: it guards the burst, not that path.
         ws = RawWs(self.port, "/ws/echo")  # (its backlog bound is 64 MiB: no cut here)
         ws.head()
         payload = os.urandom(4096).hex().encode()  # 8 KiB of text
