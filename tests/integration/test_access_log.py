@@ -28,16 +28,18 @@ def send(port, data):
             out += d
 
 
-def wait_lines(path, n, timeout=5.0):
+def wait_lines(path, n, timeout=5.0, containing=None):
+    """The file's lines once it has n of them (and, if given, one containing that text)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if os.path.exists(path):
             with open(path) as f:
                 lines = f.read().splitlines()
-            if len(lines) >= n:
+            if len(lines) >= n and (containing is None or any(containing in l for l in lines)):
                 return lines
         time.sleep(0.05)
-    raise AssertionError("fewer than %d lines in %s after %.1f s" % (n, path, timeout))
+    raise AssertionError("fewer than %d lines%s in %s after %.1f s" %
+                         (n, "" if containing is None else " (one with %r)" % containing, path, timeout))
 
 
 def pid_of(port):
@@ -161,7 +163,8 @@ class AccessLog(unittest.TestCase):
                 os.rename(self.path, self.path + ".1")
                 srv.proc.send_signal(signal.SIGUSR1)
                 c.read_response(timeout=10)
-            fresh = wait_lines(self.path, 1)
+            # (The probes' lines, buffered in the new worker, may reach the new file first.)
+            fresh = wait_lines(self.path, 1, containing="GET /events")
         finally:
             code, err = srv.stop()
         self.assertEqual(code, 0, err)
