@@ -18,7 +18,10 @@ namespace {
 constexpr uint32_t kAcceptPauseMs = 100;
 }
 
-ListenResult listen_tcp(const std::string& host, uint16_t port, int backlog, bool reuse_port) {
+namespace {
+
+// A TCP socket bound to host:port, not listening yet.
+ListenResult bind_tcp(const std::string& host, uint16_t port, bool reuse_port) {
     sockaddr_storage ss{};
     socklen_t len;
     int family;
@@ -40,14 +43,34 @@ ListenResult listen_tcp(const std::string& host, uint16_t port, int backlog, boo
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
-    // Accepted sockets inherit it: no setsockopt per connection.
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || listen(fd, backlog) != 0) {
+    if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
         std::string err = "cannot listen on " + host + ":" + std::to_string(port) + ": " + std::strerror(errno);
         ::close(fd);
         return {-1, err};
     }
     return {fd, {}};
+}
+
+}  // namespace
+
+ListenResult listen_tcp(const std::string& host, uint16_t port, int backlog, bool reuse_port) {
+    ListenResult r = bind_tcp(host, port, reuse_port);
+    if (r.fd < 0) return r;
+    int one = 1;  // accepted sockets inherit it: no setsockopt per connection
+    setsockopt(r.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (listen(r.fd, backlog) != 0) {
+        std::string err = "cannot listen on " + host + ":" + std::to_string(port) + ": " + std::strerror(errno);
+        ::close(r.fd);
+        return {-1, err};
+    }
+    return r;
+}
+
+std::string tcp_port_taken(const std::string& host, uint16_t port) {
+    ListenResult r = bind_tcp(host, port, false);
+    if (r.fd < 0) return r.error;
+    ::close(r.fd);
+    return {};
 }
 
 ListenResult listen_unix(const std::string& path, int backlog) {

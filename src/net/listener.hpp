@@ -19,6 +19,10 @@ struct ListenResult {
 
 // Creates a bound, listening, non-blocking socket (IPv4 or IPv6 literal host).
 ListenResult listen_tcp(const std::string& host, uint16_t port, int backlog, bool reuse_port);
+// Why host:port cannot be bound without SO_REUSEPORT (another socket listens there),
+// or empty. The probe binds and never listens, so no connection can land on it (a
+// probe that listened took connections in its moment and reset them as it closed).
+std::string tcp_port_taken(const std::string& host, uint16_t port);
 // The same on a unix-domain stream socket; a stale socket file at `path` (one no
 // process listens on) is replaced, any other file is an error.
 ListenResult listen_unix(const std::string& path, int backlog);

@@ -29,13 +29,8 @@ uint16_t bound_port(int fd) {
 // SO_REUSEPORT would let us silently share a port with another server already on
 // it; a plain bind first proves the port is free.
 bool port_is_free(const ServerOptions& o, std::string* err) {
-    net::ListenResult probe = net::listen_tcp(o.host, o.port, 1, false);
-    if (probe.fd < 0) {
-        *err = probe.error;
-        return false;
-    }
-    ::close(probe.fd);
-    return true;
+    *err = net::tcp_port_taken(o.host, o.port);
+    return err->empty();
 }
 
 // Whether the socket fd is the listener `a` names (for an IP literal, its address
