@@ -120,9 +120,19 @@ http::EngineConfig engine_config(const ServerOptions& o) {
     return c;
 }
 
+// How the loops start: each says it is set up, then waits for the main thread to have
+// told the supervisor it serves. So no request is answered before the supervisor knows
+// the worker is ready (a worker killed after its first answer was otherwise taken for
+// one that never started, and its replacement for a first start, without a deadline).
+struct LoopStart {
+    explicit LoopStart(std::ptrdiff_t loops) : up(loops) {}
+    std::latch up;
+    std::latch go{1};
+};
+
 // The body of one loop thread: serve `group`'s sockets until drained or stopped.
 void run_loop(LoopThread& self, const Shared& shared, const std::vector<int>& group, LoopStats* loop_stats,
-              std::latch& started) {
+              LoopStart& start) {
     net::Loop loop;
     app::loop_serves(loop);  // a publish() off the loops may go through this one
     // Both outlive the server's connections, which report to them.
@@ -158,7 +168,8 @@ void run_loop(LoopThread& self, const Shared& shared, const std::vector<int>& gr
         }
     });
     self.serving(&loop, &server);
-    started.count_down();
+    start.up.count_down();
+    start.go.wait();
     try {
         loop.run();
     } catch (const std::exception& e) {
@@ -296,21 +307,22 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
             else if (int own_fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0); own_fd >= 0) fd = own_fd;
         }
     std::vector<std::unique_ptr<LoopThread>> loops;
-    std::latch started(static_cast<std::ptrdiff_t>(own.size()));
+    LoopStart start(static_cast<std::ptrdiff_t>(own.size()));
     for (size_t i = 0; i < own.size(); ++i) {
         LoopStats* loop_stats = cell >= 0 ? stats.loop(static_cast<unsigned>(cell), static_cast<unsigned>(i)) : nullptr;
         auto& l = *loops.emplace_back(std::make_unique<LoopThread>());
-        l.thread = std::thread([&l, &shared, &group = own[i], loop_stats, &started] {
-            run_loop(l, shared, group, loop_stats, started);
+        l.thread = std::thread([&l, &shared, &group = own[i], loop_stats, &start] {
+            run_loop(l, shared, group, loop_stats, start);
         });
     }
-    started.wait();
+    start.up.wait();
     if (!worker) sd_notify("READY=1");  // a lone server; a supervisor says it for its workers
     if (ready_fd >= 0) {  // tell the supervisor we serve
         ssize_t ignored = ::write(ready_fd, "R", 1);
         (void)ignored;
         ::close(ready_fd);
     }
+    start.go.count_down();
 
     int sig;
     bool rotating = !worker && tickets && tls;  // a lone server keeps its own ticket keys fresh
