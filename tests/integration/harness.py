@@ -36,6 +36,10 @@ RESPONSE_TIMEOUT = 20.0   # seconds, one whole response
 START_TIMEOUT = 10.0      # seconds, until the server accepts
 STOP_GRACE = 5.0          # seconds between SIGTERM and SIGKILL
 MAX_HEAD_BYTES = 1 << 20  # a response head larger than this is a server bug
+# Sanitizer builds run several times slower, two test processes sharing two cores:
+# `make asan` and `make tsan` set KILN_TEST_TIME_SCALE, and latency bounds are
+# multiplied by it (they stay far below what the failure they catch would take).
+TIME_SCALE = float(os.environ.get("KILN_TEST_TIME_SCALE", "1"))
 
 # Paths of the binaries under test, filled by main() from the command line.
 BINARIES = {"server": None, "hello": None}

@@ -502,6 +502,8 @@ class RatePerProxySource(ProxyServerCase):
                 self.assertTrue(closed, "a refused request's connection stays open")
         self.assertIn(429, statuses, "12 requests in a burst of 4 at 4/s were all served: %r" % statuses)
         self.assertGreaterEqual(statuses.count(200), 4, statuses)
+        # Still refused right after the burst (at 4/s a refusal lasts at most 250 ms).
+        self.assertEqual(self.get_as("198.51.100.1")[0].status, 429)
         # Another source through the same balancer (same TCP peer): its own budget.
         r, _ = self.get_as("198.51.100.2")
         self.assertEqual((r.status, r.body), (200, b"198.51.100.2 http"))
@@ -509,8 +511,6 @@ class RatePerProxySource(ProxyServerCase):
         self.assertEqual((r.status, r.body), (200, b"2001:db8::99 http"))
         # The balancer's own address was not charged either.
         self.assertEqual(self.get("/client").status, 200)
-        # The exhausted source is still refused right now.
-        self.assertEqual(self.get_as("198.51.100.1")[0].status, 429)
 
 
 class ConnectionsPerProxySource(ProxyServerCase):

@@ -31,7 +31,7 @@ resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_
 
 WORKERS = 2
 READY_TIMEOUT = 10.0   # seconds until every worker has answered /pid
-REPLACE_WITHIN = 1.0   # seconds from a kill until the replacement answers
+REPLACE_WITHIN = 1.0 * harness.TIME_SCALE  # seconds from a kill until the replacement answers
 DRAIN_WITHIN = 10.0    # seconds for old workers to exit after a reload (the default drain)
 
 
@@ -339,7 +339,7 @@ class WorkerDeath(SupervisorCase):
                 replacement = min(new) if new else None
                 time.sleep(0.005)
             t_seen = time.monotonic()
-            time.sleep(2.5)
+            time.sleep(1.5 + REPLACE_WITHIN)  # load past REPLACE_WITHIN: the "after" requests
         out = self.server.output()
         self.assertIsNotNone(replacement, "no new worker within 5 s of the kill:\n" + out)
         self.assertLess(t_seen - t_kill, REPLACE_WITHIN + 0.1, "new worker process late:\n" + out)
@@ -357,7 +357,7 @@ class WorkerDeath(SupervisorCase):
         after = [r for r in recs if r[0] > t_kill + REPLACE_WITHIN]
         self.assertGreater(len(before), 10, "too few requests before the kill")
         self.assertGreater(len(after), 50, "too few requests after the kill")
-        for name, group in (("ended before the kill", before), ("started >1 s after the kill", after)):
+        for name, group in (("ended before the kill", before), ("started past REPLACE_WITHIN", after)):
             bad = [(round(t0 - t_kill, 3), err) for (t0, _t1, _pid, err) in group if err]
             self.assertEqual(bad, [], "requests %s failed (time rel. to kill, error)" % name)
         self.assertNotIn(victim, {pid for (t0, _t1, pid, _e) in after},
@@ -411,7 +411,7 @@ class Reload(SupervisorCase):
         self.assertGreater(load.reconnects, 0, "old workers never said Connection: close: " + summary)
         self.assertFalse(gen2 & gen0)
         gap = load.longest_gap(t_start + 0.5, t_end)
-        self.assertLess(gap, 1.0, "no response for %.3f s: %s" % (gap, summary))
+        self.assertLess(gap, 1.0 * harness.TIME_SCALE, "no response for %.3f s: %s" % (gap, summary))
         # The new generation is the one answering.
         r, err = fetch(self.port, "/pid")
         self.assertIsNone(err)
@@ -492,7 +492,9 @@ class ReadyTimeout(SupervisorCase):
         with open(os.path.join(d, "worker_start_ms"), "w") as f:
             f.write("800\n")
         server.proc.send_signal(signal.SIGHUP)
-        time.sleep(0.3)
+        # The second comes once the first is taken (two pending at once are one signal).
+        self.assertTrue(server.wait_for_output(r"SIGHUP: reloading, starting generation 1", timeout=5),
+                        server.output())
         server.proc.send_signal(signal.SIGHUP)
         self.assertTrue(server.wait_for_output(r"SIGHUP during a reload: another reload follows this one", timeout=5),
                         server.output())
@@ -509,6 +511,7 @@ class ReadyTimeout(SupervisorCase):
         env = dict(os.environ, KILNTEST_HOOK_DIR=d)
         server = self.start_server("--workers", "1", "--ready-timeout", "1000", env=env)
         (old,) = self.wait_ready(1)
+        self.assertTrue(server.wait_for_output(r"ready: every worker serves", timeout=5), server.output())
         with open(os.path.join(d, "worker_start_ms"), "w") as f:
             f.write("600000\n")
         os.kill(old, signal.SIGKILL)

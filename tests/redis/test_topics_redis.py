@@ -67,7 +67,7 @@ class TopicsThroughRedis(unittest.TestCase):
             members = [await join(a.port, "lobby", "a%d" % i) for i in range(3)]
             members += [await join(b.port, "lobby", "b%d" % i) for i in range(3)]
             other = await join(b.port, "kitchen", "cook")
-            await asyncio.sleep(0.3)  # every loop's subscription took effect
+            await asyncio.sleep(0.3 * harness.TIME_SCALE)  # every loop's subscription took effect
 
             await members[0].send("from node a")
             for ws in members:
@@ -107,7 +107,7 @@ class TopicsThroughRedis(unittest.TestCase):
 
         async def go():
             on_b = await join(b.port, "lobby", "b")
-            await asyncio.sleep(0.3)
+            await asyncio.sleep(0.3 * harness.TIME_SCALE)
             with harness.RawConnection(a.port) as c:
                 r = c.request("POST", "/publish/lobby", body=b"from a pool thread")
                 self.assertEqual(r.status, 200)
