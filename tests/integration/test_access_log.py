@@ -42,6 +42,16 @@ def wait_lines(path, n, timeout=5.0, containing=None):
                          (n, "" if containing is None else " (one with %r)" % containing, path, timeout))
 
 
+def wait_reopened(path, timeout=5.0):
+    """After a rename and SIGUSR1: the worker made a new access log under the old name
+    (only a worker opens the access log, so the file is its reopen)."""
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(path):
+        if time.monotonic() >= deadline:
+            raise AssertionError("%s not made again within %.1f s of SIGUSR1" % (path, timeout))
+        time.sleep(0.02)
+
+
 def pid_of(port):
     """The pid of the worker that answers /pid on a fresh connection."""
     with harness.RawConnection(port, timeout=5) as c:
@@ -134,7 +144,7 @@ class AccessLog(unittest.TestCase):
             wait_lines(self.path, 1)
             os.rename(self.path, self.path + ".1")
             srv.proc.send_signal(signal.SIGUSR1)
-            time.sleep(0.3)
+            wait_reopened(self.path)
             send(srv.port, b"GET /users/9 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
             fresh = wait_lines(self.path, 1)
         finally:
@@ -293,7 +303,7 @@ class LogFilesAsRoot(unittest.TestCase):
             self.assertEqual(os.stat(path).st_uid, self.nobody.pw_uid)
             os.rename(path, path + ".1")  # logrotate, then SIGUSR1: the workers (nobody) make the new file
             srv.proc.send_signal(signal.SIGUSR1)
-            time.sleep(0.3)
+            wait_reopened(path)
             send(srv.port, b"GET /users/2 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
             self.assertIn("/users/2", wait_lines(path, 1)[0])
         finally:
