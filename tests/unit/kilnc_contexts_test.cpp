@@ -340,6 +340,27 @@ TEST(KilncContextsErrorPaths, AScriptInTheDoubleEscapedStateLosesTheContextForGo
     EXPECT_EQ(error_at("<script><!--<script></script></script><p><%= a %></p>"), "1:42");
 }
 
+// The work bound stops pathological templates, not large ones: half a megabyte of
+// markup and a thousand values, in a loop and its branches, are followed to the end.
+TEST(KilncContextsErrorPaths, ALargeTemplateIsFollowedToTheEnd) {
+    std::string src = "<% for (auto& p : ps) { %>";
+    for (int i = 0; i < 1000; ++i) {
+        src += "<div class=\"row\"><p>" + std::string(500, 'x') + "</p><a href=\"/p/<%= p %>\">";
+        src += i % 2 ? "<% if (p.a) { %><b><%= p %></b><% } else { %><i><%= p %></i><% } %>" : "<%= p %>";
+        src += "</a></div>";
+    }
+    src += "<% } %>";
+    std::string e = escapers(src);
+    ASSERT_EQ(e.find(':'), std::string::npos) << e.substr(0, 200);  // not an error
+    auto count = [&](std::string_view word) {
+        size_t n = 0;
+        for (size_t at = 0; (at = e.find(word, at)) != std::string::npos; at += word.size()) ++n;
+        return n;
+    };
+    EXPECT_EQ(count("url-part"), 1000u);
+    EXPECT_EQ(count("text"), 1500u);
+}
+
 TEST(KilncContextsErrorPaths, TooDeeplyNestedBlocksGiveUpInsteadOfGuessing) {
     std::string src;
     for (int i = 0; i < 300; ++i) src += "<% for (;;) { %>";

@@ -124,6 +124,7 @@ LexResult lex(std::string_view source) { return Lexer(source).run(); }
 std::string indent_for(std::string_view line_prefix) {
     std::string out;
     for (char c : line_prefix) {
+        if (out.size() == kMaxIndent) break;
         auto b = static_cast<unsigned char>(c);
         if (c == '\t') out += '\t';
         else if ((b & 0xC0) != 0x80) out += ' ';  // not a UTF-8 continuation byte

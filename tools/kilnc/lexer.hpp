@@ -4,6 +4,7 @@
 // A code, comment or directive tag alone on its line (only spaces or tabs around it)
 // takes the whole line with it: its indentation and line break produce no output.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,7 +33,10 @@ struct LexResult {
 LexResult lex(std::string_view source);
 
 // Whitespace reproducing the display column after `line_prefix` (tabs kept, one space
-// per UTF-8 character otherwise).
+// per UTF-8 character otherwise), so that the C++ compiler's columns are the template's.
+// At most kMaxIndent: past it a diagnostic's column is short, its line still right. (Every
+// tag keeps its indent: a long one-line template, minified markup, made it quadratic.)
+inline constexpr size_t kMaxIndent = 256;
 std::string indent_for(std::string_view line_prefix);
 
 }  // namespace kiln::kilnc

@@ -34,6 +34,7 @@ CodeSpan span_at(const Token& t, size_t offset) {
     if (nl == before.npos) {
         span.pos.col += static_cast<int>(offset);
         span.indent += indent_for(before);
+        if (span.indent.size() > kMaxIndent) span.indent.resize(kMaxIndent);
     } else {
         span.pos.line += static_cast<int>(std::count(before.begin(), before.end(), '\n'));
         span.pos.col = static_cast<int>(before.size() - nl);
