@@ -15,10 +15,8 @@
 
 namespace kiln::net {
 namespace {
-constexpr uint32_t kAcceptPauseMs = 100;
-}
 
-namespace {
+constexpr uint32_t kAcceptPauseMs = 100;
 
 // A TCP socket bound to host:port, not listening yet.
 ListenResult bind_tcp(const std::string& host, uint16_t port, bool reuse_port) {
