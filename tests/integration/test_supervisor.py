@@ -35,6 +35,16 @@ REPLACE_WITHIN = 1.0 * harness.TIME_SCALE  # seconds from a kill until the repla
 DRAIN_WITHIN = 10.0    # seconds for old workers to exit after a reload (the default drain)
 
 
+def accepted(conn):
+    """One keep-alive exchange on `conn` first: a worker has accepted it, so a request
+    sent next is that worker's to finish when a signal comes (one still in the listen
+    queue at a stop is not any worker's, and the stop resets it)."""
+    conn.send(build_request("GET", "/plaintext"))
+    r = conn.read_response(timeout=5)
+    assert r.status == 200, r
+    return conn
+
+
 def fetch(port, target, timeout=3.0):
     """One GET on a fresh connection. Returns (response or None, error text or None)."""
     try:
@@ -615,7 +625,7 @@ class GracefulStop(SupervisorCase):
         server = self.start_server("--workers", str(WORKERS))
         workers = self.wait_ready(WORKERS)
         with self.connect() as busy:
-            busy.send(build_request("GET", "/sleep?ms=2000"))
+            accepted(busy).send(build_request("GET", "/sleep?ms=2000"))
             time.sleep(0.3)  # the handler is running
             server.proc.send_signal(signal.SIGTERM)
             r = busy.read_response(timeout=10)
@@ -636,7 +646,7 @@ class GracefulStop(SupervisorCase):
         server = self.start_server("--workers", "1")
         self.wait_ready(1)
         with self.connect() as busy:
-            busy.send(build_request("GET", "/sleep?ms=1000"))
+            accepted(busy).send(build_request("GET", "/sleep?ms=1000"))
             time.sleep(0.3)  # the handler is running
             server.proc.send_signal(signal.SIGTERM)
             r = busy.read_response(timeout=10)
@@ -782,7 +792,7 @@ class DrainWithWatchdog(SupervisorCase):
         self.start_server("--workers", "1", "--watchdog-timeout", "1500", "--drain-timeout", "15000", threads=2)
         self.wait_ready(1)
         with harness.RawConnection(self.port, timeout=12) as c:
-            c.send(build_request("GET", "/events?n=3&ms=2000"))  # 4 s: past the watchdog's time
+            accepted(c).send(build_request("GET", "/events?n=3&ms=2000"))  # 4 s: past the watchdog's time
             time.sleep(0.3)
             self.server.proc.send_signal(signal.SIGHUP)
             r = c.read_response(timeout=12)
@@ -1030,7 +1040,7 @@ class LoneServerHangup(unittest.TestCase):
         server.start()
         self.addCleanup(lambda: server.alive() and server.stop())
         with harness.RawConnection(server.port, timeout=5) as c:
-            c.send(build_request("GET", "/events?n=2&ms=500"))
+            accepted(c).send(build_request("GET", "/events?n=2&ms=500"))
             time.sleep(0.2)
             server.proc.send_signal(signal.SIGHUP)
             r = c.read_response(timeout=5)
