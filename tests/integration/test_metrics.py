@@ -121,13 +121,15 @@ class HealthFailsWhileTheNodeDrains(unittest.TestCase):
 
     def run_node(self, workers):
         server = harness.ServerProcess(harness.BINARIES["server"],
-                                       ["--workers", str(workers), "--health-path", "/health", "--lame-duck", "1500"])
+                                       ["--workers", str(workers), "--health-path", "/health", "--lame-duck", "3000"])
         self.addCleanup(harness.check_clean_stop, server)  # no sanitizer report, exit 0
         server.start()
         self.assertEqual(get(server.port, "/health")[0], 200)
         t0 = time.monotonic()
         server.proc.send_signal(signal.SIGTERM)
-        time.sleep(0.3)
+        deadline = time.monotonic() + 2.5  # until the stop is seen (well inside the lame duck)
+        while get(server.port, "/health")[0] != 503 and time.monotonic() < deadline:
+            time.sleep(0.05)
         statuses = set()
         for _ in range(10):  # new connections: every worker answers the same
             status, ctype, body = get(server.port, "/health")
@@ -137,7 +139,7 @@ class HealthFailsWhileTheNodeDrains(unittest.TestCase):
         self.assertEqual(get(server.port, "/plaintext")[0], 200)  # still serving
         self.assertEqual(server.proc.wait(timeout=15), 0)
         elapsed = time.monotonic() - t0
-        self.assertGreaterEqual(elapsed, 1.4)
+        self.assertGreaterEqual(elapsed, 2.9)
         self.assertLess(elapsed, 10)
 
     def test_under_a_supervisor(self):
