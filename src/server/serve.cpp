@@ -121,9 +121,10 @@ http::EngineConfig engine_config(const ServerOptions& o) {
 }
 
 // How the loops start: each says it is set up, then waits for the main thread to have
-// told the supervisor it serves. So no request is answered before the supervisor knows
-// the worker is ready (a worker killed after its first answer was otherwise taken for
-// one that never started, and its replacement for a first start, without a deadline).
+// written its ready byte. So no request is answered before that byte is in the pipe, and
+// the supervisor reads a dead worker's pipe before it reaps it: a worker killed after its
+// first answer is never taken for one that never started (its replacement would have
+// been taken for a first start, which has no ready deadline).
 struct LoopStart {
     explicit LoopStart(std::ptrdiff_t loops) : up(loops) {}
     std::latch up;

@@ -330,6 +330,17 @@ void Supervisor::drain(Process& p, int signal) {
 void Supervisor::on_child_exit(pid_t pid, int status) {
     auto it = std::find_if(procs_.begin(), procs_.end(), [&](const Process& p) { return p.pid == pid; });
     if (it == procs_.end()) return;
+    if (it->ready_fd >= 0) {
+        // Its ready byte may be unread: it can be written, a request answered and the
+        // worker killed between one poll and this reap. It was ready (it served): say so
+        // first, or its replacement is taken for a first start, which has no deadline.
+        pollfd pfd{it->ready_fd, POLLIN, 0};
+        char byte;
+        if (::poll(&pfd, 1, 0) == 1 && ::read(it->ready_fd, &byte, 1) == 1) {
+            it->reopen_owed = false;  // no signal to a pid already reaped
+            on_ready(*it);
+        }
+    }
     Process p = *it;
     if (p.ready_fd >= 0) ::close(p.ready_fd);
     procs_.erase(it);
