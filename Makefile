@@ -44,14 +44,18 @@ fuzz-coverage: fuzz-build
 
 # Under the sanitizers everything runs several times slower: latency bounds in the
 # integration tests are scaled (KILN_TEST_TIME_SCALE). Under ASan a test that fails is
-# run once more: a timing flake shows in the log as a failure, then a pass. That could
-# also let through a memory error that shows in some runs only; the release run
-# (`make test`) and TSan's (whose races are just that) run each test once.
+# run once more: a timing flake shows in the log as a failure, then a pass. A sanitizer
+# report in any attempt still fails the run (ctest's log keeps every attempt's output).
+# The release run (`make test`) and TSan's run each test once.
 SANITIZER_RETRY := --repeat until-pass:2
+SANITIZER_REPORT := ERROR: (Address|Leak)Sanitizer|: runtime error:
 asan: deps
 	cmake -S . -B build-asan -G Ninja -DKILN_SANITIZE=ON
 	$(LOCK) ninja -C build-asan -j$(JOBS)
 	cd build-asan && KILN_TEST_TIME_SCALE=3 ctest --output-on-failure -j$(JOBS) --timeout 600 $(SANITIZER_RETRY)
+	@if grep -qE '$(SANITIZER_REPORT)' build-asan/Testing/Temporary/LastTest.log; then \
+	  echo "make asan: a sanitizer report in a test that passed on its retry:"; \
+	  grep -nE '$(SANITIZER_REPORT)' build-asan/Testing/Temporary/LastTest.log | head -20; exit 1; fi
 
 # ThreadSanitizer on what runs on several threads: the engine's loops, the hybrid
 # pool and kiln::blocking's threads (unit tests over a socketpair, the test client,

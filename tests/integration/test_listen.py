@@ -134,6 +134,26 @@ class ListenAddresses(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("another server is listening there", p.stderr)
 
+    def test_a_tcp_port_another_process_listens_on_is_refused(self):
+        # With SO_REUSEPORT set on both sides the kernel would share the port: kiln's
+        # probe binds without it first. The probe never listens, so it takes no
+        # connection meant for the other process.
+        for reuse_port, host in ((False, "127.0.0.1"), (True, "127.0.0.1"), (False, "0.0.0.0")):
+            other = socket.socket()
+            if reuse_port:
+                other.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            other.bind((host, 0))
+            other.listen()
+            port = other.getsockname()[1]
+            try:
+                for workers in ("0", "2"):
+                    p = subprocess.run([harness.BINARIES["hello"], "--port", str(port), "--workers", workers],
+                                       capture_output=True, text=True, timeout=10)
+                    self.assertEqual(p.returncode, 2, p.stderr)
+                    self.assertIn("cannot listen on 127.0.0.1:%d: Address already in use" % port, p.stderr)
+            finally:
+                other.close()
+
 
 if __name__ == "__main__":
     harness.main()

@@ -341,7 +341,8 @@ TEST(KilncContextsErrorPaths, AScriptInTheDoubleEscapedStateLosesTheContextForGo
 }
 
 // The work bound stops pathological templates, not large ones: half a megabyte of
-// markup and a thousand values, in a loop and its branches, are followed to the end.
+// markup and 2,500 values, in a loop and its branches, are followed to the end; so are
+// 20,000 values with little text between them.
 TEST(KilncContextsErrorPaths, ALargeTemplateIsFollowedToTheEnd) {
     std::string src = "<% for (auto& p : ps) { %>";
     for (int i = 0; i < 1000; ++i) {
@@ -359,6 +360,13 @@ TEST(KilncContextsErrorPaths, ALargeTemplateIsFollowedToTheEnd) {
     };
     EXPECT_EQ(count("url-part"), 1000u);
     EXPECT_EQ(count("text"), 1500u);
+
+    std::string table = "<table><% for (auto& r : rows) { %><tr>";
+    for (int i = 0; i < 20000; ++i) table += "<td><%= v %></td>";
+    table += "</tr><% } %></table>";
+    e = escapers(table);
+    ASSERT_EQ(e.find(':'), std::string::npos) << e.substr(0, 200);
+    EXPECT_EQ(count("text"), 20000u);
 }
 
 TEST(KilncContextsErrorPaths, TooDeeplyNestedBlocksGiveUpInsteadOfGuessing) {
