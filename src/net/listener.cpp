@@ -18,6 +18,13 @@ namespace {
 
 constexpr uint32_t kAcceptPauseMs = 100;
 
+// errno's reason, then the socket closed.
+ListenResult failed(int fd, const std::string& host, uint16_t port) {
+    std::string err = "cannot listen on " + host + ":" + std::to_string(port) + ": " + std::strerror(errno);
+    ::close(fd);
+    return {-1, err};
+}
+
 // A TCP socket bound to host:port, not listening yet.
 ListenResult bind_tcp(const std::string& host, uint16_t port, bool reuse_port) {
     sockaddr_storage ss{};
@@ -41,11 +48,7 @@ ListenResult bind_tcp(const std::string& host, uint16_t port, bool reuse_port) {
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
-    if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
-        std::string err = "cannot listen on " + host + ":" + std::to_string(port) + ": " + std::strerror(errno);
-        ::close(fd);
-        return {-1, err};
-    }
+    if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) return failed(fd, host, port);
     return {fd, {}};
 }
 
@@ -56,11 +59,7 @@ ListenResult listen_tcp(const std::string& host, uint16_t port, int backlog, boo
     if (r.fd < 0) return r;
     int one = 1;  // accepted sockets inherit it: no setsockopt per connection
     setsockopt(r.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (listen(r.fd, backlog) != 0) {
-        std::string err = "cannot listen on " + host + ":" + std::to_string(port) + ": " + std::strerror(errno);
-        ::close(r.fd);
-        return {-1, err};
-    }
+    if (listen(r.fd, backlog) != 0) return failed(r.fd, host, port);
     return r;
 }
 
