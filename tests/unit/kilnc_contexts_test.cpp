@@ -336,6 +336,22 @@ TEST(KilncContextsFlow, AConditionalBreakOrContinueMayJump) {
     EXPECT_EQ(escapers("<% for (auto& p : ps) { %><% if (p.skip) continue; %><li><%= p %></li><% } %>"), "text");
 }
 
+TEST(KilncContextsFlow, WhatNoPathReachesIsRefusedAndNotFollowed) {
+    // A value or a partial after a jump has no context to be judged in.
+    EXPECT_EQ(escapers("<% for (auto& p : ps) { %><% break; %><li><%= p %></li><% } %>"),
+              "1:43: no path through the code blocks reaches this (it follows a break, continue or return): remove it");
+    EXPECT_EQ(error_at("<% for (auto& p : ps) { %><% continue; %><%@ render \"_p\" %><% } %>"), "1:42");
+    // Nothing after it is followed: 300 nested blocks no path reaches are not too deep.
+    std::string src = "<% if (done) { %><p>done</p><% return; %>";
+    for (int i = 0; i < 300; ++i) src += "<% if (x) { %>";
+    for (int i = 0; i < 300; ++i) src += "<% } %>";
+    src += "<% } %><p><%= a %></p>";
+    EXPECT_EQ(escapers(src), "text");
+    // A case label is a way back in: the block after the break is followed for it.
+    EXPECT_EQ(escapers("<% switch (k) { case 1: %><b>1</b><% break; %><% { %><% case 2: %><%= a %><% } %><% } %>"),
+              "text");
+}
+
 TEST(KilncContextsErrorPaths, AScriptInTheDoubleEscapedStateLosesTheContextForGood) {
     EXPECT_EQ(error_at("<script><!--<script></script></script><p><%= a %></p>"), "1:42");
 }

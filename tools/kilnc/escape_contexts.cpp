@@ -1,7 +1,10 @@
 #include "kilnc/escape_contexts.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "kilnc/code_flow.hpp"
@@ -11,26 +14,44 @@
 namespace kiln::kilnc {
 namespace {
 
-using States = std::vector<HtmlState>;  // the contexts a point of the template may be reached in
+// Every context the analysis meets is numbered once (Contexts): the sets it merges and
+// compares are sets of small numbers, and what a text or a value does to a context is
+// worked out once per node and context, however often a loop or branch comes back to it.
+using ContextId = uint32_t;
+using States = std::vector<ContextId>;  // the contexts a point of the template may be reached in
+
+class Contexts {
+public:
+    ContextId id(HtmlState h) {
+        auto [it, fresh] = ids_.try_emplace(std::move(h), static_cast<ContextId>(states_.size()));
+        if (fresh) states_.push_back(&it->first);
+        return it->second;
+    }
+    const HtmlState& operator[](ContextId id) const { return *states_[id]; }
+
+private:
+    std::map<HtmlState, ContextId> ids_;
+    std::vector<const HtmlState*> states_;  // by id; a map's keys stay where they are
+};
 
 // Limits that keep pathological templates (thousands of nested loops) cheap. Past one,
 // the analysis gives up and refuses the template's values: never a guess.
-// Work, in all: an event followed costs the square of the states it is followed in (each
-// is copied, and compared with those kept), a byte of text an eighth of the states. The
-// largest templates kiln ships take under 600; half a megabyte of markup and 20,000
-// values stay under the bound (kilnc_contexts_test); a pathological one (nested loops, each finding new contexts)
-// gives up in about 20 ms, where the bound before (2^20, every state and byte one) took 55.
+// Work, in all: an event followed costs the square of the states it is followed in (at
+// least one), a byte of text an eighth of the states. The largest templates kiln ships
+// take under 600; half a megabyte of markup and 20,000 values stay under the bound
+// (kilnc_contexts_test). The slowest pathological template the fuzzer has found (nested
+// loops, each finding new contexts) gives up in 4.4 ms.
 constexpr size_t kMaxWork = 1 << 17;
 constexpr int kMaxDepth = 200;         // nested blocks followed
 constexpr int kMaxLoopRounds = 6;      // passes over a loop body to reach a fixed point
 constexpr size_t kMaxStates = 32;      // contexts one point may be reached in (templates: 1 to 3)
 
-void add(States& s, const HtmlState& h) {
+void add(States& s, ContextId h) {
     if (std::find(s.begin(), s.end(), h) == s.end()) s.push_back(h);
 }
 
 States merged(States a, const States& b) {
-    for (const HtmlState& h : b) add(a, h);
+    for (ContextId h : b) add(a, h);
     return a;
 }
 
@@ -100,6 +121,9 @@ public:
                     break;
             }
         }
+        next_case_.assign(events_.size() + 1, events_.size());
+        for (size_t i = events_.size(); i-- > 0;)
+            next_case_[i] = events_[i].kind == Event::Case ? i : next_case_[i + 1];
         match_.assign(events_.size(), events_.size());  // an unclosed block runs to the end
         std::vector<size_t> open;
         for (size_t i = 0; i < events_.size(); ++i) {
@@ -114,7 +138,7 @@ public:
 
     std::optional<Diagnostic> run(Pos end) {
         if (refused_) return refused_;
-        const States last = merged(run(0, events_.size(), States{HtmlState{}}, Frame{}, 0), returns_);
+        const States last = merged(run(0, events_.size(), States{contexts_.id(HtmlState{})}, Frame{}, 0), returns_);
         for (size_t n = 0; n < tpl_.body.size(); ++n) {
             Node& node = tpl_.body[n];
             if (node.kind != NodeKind::Output && node.kind != NodeKind::Render && node.kind != NodeKind::Yield)
@@ -125,8 +149,8 @@ public:
                 return Diagnostic{node.pos, "kilnc gave up following the HTML context through this template's code "
                                             "blocks (too many nested blocks or loops): split it into partials"};
             if (!o.judged)
-                return Diagnostic{node.pos, "no path through the code blocks reaches this value (it follows a break "
-                                            "or continue): remove it"};
+                return Diagnostic{node.pos, "no path through the code blocks reaches this (it follows a break, "
+                                            "continue or return): remove it"};
             node.escaper = o.escaper;
         }
         // Rendered into another template (a partial, or a page into its layout), one
@@ -135,8 +159,8 @@ public:
         if (gave_up_)
             return Diagnostic{end, "kilnc gave up following the HTML context through this template's code blocks "
                                    "(too many nested blocks or loops): split it into partials"};
-        for (const HtmlState& h : last)
-            if (std::string err = h.end_error(); !err.empty()) return Diagnostic{end, err};
+        for (ContextId h : last)
+            if (std::string err = contexts_[h].end_error(); !err.empty()) return Diagnostic{end, err};
         return std::nullopt;
     }
 
@@ -147,10 +171,10 @@ private:
 
     void judge_value(size_t node, const States& states) {
         Outcome& o = outcome_[node];
-        for (const HtmlState& h : states) {
-            Verdict v = h.value();
+        for (ContextId h : states) {
+            const Verdict& v = verdict(h);
             if (!v.error.empty()) {
-                refuse(node, std::move(v.error));
+                refuse(node, v.error);
             } else if (!o.judged) {
                 o.judged = true;
                 o.escaper = v.escaper;
@@ -166,12 +190,37 @@ private:
 
     void judge_markup(size_t node, const States& states) {
         const Node& n = tpl_.body[node];
+        if (states.empty()) return;  // not reached: judged nowhere, like a value
         std::string what = n.kind == NodeKind::Render ? "the partial '" + n.ref.path + "'"
                            : n.kind == NodeKind::Yield ? std::string("<%@ yield %> (the page)")
                                                        : std::string("the page (<%= content %>)");
         outcome_[node].judged = true;
-        for (const HtmlState& h : states)
-            if (std::string err = h.markup_error(what); !err.empty()) refuse(node, std::move(err));
+        for (ContextId h : states)
+            if (std::string err = contexts_[h].markup_error(what); !err.empty()) refuse(node, std::move(err));
+    }
+
+    const Verdict& verdict(ContextId h) {
+        if (h >= verdicts_.size()) verdicts_.resize(h + 1);
+        if (!verdicts_[h]) verdicts_[h] = contexts_[h].value();
+        return *verdicts_[h];
+    }
+
+    // Takes each of `s` past event i (a text or a value), in place: the context after it
+    // is `step` applied to a copy the first time, remembered after that.
+    template <class Step>
+    void advance(size_t i, States& s, Step&& step) {
+        size_t kept = 0;
+        for (ContextId h : s) {  // writes s[kept], kept <= the index read
+            const uint64_t key = static_cast<uint64_t>(i) << 32 | h;
+            auto it = after_.find(key);
+            if (it == after_.end()) {
+                HtmlState c = contexts_[h];
+                step(c);
+                it = after_.emplace(key, contexts_.id(std::move(c))).first;
+            }
+            if (std::find(s.begin(), s.begin() + kept, it->second) == s.begin() + kept) s[kept++] = it->second;
+        }
+        s.resize(kept);
     }
 
     // Where jumps go: the states at the top of the enclosing switch (its case labels
@@ -186,32 +235,25 @@ private:
     States run(size_t i, size_t end, States s, const Frame& f, int depth) {
         if (depth > kMaxDepth) gave_up_ = true;
         while (i < end && !gave_up_) {
+            if (s.empty() && next_case_[i] >= end) break;  // nothing from here on is reached
             const Event& e = events_[i];
-            work_ += s.size() * s.size();
+            work_ += std::max<size_t>(s.size() * s.size(), 1);
             if (work_ > kMaxWork || s.size() > kMaxStates) gave_up_ = true;
             switch (e.kind) {
                 case Event::Text: {
                     const std::string& text = tpl_.body[e.node].text;
                     work_ += text.size() * s.size() / 8;
                     if (work_ > kMaxWork) gave_up_ = true;
-                    States next;
-                    std::vector<LateError> late;
-                    for (HtmlState h : s) {
-                        h.feed(text, late);
-                        add(next, h);
-                    }
-                    for (LateError& l : late) refuse(l.value, std::move(l.message));
-                    s = std::move(next);
+                    advance(i, s, [&](HtmlState& c) {
+                        std::vector<LateError> late;
+                        c.feed(text, late);
+                        for (LateError& l : late) refuse(l.value, std::move(l.message));
+                    });
                     break;
                 }
                 case Event::Value: {
                     judge_value(e.node, s);
-                    States next;
-                    for (HtmlState h : s) {
-                        h.after_value(e.node);
-                        add(next, h);
-                    }
-                    s = std::move(next);
+                    advance(i, s, [&](HtmlState& c) { c.after_value(e.node); });
                     break;
                 }
                 case Event::Markup: judge_markup(e.node, s); break;
@@ -263,11 +305,11 @@ private:
                 // so each pass follows only the contexts the previous one found new.
                 States in = s, fresh = s, breaks;
                 for (int round = 0; !fresh.empty(); ++round) {
-                    if (round == kMaxLoopRounds) fresh = {HtmlState::lost()};  // its values are refused
+                    if (round == kMaxLoopRounds) fresh = {contexts_.id(HtmlState::lost())};  // its values are refused
                     States continues;
                     States out = merged(run(i + 1, close, fresh, {f.cases, &breaks, &continues}, depth), continues);
                     fresh.clear();
-                    for (const HtmlState& h : out)
+                    for (ContextId h : out)
                         if (std::find(in.begin(), in.end(), h) == in.end()) add(fresh, h), in.push_back(h);
                     if (round == kMaxLoopRounds) break;
                 }
@@ -296,8 +338,12 @@ private:
     }
 
     Template& tpl_;
+    Contexts contexts_;
+    std::vector<std::optional<Verdict>> verdicts_;       // by context
+    std::unordered_map<uint64_t, ContextId> after_;      // (event, context) -> the context after it
     std::vector<Event> events_;
     std::vector<size_t> match_;  // Open event -> its Close event
+    std::vector<size_t> next_case_;  // event -> the first case label at or after it (a way back in after a jump)
     std::vector<Outcome> outcome_;
     States returns_;  // where a `return` may end the template
     std::optional<Diagnostic> refused_;  // a code block kilnc cannot follow

@@ -6,6 +6,8 @@
 // from the context its end leaves, and a value reached in contexts needing different
 // escapers is refused. Partials and the layout's content must stand in element text.
 // Raw output (<%== %>) is never refused and is assumed not to change the context.
+// A value, partial or yield that no path reaches (after a break, continue or return)
+// is refused: it has no context to be judged in.
 // A template must also end in element text (every tag, attribute, comment and script
 // it opens closed), on every path: it may be rendered into another one, whose next
 // value would otherwise be judged in the wrong context. `end` is where it ends.

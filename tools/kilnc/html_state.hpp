@@ -7,6 +7,7 @@
 // assumed to leave the context as it was (escaped values cannot change it).
 // A plain value type: equal states compare equal, so code branches can be merged.
 #pragma once
+#include <compare>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -45,6 +46,7 @@ public:
     // would stand here); empty in element text.
     std::string end_error() const;
     bool operator==(const HtmlState&) const = default;
+    auto operator<=>(const HtmlState&) const = default;  // any order, for a map of the states met
 
     // A context kilnc cannot follow (after a <script> in the HTML parser's "double
     // escaped" state, or a loop whose body keeps changing the context): values refused.

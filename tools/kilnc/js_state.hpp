@@ -9,6 +9,7 @@
 // the start of a line) and U+2028/U+2029 as line ends.
 // A plain value type, compared with == when kilnc merges the states of code branches.
 #pragma once
+#include <compare>
 #include <cstdint>
 #include <string>
 
@@ -24,6 +25,7 @@ public:
     // A value was printed here (a string, number or boolean literal).
     void after_value();
     bool operator==(const JsState&) const = default;
+    auto operator<=>(const JsState&) const = default;
 
 private:
     enum class Mode : uint8_t { Code, DqString, SqString, Template, LineComment, BlockComment, Regex, RegexClass };
