@@ -13,10 +13,10 @@ class Loop;
 
 namespace kiln::app {
 
-// Where this worker's bus binds: slot `index` of `slots` for node `node`. It opens at
-// the first subscriber or publish (an error is logged then); close_ws_bus, after the
-// loops, stops it.
-void place_ws_bus(uint64_t node, unsigned index, unsigned slots);
+// Where this worker's bus binds: slot `index` of `slots` in the node's bus directory
+// `dir` (the supervisor's). It opens at the first subscriber or publish (an error is
+// logged then); close_ws_bus, after the loops, stops it.
+void place_ws_bus(std::string dir, unsigned index, unsigned slots);
 void close_ws_bus();
 
 // Topics across nodes: publish() hands each message, encoded, to `send` (any thread)

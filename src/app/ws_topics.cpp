@@ -61,7 +61,7 @@ struct Registry {
     std::unique_ptr<net::ProcessBus> bus;  // opened at the first subscriber or publish
     bool bus_placed = false;               // where it binds is known (a worker of a supervisor)
     bool bus_tried = false;
-    uint64_t bus_node = 0;
+    std::string bus_dir;
     unsigned bus_index = 0, bus_slots = 0;
     app::TopicBridge bridge;  // set before serving, read-only after
 };
@@ -78,7 +78,7 @@ net::ProcessBus* bus_locked(Registry& r) {
     if (r.bus || !r.bus_placed || r.bus_tried) return r.bus.get();
     r.bus_tried = true;
     std::string err;
-    r.bus = net::ProcessBus::open(r.bus_node, r.bus_index, r.bus_slots, &err);
+    r.bus = net::ProcessBus::open(r.bus_dir, r.bus_index, r.bus_slots, &err);
     if (r.bus) r.bus->start(&from_bus);
     else util::log(util::LogLevel::Error, "%s: publish() will not reach the other worker processes", err.c_str());
     return r.bus.get();
@@ -373,11 +373,11 @@ void publish(std::string_view topic, std::string_view message, bool binary) {
 
 namespace app {
 
-void place_ws_bus(uint64_t node, unsigned index, unsigned slots) {
+void place_ws_bus(std::string dir, unsigned index, unsigned slots) {
     detail::Registry& r = detail::registry();
     std::lock_guard<std::mutex> lock(r.mu);
     r.bus_placed = true;
-    r.bus_node = node;
+    r.bus_dir = std::move(dir);
     r.bus_index = index;
     r.bus_slots = slots;
 }

@@ -1,14 +1,17 @@
 #include "net/process_bus.hpp"
 
+#include <dirent.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <vector>
@@ -18,25 +21,36 @@
 namespace kiln::net {
 namespace {
 
-socklen_t address(uint64_t node, unsigned index, sockaddr_un* a) {
+// Slot `index`'s socket, <dir>/<index>; 0 if the path does not fit.
+socklen_t address(const std::string& dir, unsigned index, sockaddr_un* a) {
     std::memset(a, 0, sizeof *a);
     a->sun_family = AF_UNIX;
-    // Abstract: a leading NUL, then the name (not NUL-terminated; its length counts).
-    int n = std::snprintf(a->sun_path + 1, sizeof a->sun_path - 1, "kiln-bus/%llu/%u",
-                          static_cast<unsigned long long>(node), index);
-    return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + static_cast<size_t>(n));
+    int n = std::snprintf(a->sun_path, sizeof a->sun_path, "%s/%u", dir.c_str(), index);
+    if (n < 0 || static_cast<size_t>(n) >= sizeof a->sun_path) return 0;
+    return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + static_cast<size_t>(n) + 1);
 }
 
 }  // namespace
 
-std::unique_ptr<ProcessBus> ProcessBus::open(uint64_t node, unsigned index, unsigned slots, std::string* err) {
+std::unique_ptr<ProcessBus> ProcessBus::open(const std::string& dir, unsigned index, unsigned slots,
+                                             std::string* err) {
+    struct stat st;
+    if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077)) {
+        *err = "process bus: " + dir + " is not a directory of this user's that only it may use";
+        return nullptr;
+    }
+    sockaddr_un a;
+    if (address(dir, slots, &a) == 0) {  // no slot has a longer name
+        *err = "process bus: the directory's path is too long for a socket: " + dir;
+        return nullptr;
+    }
+    socklen_t len = address(dir, index, &a);
     int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) {
         *err = std::string("process bus: socket: ") + std::strerror(errno);
         return nullptr;
     }
-    sockaddr_un a;
-    socklen_t len = address(node, index, &a);
+    ::unlink(a.sun_path);  // a dead worker of this slot left its socket
     if (::bind(fd, reinterpret_cast<sockaddr*>(&a), len) != 0) {
         *err = std::string("process bus: bind slot ") + std::to_string(index) + ": " + std::strerror(errno);
         ::close(fd);
@@ -61,15 +75,15 @@ std::unique_ptr<ProcessBus> ProcessBus::open(uint64_t node, unsigned index, unsi
     }
     // A datagram's bytes plus the kernel's per-skb overhead must fit the send buffer.
     size_t max = sndbuf > 8192 ? static_cast<size_t>(sndbuf) / 2 - 4096 : 1024;
-    return std::unique_ptr<ProcessBus>(new ProcessBus(fd, stop, wake, node, index, slots, max));
+    return std::unique_ptr<ProcessBus>(new ProcessBus(fd, stop, wake, dir, index, slots, max));
 }
 
-ProcessBus::ProcessBus(int fd, int stop_fd, int wake_fd, uint64_t node, unsigned index, unsigned slots,
+ProcessBus::ProcessBus(int fd, int stop_fd, int wake_fd, std::string dir, unsigned index, unsigned slots,
                        size_t max_datagram)
     : fd_(fd),
       stop_fd_(stop_fd),
       wake_fd_(wake_fd),
-      node_(node),
+      dir_(std::move(dir)),
       index_(index),
       slots_(slots),
       max_datagram_(max_datagram),
@@ -85,6 +99,8 @@ ProcessBus::~ProcessBus() {
     }
     for (Peer& p : peers_)
         if (p.fd >= 0) ::close(p.fd);
+    sockaddr_un a;
+    if (address(dir_, index_, &a)) ::unlink(a.sun_path);
     ::close(fd_);
     ::close(stop_fd_);
     ::close(wake_fd_);
@@ -111,7 +127,7 @@ bool ProcessBus::connect_peer(unsigned i) {
     int want = 4 << 20;
     ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof want);
     sockaddr_un a;
-    socklen_t len = address(node_, i, &a);
+    socklen_t len = address(dir_, i, &a);
     if (::connect(fd, reinterpret_cast<sockaddr*>(&a), len) != 0) {  // nobody bound there: a free slot
         ::close(fd);
         return false;
@@ -132,7 +148,7 @@ void ProcessBus::send_to(unsigned i, std::string_view datagram) {
         // Not known yet: one sendto through our own socket says whether anyone is
         // there (half the slots are free at any time: no socket made for those).
         sockaddr_un a;
-        socklen_t len = address(node_, i, &a);
+        socklen_t len = address(dir_, i, &a);
         ssize_t n;
         do n = ::sendto(fd_, datagram.data(), datagram.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
                         reinterpret_cast<sockaddr*>(&a), len);
@@ -249,6 +265,32 @@ void ProcessBus::receive_loop(std::function<void(std::string_view)> fn) {
             fn(std::string_view(buf.data(), static_cast<size_t>(n)));
         }
     }
+}
+
+// ------------------------------------------------------------------ ProcessBusDir
+
+std::unique_ptr<ProcessBusDir> ProcessBusDir::create(std::string* err) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string base = tmp && *tmp == '/' ? tmp : "/tmp";
+    constexpr std::string_view kName = "/kiln-bus-XXXXXX";
+    if (base.size() + kName.size() + sizeof "/4294967295" > sizeof(sockaddr_un::sun_path)) base = "/tmp";
+    std::string path = base + std::string(kName);
+    if (!::mkdtemp(path.data())) {  // mode 0700, a name no one had
+        *err = "process bus: cannot make a directory in " + base + ": " + std::strerror(errno);
+        return nullptr;
+    }
+    return std::unique_ptr<ProcessBusDir>(new ProcessBusDir(std::move(path)));
+}
+
+ProcessBusDir::~ProcessBusDir() {
+    std::vector<std::string> names;  // the slots' sockets: read first, then removed
+    if (DIR* d = ::opendir(path_.c_str())) {
+        while (const dirent* e = ::readdir(d))
+            if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.emplace_back(e->d_name);
+        ::closedir(d);
+    }
+    for (const std::string& n : names) ::unlink((path_ + "/" + n).c_str());
+    ::rmdir(path_.c_str());
 }
 
 }  // namespace kiln::net

@@ -1,8 +1,9 @@
-// A datagram channel between the worker processes of one node: each binds an
-// abstract unix-domain address named by the node and its slot, and a datagram sent
-// to the others reaches every process bound at that moment. No file to clean up,
-// nothing outside the node can reach it (abstract names live in the network
-// namespace, and a datagram from another user's process is ignored).
+// A datagram channel between the worker processes of one node: each binds a socket
+// named by its slot in the node's bus directory, and a datagram sent to the others
+// reaches every process bound at that moment. The supervisor makes the directory
+// (ProcessBusDir): mode 0700, so no other user of the machine can take a slot's name
+// before its worker binds it, nor send to one (a datagram from another user's process
+// would be ignored all the same).
 //
 // A peer whose queue was found full (EAGAIN) gets a socket connected to its address,
 // whose room is waited for (POLLOUT, on the bus's thread) and which carries what it
@@ -29,8 +30,10 @@ class ProcessBus {
 public:
     static constexpr size_t kMaxPendingBytes = 16u << 20;  // per peer
 
-    // Binds slot `index` of `slots` for node `node`; nullptr and *err if it cannot.
-    static std::unique_ptr<ProcessBus> open(uint64_t node, unsigned index, unsigned slots, std::string* err);
+    // Binds slot `index` of `slots` in the bus directory `dir` (a file a dead process
+    // left there is replaced); nullptr and *err if it cannot, or if `dir` is not a
+    // directory of this user's that only it may use.
+    static std::unique_ptr<ProcessBus> open(const std::string& dir, unsigned index, unsigned slots, std::string* err);
     ~ProcessBus();
     ProcessBus(const ProcessBus&) = delete;
     ProcessBus& operator=(const ProcessBus&) = delete;
@@ -52,7 +55,7 @@ private:
         size_t waiting_bytes = 0;
     };
 
-    ProcessBus(int fd, int stop_fd, int wake_fd, uint64_t node, unsigned index, unsigned slots, size_t max_datagram);
+    ProcessBus(int fd, int stop_fd, int wake_fd, std::string dir, unsigned index, unsigned slots, size_t max_datagram);
     void receive_loop(std::function<void(std::string_view)> fn);
     // REQUIRES: mu_ held. Sends to peer i now, or queues it behind what waits.
     void send_to(unsigned i, std::string_view datagram);
@@ -63,7 +66,7 @@ private:
     int fd_;
     int stop_fd_;  // an eventfd: the receiving thread's way out
     int wake_fd_;  // an eventfd: a datagram waits for a peer (poll it for POLLOUT)
-    uint64_t node_;
+    std::string dir_;
     unsigned index_;
     unsigned slots_;
     size_t max_datagram_;
@@ -74,6 +77,21 @@ private:
     std::string to_log_;  // a line drop() has to say, once the lock is let go
     std::atomic<uint64_t> dropped_{0};
     std::thread thread_;
+};
+
+// The node's bus directory: made by the supervisor under $TMPDIR (or /tmp) with mode
+// 0700, and removed, with the sockets in it, when this goes.
+class ProcessBusDir {
+public:
+    static std::unique_ptr<ProcessBusDir> create(std::string* err);  // nullptr and *err if it cannot
+    ~ProcessBusDir();
+    ProcessBusDir(const ProcessBusDir&) = delete;
+    ProcessBusDir& operator=(const ProcessBusDir&) = delete;
+    const std::string& path() const { return path_; }
+
+private:
+    explicit ProcessBusDir(std::string path) : path_(std::move(path)) {}
+    std::string path_;
 };
 
 }  // namespace kiln::net

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -177,11 +178,12 @@ int App::run(const ServerOptions& options) {
         }
         if (options.topics_store == "redis") {
             server::share_topics_through_redis(options);  // publish() reaches every node's workers
-        } else {  // the node's other workers, through the bus (slots: statistics cells)
+        } else if (const char* dir = std::getenv(server::kEnvBusDir)) {
+            // The node's other workers, through the bus (its slots: the statistics cells).
             int cell = -1;
             unsigned cells = 0;
             if (server::SharedStats::peek_env(&cell, &cells) && cell >= 0)
-                app::place_ws_bus(static_cast<uint64_t>(getppid()), static_cast<unsigned>(cell), cells);
+                app::place_ws_bus(dir, static_cast<unsigned>(cell), cells);
         }
         int status = server::serve(*this, impl_->store, worker_options, fds, ready_fd, true, rates.table(),
                                    shared_tickets ? &tickets : nullptr);

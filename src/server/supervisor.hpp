@@ -19,11 +19,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <kiln/server.hpp>
 
+#include "net/process_bus.hpp"
 #include "server/stats.hpp"
 
 namespace kiln::server {
@@ -33,6 +35,7 @@ inline constexpr const char* kEnvWorkerFds = "KILN_WORKER_FDS";   // "3,4;5,6": 
                                                                   // its listening sockets
 inline constexpr const char* kEnvReadyFd = "KILN_READY_FD";       // write one byte when serving
 inline constexpr const char* kEnvWorkerSlot = "KILN_WORKER_SLOT"; // for log lines
+inline constexpr const char* kEnvBusDir = "KILN_BUS_DIR";         // the node's process bus directory
 // A worker that spent its request budget (prefork) exits with this status: it is
 // replaced at once, and it is not a failure.
 inline constexpr int kExitRecycled = 75;
@@ -102,12 +105,13 @@ private:
     unsigned generation_ = 0;
     bool stopping_ = false;
     uint64_t stop_deadline_ms_ = 0;
-    uint64_t stop_signal_at_ms_ = 0;
-    bool ready_told_ = false;  // READY=1 went to systemd (sd_notify)  // the workers get SIGTERM then (after the lame duck); 0: sent
+    uint64_t stop_signal_at_ms_ = 0;  // the workers get SIGTERM then (after the lame duck); 0: sent
+    bool ready_told_ = false;         // READY=1 went to systemd (sd_notify)
     uint64_t reload_deadline_ms_ = 0;
     bool reload_again_ = false;  // a SIGHUP came during the reload
     int signal_fd_ = -1;
     SharedStats stats_;
+    std::unique_ptr<net::ProcessBusDir> bus_dir_;  // where the workers' bus sockets are (publish())
     struct Inherited {
         int fd;
         std::string env, value;

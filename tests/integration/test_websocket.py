@@ -18,7 +18,9 @@ import asyncio
 import base64
 import hashlib
 import os
+import signal
 import socket
+import stat
 import struct
 import sys
 import threading
@@ -916,6 +918,35 @@ class TopicsAcrossWorkersTest(harness.ServerTestCase):
             for ws in clients:
                 await ws.close()
         run(go(), timeout=30)
+
+
+class BusDirectoryTest(harness.ServerTestCase):
+    """The workers' bus is a directory of sockets that only the server's user may use
+    (no other user can take a worker's name or send to it), and it goes when the
+    supervisor stops."""
+    server_args = ("--workers", "2")
+
+    def test_the_bus_is_private_and_goes_with_the_server(self):
+        self.assertEqual(post(self.port, "/publish/lobby/burst?n=1").status, 200)  # a worker binds its socket
+        pids = self.server.children()
+        self.assertEqual(len(pids), 2)
+        with open("/proc/%d/environ" % pids[0], "rb") as f:
+            env = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
+        path = env[b"KILN_BUS_DIR"].decode()
+        st = os.lstat(path)
+        self.assertTrue(stat.S_ISDIR(st.st_mode))
+        self.assertEqual(stat.S_IMODE(st.st_mode), 0o700)
+        self.assertEqual(st.st_uid, os.geteuid())
+        names = os.listdir(path)
+        self.assertTrue(names, "no worker's socket in " + path)
+        for n in names:
+            self.assertTrue(stat.S_ISSOCK(os.lstat(os.path.join(path, n)).st_mode), n)
+        self.server.proc.send_signal(signal.SIGTERM)
+        self.assertEqual(self.server.proc.wait(timeout=10), 0)
+        self.assertFalse(os.path.exists(path), path + " is left behind")
+
+    def tearDown(self):
+        pass  # the server stops inside the test
 
 
 class GracefulStopTest(harness.ServerTestCase):

@@ -3,15 +3,19 @@
 // in order once the receiver reads (before, all but the first ten were dropped); a
 // free slot is passed over; a peer that does not read holds at most
 // kMaxPendingBytes, then its datagrams are dropped and counted, and the sender
-// never blocks.
+// never blocks. The bus directory (ProcessBusDir) is the user's alone, a slot's
+// socket a dead process left is taken over, and the directory goes with what is in it.
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <mutex>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,12 +23,16 @@
 #include "net/process_bus.hpp"
 
 using kiln::net::ProcessBus;
+using kiln::net::ProcessBusDir;
 using namespace std::chrono_literals;
 
 namespace {
 
-uint64_t fresh_node() {  // a name no other test run binds
-    return (static_cast<uint64_t>(getpid()) << 20) ^ std::random_device{}();
+std::unique_ptr<ProcessBusDir> fresh_dir() {
+    std::string err;
+    auto dir = ProcessBusDir::create(&err);
+    EXPECT_TRUE(dir) << err;
+    return dir;
 }
 
 struct Received {
@@ -35,6 +43,16 @@ struct Received {
         return got.size();
     }
 };
+
+// What a killed worker leaves in slot `slot`: its socket file, bound by nobody.
+void leave_socket(const std::string& dir, unsigned slot) {
+    int fd = ::socket(AF_UNIX, SOCK_DGRAM, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::snprintf(a.sun_path, sizeof a.sun_path, "%s/%u", dir.c_str(), slot);
+    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << a.sun_path;
+    ::close(fd);
+}
 
 bool wait_for(Received& r, size_t n) {
     for (auto until = std::chrono::steady_clock::now() + 10s; std::chrono::steady_clock::now() < until;) {
@@ -48,9 +66,9 @@ bool wait_for(Received& r, size_t n) {
 
 TEST(ProcessBus, ABurstPastTheKernelsQueueArrivesWholeAndInOrder) {
     std::string err;
-    uint64_t node = fresh_node();
-    auto a = ProcessBus::open(node, 0, 3, &err);  // slot 2 stays free
-    auto b = ProcessBus::open(node, 1, 3, &err);
+    auto dir = fresh_dir();
+    auto a = ProcessBus::open(dir->path(), 0, 3, &err);  // slot 2 stays free
+    auto b = ProcessBus::open(dir->path(), 1, 3, &err);
     ASSERT_TRUE(a && b) << err;
     a->start([](std::string_view) {});
     for (int i = 0; i < 500; ++i) ASSERT_TRUE(a->send_others("message " + std::to_string(i)));
@@ -66,9 +84,9 @@ TEST(ProcessBus, ABurstPastTheKernelsQueueArrivesWholeAndInOrder) {
 
 TEST(ProcessBus, APeerThatDoesNotReadHoldsAtMostTheBoundAndNeverBlocksTheSender) {
     std::string err;
-    uint64_t node = fresh_node();
-    auto a = ProcessBus::open(node, 0, 2, &err);
-    auto late = ProcessBus::open(node, 1, 2, &err);  // bound, reading only at the end
+    auto dir = fresh_dir();
+    auto a = ProcessBus::open(dir->path(), 0, 2, &err);
+    auto late = ProcessBus::open(dir->path(), 1, 2, &err);  // bound, reading only at the end
     ASSERT_TRUE(a && late) << err;
     a->start([](std::string_view) {});
     const size_t size = 64 * 1024;
@@ -92,4 +110,50 @@ TEST(ProcessBus, APeerThatDoesNotReadHoldsAtMostTheBoundAndNeverBlocksTheSender)
     ASSERT_TRUE(wait_for(r, n - dropped)) << r.size() << " of " << n - dropped;
     EXPECT_GE(n - dropped, ProcessBus::kMaxPendingBytes / size);
     for (size_t i = 0; i < r.got.size(); ++i) EXPECT_EQ(r.got[i], std::to_string(i));
+}
+
+TEST(ProcessBusDir, IsTheUsersAloneAndGoesWithWhatIsInIt) {
+    std::string path;
+    {
+        auto dir = fresh_dir();
+        path = dir->path();
+        struct stat st;
+        ASSERT_EQ(::stat(path.c_str(), &st), 0);
+        EXPECT_EQ(st.st_mode & 0777, 0700u);
+        EXPECT_EQ(st.st_uid, ::geteuid());
+        std::string err;
+        auto bus = ProcessBus::open(path, 0, 2, &err);
+        ASSERT_TRUE(bus) << err;
+        EXPECT_EQ(::access((path + "/0").c_str(), F_OK), 0);
+        bus.reset();  // its socket goes with it
+        EXPECT_NE(::access((path + "/0").c_str(), F_OK), 0);
+        leave_socket(path, 1);
+    }
+    EXPECT_NE(::access(path.c_str(), F_OK), 0) << path << " is still there";
+}
+
+TEST(ProcessBus, ASocketADeadProcessLeftIsTakenOver) {
+    auto dir = fresh_dir();
+    leave_socket(dir->path(), 1);
+    std::string err;
+    auto a0 = ProcessBus::open(dir->path(), 0, 2, &err);
+    auto a1 = ProcessBus::open(dir->path(), 1, 2, &err);
+    ASSERT_TRUE(a0 && a1) << err;
+    Received r;
+    a1->start([&](std::string_view d) {
+        std::lock_guard<std::mutex> lock(r.mu);
+        r.got.emplace_back(d);
+    });
+    ASSERT_TRUE(a0->send_others("hello"));
+    ASSERT_TRUE(wait_for(r, 1));
+    EXPECT_EQ(r.got[0], "hello");
+}
+
+TEST(ProcessBus, ADirectoryOthersMayUseIsRefused) {
+    auto dir = fresh_dir();
+    ASSERT_EQ(::chmod(dir->path().c_str(), 0755), 0);
+    std::string err;
+    EXPECT_FALSE(ProcessBus::open(dir->path(), 0, 2, &err));
+    EXPECT_EQ(err, "process bus: " + dir->path() + " is not a directory of this user's that only it may use");
+    EXPECT_FALSE(ProcessBus::open("/tmp/no-such-kiln-bus-dir", 0, 2, &err));
 }
