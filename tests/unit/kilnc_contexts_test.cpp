@@ -393,6 +393,14 @@ TEST(KilncContextsErrorPaths, TooDeeplyNestedBlocksGiveUpInsteadOfGuessing) {
     EXPECT_EQ(escapers(src).substr(0, 40), "1:4801: kilnc gave up following the HTML");
 }
 
+// A context can be large (a tag name has no bound), and each one met is kept: their
+// bytes count as work, or 20,000 of them, each 200 KB, would be kept (4 GB).
+TEST(KilncContextsErrorPaths, LargeContextsGiveUpInsteadOfFillingMemory) {
+    std::string src = "<x" + std::string(200'000, 'a');
+    for (int i = 0; i < 20'000; ++i) src += "<%== r %>b";
+    EXPECT_EQ(escapers(src).substr(0, 50), "1:400003: kilnc gave up following the HTML context");
+}
+
 TEST(KilncContextsErrorPaths, TheFirstRefusedValueInTheTemplateIsReported) {
     EXPECT_EQ(error_at("<p><%= ok %></p>\n<a href=<%= a %>><style><%= b %>"), "2:9");
 }

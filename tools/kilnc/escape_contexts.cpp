@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -45,6 +46,8 @@ constexpr size_t kMaxWork = 1 << 17;
 constexpr int kMaxDepth = 200;         // nested blocks followed
 constexpr int kMaxLoopRounds = 6;      // passes over a loop body to reach a fixed point
 constexpr size_t kMaxStates = 32;      // contexts one point may be reached in (templates: 1 to 3)
+constexpr const char* kGaveUp = "kilnc gave up following the HTML context through this template (too many nested "
+                                "blocks or loops, or contexts too large to follow): split it into partials";
 
 void add(States& s, ContextId h) {
     if (std::find(s.begin(), s.end(), h) == s.end()) s.push_back(h);
@@ -146,8 +149,7 @@ public:
             Outcome& o = outcome_[n];
             if (!o.error.empty()) return Diagnostic{node.pos, o.error};
             if (gave_up_)  // not judged in every context it may be reached in
-                return Diagnostic{node.pos, "kilnc gave up following the HTML context through this template's code "
-                                            "blocks (too many nested blocks or loops): split it into partials"};
+                return Diagnostic{node.pos, kGaveUp};
             if (!o.judged)
                 return Diagnostic{node.pos, "no path through the code blocks reaches this (it follows a break, "
                                             "continue or return): remove it"};
@@ -157,8 +159,7 @@ public:
         // that ended in a script or an attribute would put the next value there, while
         // kilnc judges it in element text.
         if (gave_up_)
-            return Diagnostic{end, "kilnc gave up following the HTML context through this template's code blocks "
-                                   "(too many nested blocks or loops): split it into partials"};
+            return Diagnostic{end, kGaveUp};
         for (ContextId h : last)
             if (std::string err = contexts_[h].end_error(); !err.empty()) return Diagnostic{end, err};
         return std::nullopt;
@@ -200,7 +201,7 @@ private:
     }
 
     const Verdict& verdict(ContextId h) {
-        if (h >= verdicts_.size()) verdicts_.resize(h + 1);
+        if (h >= verdicts_.size()) verdicts_.resize(h + 1);  // (a deque: the references given out stay)
         if (!verdicts_[h]) verdicts_[h] = contexts_[h].value();
         return *verdicts_[h];
     }
@@ -211,11 +212,12 @@ private:
     void advance(size_t i, States& s, Step&& step) {
         size_t kept = 0;
         for (ContextId h : s) {  // writes s[kept], kept <= the index read
-            const uint64_t key = static_cast<uint64_t>(i) << 32 | h;
+            const StepKey key{i, h};
             auto it = after_.find(key);
             if (it == after_.end()) {
                 HtmlState c = contexts_[h];
                 step(c);
+                work_ += c.bytes() / 8;  // a new context is kept: its bytes count like text's
                 it = after_.emplace(key, contexts_.id(std::move(c))).first;
             }
             if (std::find(s.begin(), s.begin() + kept, it->second) == s.begin() + kept) s[kept++] = it->second;
@@ -339,8 +341,16 @@ private:
 
     Template& tpl_;
     Contexts contexts_;
-    std::vector<std::optional<Verdict>> verdicts_;       // by context
-    std::unordered_map<uint64_t, ContextId> after_;      // (event, context) -> the context after it
+    std::deque<std::optional<Verdict>> verdicts_;  // by context
+    struct StepKey {
+        size_t event;
+        ContextId context;
+        bool operator==(const StepKey&) const = default;
+    };
+    struct StepHash {
+        size_t operator()(const StepKey& k) const { return k.event * 0x9e3779b97f4a7c15u ^ k.context; }
+    };
+    std::unordered_map<StepKey, ContextId, StepHash> after_;  // the context after an event, from one before it
     std::vector<Event> events_;
     std::vector<size_t> match_;  // Open event -> its Close event
     std::vector<size_t> next_case_;  // event -> the first case label at or after it (a way back in after a jump)

@@ -47,6 +47,11 @@ public:
     std::string end_error() const;
     bool operator==(const HtmlState&) const = default;
     auto operator<=>(const HtmlState&) const = default;  // any order, for a map of the states met
+    // The bytes its strings hold (a tag or attribute name has no bound of its own):
+    // what copying or comparing it costs, counted by the analysis.
+    size_t bytes() const {
+        return type_.size() + tag_.size() + attr_.size() + scheme_.size() + recent_.size() + js_.bytes();
+    }
 
     // A context kilnc cannot follow (after a <script> in the HTML parser's "double
     // escaped" state, or a loop whose body keeps changing the context): values refused.

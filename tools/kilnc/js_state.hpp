@@ -10,6 +10,7 @@
 // A plain value type, compared with == when kilnc merges the states of code branches.
 #pragma once
 #include <compare>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -26,6 +27,7 @@ public:
     void after_value();
     bool operator==(const JsState&) const = default;
     auto operator<=>(const JsState&) const = default;
+    size_t bytes() const { return tail_.size() + braces_.size() + word_.size(); }  // what its strings hold
 
 private:
     enum class Mode : uint8_t { Code, DqString, SqString, Template, LineComment, BlockComment, Regex, RegexClass };
