@@ -8,12 +8,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <string_view>
 #include <vector>
 
 #include "util/log.hpp"
@@ -269,20 +271,75 @@ void ProcessBus::receive_loop(std::function<void(std::string_view)> fn) {
 
 // ------------------------------------------------------------------ ProcessBusDir
 
-std::unique_ptr<ProcessBusDir> ProcessBusDir::create(std::string* err) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string base = tmp && *tmp == '/' ? tmp : "/tmp";
-    constexpr std::string_view kName = "/kiln-bus-XXXXXX";
-    if (base.size() + kName.size() + sizeof "/4294967295" > sizeof(sockaddr_un::sun_path)) base = "/tmp";
-    std::string path = base + std::string(kName);
-    if (!::mkdtemp(path.data())) {  // mode 0700, a name no one had
-        *err = "process bus: cannot make a directory in " + base + ": " + std::strerror(errno);
-        return nullptr;
+namespace {
+
+constexpr std::string_view kDirName = "/kiln-bus-XXXXXX";
+
+// Why the bus directory cannot be made in `base` ("" if it can). Another user who may
+// rename entries of the base or of a directory above it (one they can write to,
+// without the sticky bit) could put a directory of theirs in the bus's place.
+std::string unsafe_base(const std::string& base) {
+    if (base.empty() || base[0] != '/') return "not an absolute path";
+    char* resolved = ::realpath(base.c_str(), nullptr);
+    if (!resolved) return std::strerror(errno);
+    std::string path(resolved);
+    std::free(resolved);
+    if (path.size() + kDirName.size() + sizeof "/4294967295" > sizeof(sockaddr_un::sun_path))
+        return "too long a path for a socket";
+    for (std::string dir = path;; dir.resize(std::max<size_t>(dir.rfind('/'), 1))) {  // it, and each one above
+        struct stat st;
+        if (::lstat(dir.c_str(), &st) != 0) return dir + ": " + std::strerror(errno);
+        if (!S_ISDIR(st.st_mode)) return dir + " is not a directory";
+        if (st.st_uid != 0 && st.st_uid != ::geteuid()) return dir + " belongs to another user";
+        if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+            return dir + " may be written by others and has no sticky bit";
+        if (dir == "/") break;
     }
-    return std::unique_ptr<ProcessBusDir>(new ProcessBusDir(std::move(path)));
+    return "";
+}
+
+}  // namespace
+
+std::unique_ptr<ProcessBusDir> ProcessBusDir::create(std::string* err) {
+    // The service's own runtime directory (systemd's RuntimeDirectory=), $TMPDIR, /tmp.
+    std::vector<std::string> bases;
+    if (const char* v = std::getenv("RUNTIME_DIRECTORY"); v && *v) {
+        std::string_view first(v);  // (several, with several RuntimeDirectory= names)
+        bases.emplace_back(first.substr(0, first.find(':')));
+    }
+    if (const char* v = std::getenv("TMPDIR"); v && *v) bases.emplace_back(v);
+    bases.emplace_back("/tmp");
+    std::string why;
+    for (const std::string& base : bases) {
+        std::string unsafe = unsafe_base(base);
+        if (unsafe.empty()) {
+            std::string path = base + std::string(kDirName);
+            if (::mkdtemp(path.data()) && ::chmod(path.c_str(), 0700) == 0) {  // a name no one had; 0700 whatever the umask
+                auto dir = std::unique_ptr<ProcessBusDir>(new ProcessBusDir(std::move(path)));
+                dir->keep_in_use();
+                return dir;
+            }
+            unsafe = std::strerror(errno);
+            ::rmdir(path.c_str());
+        }
+        why += (why.empty() ? "" : "; ") + base + ": " + unsafe;
+    }
+    *err = "process bus: no directory for its sockets (" + why + ")";
+    return nullptr;
+}
+
+void ProcessBusDir::keep_in_use() {
+    // A socket bound here for as long as the directory lives: cleaners of old files
+    // (systemd-tmpfiles) leave a socket in use, and its directory, alone.
+    keeper_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::snprintf(a.sun_path, sizeof a.sun_path, "%s/supervisor", path_.c_str());
+    if (keeper_ >= 0) ::bind(keeper_, reinterpret_cast<sockaddr*>(&a), sizeof a);
 }
 
 ProcessBusDir::~ProcessBusDir() {
+    if (keeper_ >= 0) ::close(keeper_);
     std::vector<std::string> names;  // the slots' sockets: read first, then removed
     if (DIR* d = ::opendir(path_.c_str())) {
         while (const dirent* e = ::readdir(d))

@@ -79,8 +79,9 @@ private:
     std::thread thread_;
 };
 
-// The node's bus directory: made by the supervisor under $TMPDIR (or /tmp) with mode
-// 0700, and removed, with the sockets in it, when this goes.
+// The node's bus directory: made by the supervisor with mode 0700 in the service's
+// runtime directory ($RUNTIME_DIRECTORY), else $TMPDIR, else /tmp (the first whose
+// path no other user may change), and removed, with the sockets in it, when this goes.
 class ProcessBusDir {
 public:
     static std::unique_ptr<ProcessBusDir> create(std::string* err);  // nullptr and *err if it cannot
@@ -91,7 +92,9 @@ public:
 
 private:
     explicit ProcessBusDir(std::string path) : path_(std::move(path)) {}
+    void keep_in_use();
     std::string path_;
+    int keeper_ = -1;
 };
 
 }  // namespace kiln::net

@@ -178,13 +178,19 @@ int App::run(const ServerOptions& options) {
         }
         if (options.topics_store == "redis") {
             server::share_topics_through_redis(options);  // publish() reaches every node's workers
-        } else if (const char* dir = std::getenv(server::kEnvBusDir)) {
-            // The node's other workers, through the bus (its slots: the statistics cells).
+        } else {  // the node's other workers, through the bus (its slots: the statistics cells)
             int cell = -1;
             unsigned cells = 0;
-            if (server::SharedStats::peek_env(&cell, &cells) && cell >= 0)
-                app::place_ws_bus(dir, static_cast<unsigned>(cell), cells);
+            const char* dir = std::getenv(server::kEnvBusDir);
+            if (server::SharedStats::peek_env(&cell, &cells) && cell >= 0) {
+                if (dir && *dir)
+                    app::place_ws_bus(dir, static_cast<unsigned>(cell), cells);
+                else if (!dir)  // (an empty one: the supervisor could not make it, and said why)
+                    util::log(util::LogLevel::Error, "the supervisor, started from an older kiln, names no process bus "
+                              "directory: publish() will not reach the other worker processes until it restarts");
+            }
         }
+        ::unsetenv(server::kEnvBusDir);  // not for a handler's children
         int status = server::serve(*this, impl_->store, worker_options, fds, ready_fd, true, rates.table(),
                                    shared_tickets ? &tickets : nullptr);
         app::close_ws_bus();

@@ -135,7 +135,9 @@ Supervisor::Supervisor(const ServerOptions& options, FdGroups groups)
       stats_(SharedStats::create(2 * options.workers,
                                  std::max(1u, static_cast<unsigned>(groups_.size() / options.workers)))) {
     if (!stats_.valid()) log(LogLevel::Warn, "no shared memory for statistics: /metrics will be empty");
-    if (stats_.valid() && options_.topics_store != "redis") {  // the bus's slots are the statistics cells
+    // The process bus, for publish(): its slots are the statistics cells. Made with
+    // topics.store = "redis" too, which a reload may change.
+    if (stats_.valid()) {
         std::string err;
         bus_dir_ = net::ProcessBusDir::create(&err);
         if (!bus_dir_) log(LogLevel::Error, "%s: publish() will not reach the other worker processes", err.c_str());
@@ -171,7 +173,7 @@ pid_t Supervisor::spawn(unsigned slot) {
     if (cell >= 0) {
         env.push_back(std::string(kEnvStatsFd) + "=" + std::to_string(stats_.fd()));
         env.push_back(std::string(kEnvStatsCell) + "=" + std::to_string(cell));
-        if (bus_dir_) env.push_back(std::string(kEnvBusDir) + "=" + bus_dir_->path());
+        env.push_back(std::string(kEnvBusDir) + "=" + (bus_dir_ ? bus_dir_->path() : ""));  // "": none (said above)
     }
     for (const Inherited& i : inherited_) env.push_back(i.env + "=" + i.value);
     env.push_back(std::string(kEnvWorkerFds) + "=" + format_fd_groups(mine));

@@ -157,3 +157,43 @@ TEST(ProcessBus, ADirectoryOthersMayUseIsRefused) {
     EXPECT_EQ(err, "process bus: " + dir->path() + " is not a directory of this user's that only it may use");
     EXPECT_FALSE(ProcessBus::open("/tmp/no-such-kiln-bus-dir", 0, 2, &err));
 }
+
+// Where the directory is made: the service's runtime directory, else $TMPDIR, else
+// /tmp; a base whose path another user could change is passed over.
+TEST(ProcessBusDir, IsMadeOnlyWhereNoOtherUserCanReplaceIt) {
+    auto scratch = fresh_dir();  // a private place for the bases below
+    const std::string safe = scratch->path() + "/safe", open = scratch->path() + "/open";
+    ASSERT_EQ(::mkdir(safe.c_str(), 0700), 0);
+    ASSERT_EQ(::mkdir(open.c_str(), 0700), 0);
+    ASSERT_EQ(::chmod(open.c_str(), 0777), 0);  // anyone may rename what is in it
+    struct Restore {  // before the scratch directory goes, which must be empty
+        std::string safe, open;
+        ~Restore() {
+            ::unsetenv("TMPDIR");
+            ::unsetenv("RUNTIME_DIRECTORY");
+            ::rmdir(safe.c_str());
+            ::rmdir(open.c_str());
+        }
+    } restore{safe, open};
+    auto made_in = [](const char* runtime, const char* tmp) {
+        if (runtime) ::setenv("RUNTIME_DIRECTORY", runtime, 1);
+        else ::unsetenv("RUNTIME_DIRECTORY");
+        if (tmp) ::setenv("TMPDIR", tmp, 1);
+        else ::unsetenv("TMPDIR");
+        std::string err;
+        auto dir = ProcessBusDir::create(&err);
+        EXPECT_TRUE(dir) << err;
+        if (!dir) return std::string();
+        EXPECT_EQ(::access((dir->path() + "/supervisor").c_str(), F_OK), 0);  // the socket that keeps it in use
+        return dir->path().substr(0, dir->path().rfind('/'));
+    };
+    EXPECT_EQ(made_in(nullptr, safe.c_str()), safe);
+    EXPECT_EQ(made_in(safe.c_str(), "/tmp"), safe);
+    EXPECT_EQ(made_in(nullptr, open.c_str()), "/tmp");
+    EXPECT_EQ(made_in(open.c_str(), nullptr), "/tmp");
+    EXPECT_EQ(made_in(nullptr, (open + "/../open").c_str()), "/tmp");  // resolved first
+    ASSERT_EQ(::chmod(open.c_str(), 01777), 0);  // with the sticky bit, like /tmp: fine
+    EXPECT_EQ(made_in(nullptr, open.c_str()), open);
+    EXPECT_EQ(made_in(nullptr, "relative/path"), "/tmp");
+}
+
