@@ -16,6 +16,7 @@
 #include <iterator>
 #include <utility>
 
+#include "net/process_bus.hpp"
 #include "server/rate_segment.hpp"
 #include "server/secret_handoff.hpp"
 #include "server/sd_notify.hpp"

@@ -25,8 +25,11 @@
 
 #include <kiln/server.hpp>
 
-#include "net/process_bus.hpp"
 #include "server/stats.hpp"
+
+namespace kiln::net {
+class ProcessBusDir;
+}
 
 namespace kiln::server {
 

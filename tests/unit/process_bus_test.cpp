@@ -47,6 +47,7 @@ struct Received {
 // What a killed worker leaves in slot `slot`: its socket file, bound by nobody.
 void leave_socket(const std::string& dir, unsigned slot) {
     int fd = ::socket(AF_UNIX, SOCK_DGRAM, 0);
+    ASSERT_GE(fd, 0);
     sockaddr_un a{};
     a.sun_family = AF_UNIX;
     std::snprintf(a.sun_path, sizeof a.sun_path, "%s/%u", dir.c_str(), slot);
