@@ -275,18 +275,19 @@ namespace {
 
 constexpr std::string_view kDirName = "/kiln-bus-XXXXXX";
 
-// Why the bus directory cannot be made in `base` ("" if it can). Another user who may
-// rename entries of the base or of a directory above it (one they can write to,
-// without the sticky bit) could put a directory of theirs in the bus's place.
-std::string unsafe_base(const std::string& base) {
+// Why the bus directory cannot be made in `base` ("" if it can, with *path the base
+// resolved: no link in it). Another user who may rename entries of the base or of a
+// directory above it (one they can write to, without the sticky bit) could put a
+// directory of theirs in the bus's place.
+std::string unsafe_base(const std::string& base, std::string* path) {
     if (base.empty() || base[0] != '/') return "not an absolute path";
     char* resolved = ::realpath(base.c_str(), nullptr);
     if (!resolved) return std::strerror(errno);
-    std::string path(resolved);
+    *path = resolved;
     std::free(resolved);
-    if (path.size() + kDirName.size() + sizeof "/4294967295" > sizeof(sockaddr_un::sun_path))
+    if (path->size() + kDirName.size() + sizeof "/4294967295" > sizeof(sockaddr_un::sun_path))
         return "too long a path for a socket";
-    for (std::string dir = path;; dir.resize(std::max<size_t>(dir.rfind('/'), 1))) {  // it, and each one above
+    for (std::string dir = *path;; dir.resize(std::max<size_t>(dir.rfind('/'), 1))) {  // it, and each one above
         struct stat st;
         if (::lstat(dir.c_str(), &st) != 0) return dir + ": " + std::strerror(errno);
         if (!S_ISDIR(st.st_mode)) return dir + " is not a directory";
@@ -311,9 +312,10 @@ std::unique_ptr<ProcessBusDir> ProcessBusDir::create(std::string* err) {
     bases.emplace_back("/tmp");
     std::string why;
     for (const std::string& base : bases) {
-        std::string unsafe = unsafe_base(base);
+        std::string resolved;
+        std::string unsafe = unsafe_base(base, &resolved);
         if (unsafe.empty()) {
-            std::string path = base + std::string(kDirName);
+            std::string path = resolved + std::string(kDirName);
             if (::mkdtemp(path.data()) && ::chmod(path.c_str(), 0700) == 0) {  // a name no one had; 0700 whatever the umask
                 auto dir = std::unique_ptr<ProcessBusDir>(new ProcessBusDir(std::move(path)));
                 dir->keep_in_use();
