@@ -220,6 +220,47 @@ def pid_running(pid):
     return st is not None and st[0] != "Z"
 
 
+def _wait_channels(pid):
+    """The wait channel (/proc/PID/task/TID/wchan) of every thread of process `pid` and
+    of its children: the kernel function a thread sleeps in, "0" for one that runs (or
+    where /proc does not say)."""
+    out = []
+    for p in [pid] + child_pids(pid):
+        try:
+            tids = os.listdir("/proc/%d/task" % p)
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open("/proc/%d/task/%s/wchan" % (p, tid)) as f:
+                    out.append(f.read().strip())
+            except OSError:
+                pass
+    return out
+
+
+def wait_for_sleeping_threads(pid, count=1, timeout=5.0 * TIME_SCALE, fallback=0.2):
+    """Waits until `count` threads of server process `pid` (or of its workers) sleep in
+    nanosleep(2), as /sleep's handler and /async/blocking's job do (sleep_for): those
+    requests are then in their handlers. Nothing else in a serving server sleeps so
+    (its loops wait in epoll_wait, idle threads on a futex). True once seen; False if
+    not within `timeout`. Where /proc shows no thread's wait channel (a sandbox hides
+    them) this cannot tell: it sleeps `fallback` seconds, as the tests did, and returns None."""
+    deadline = time.monotonic() + timeout
+    shown = False
+    while True:
+        channels = _wait_channels(pid)
+        if sum("nanosleep" in w for w in channels) >= count:
+            return True
+        shown = shown or any(w not in ("", "0") for w in channels)  # its idle threads show one
+        if not shown:
+            time.sleep(fallback)
+            return None
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+
+
 def assert_no_sanitizer_report(output):
     """Raises AssertionError if a server's output holds an ASan/LSan/UBSan report."""
     if "Sanitizer" in output or "runtime error:" in output:

@@ -5,7 +5,6 @@ answers 504; exceptions map as for plain handlers. In the event MPM with one loo
 (where a blocking handler would stall everyone) and in the hybrid MPM (where
 coroutine handlers stay on their loop instead of going to the pool)."""
 import concurrent.futures
-import http.client
 import os
 import re
 import signal
@@ -22,31 +21,25 @@ def get(port, path, timeout=10):
     return status, body, took
 
 
-class CoroutinesOneLoop(harness.ServerTestCase):
-    server_args = ("--workers", "0", "--threads", "1", "--handler-timeout", "400")
+class AsyncStats:
+    """The server's counts of coroutine waits and kiln::blocking jobs."""
 
-    def stats(self):
+    def counts(self):
+        """(waits done, waits cancelled, blocking jobs that ran), from one answer."""
         status, body, _ = get(self.port, "/async/stats")
         self.assertEqual(status, 200)
         m = re.match(rb"done=(\d+) cancelled=(\d+) blocking_ran=(\d+)", body)
-        return int(m.group(1)), int(m.group(2))
+        return int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+    def stats(self):
+        return self.counts()[:2]
 
     def blocking_ran(self):
-        status, body, _ = get(self.port, "/async/stats")
-        return int(re.search(rb"blocking_ran=(\d+)", body).group(1))
+        return self.counts()[2]
 
-    def test_waiting_handlers_share_one_loop(self):
-        with concurrent.futures.ThreadPoolExecutor(max_workers=10) as pool:
-            t0 = time.monotonic()
-            waits = [pool.submit(get, self.port, "/async/sleep?ms=300") for _ in range(10)]
-            time.sleep(0.05)
-            status, body, took = get(self.port, "/plaintext")  # the loop is free meanwhile
-            self.assertEqual((status, body), (200, b"Hello, World!"))
-            self.assertLess(took, 0.25)  # behind a blocked loop it would wait for the sleeps
-            results = [f.result(timeout=10) for f in waits]
-            elapsed = time.monotonic() - t0
-        self.assertTrue(all(r[0] == 200 and r[1] == b"slept 300" for r in results), results)
-        self.assertLess(elapsed, 1.5, "ten 300 ms waits on one loop took %.2f s" % elapsed)
+
+class CoroutinesOneLoop(AsyncStats, harness.ServerTestCase):
+    server_args = ("--workers", "0", "--threads", "1", "--handler-timeout", "400")
 
     def test_pipelined_requests_wait_for_it_and_stay_in_order(self):
         with self.connect() as c:
@@ -73,35 +66,6 @@ class CoroutinesOneLoop(harness.ServerTestCase):
         self.assertEqual(done, done0)
         self.assert_server_alive()
 
-    def test_blocking_work_runs_off_the_loop_and_the_handler_comes_back_to_it(self):
-        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
-            jobs = [pool.submit(get, self.port, "/async/blocking?ms=300") for _ in range(2)]
-            time.sleep(0.05)
-            status, body, took = get(self.port, "/plaintext")  # the one loop is free meanwhile
-            self.assertEqual((status, body), (200, b"Hello, World!"))
-            self.assertLess(took, 0.25)
-            results = [f.result(timeout=10) for f in jobs]
-        for status, body, took in results:
-            self.assertEqual((status, body), (200, b"slept 300 elsewhere, back on the loop"))
-        status, body, _ = get(self.port, "/async/blocking?ms=1&fail=1")  # its exception, mapped as usual
-        self.assertEqual((status, body), (409, b"the job failed\n"))
-
-    def test_a_client_that_leaves_during_blocking_work_cancels_after_it(self):
-        done0, cancelled0 = self.stats()
-        ran0 = self.blocking_ran()
-        s = socket.create_connection(("127.0.0.1", self.port))
-        s.sendall(b"GET /async/blocking?ms=300 HTTP/1.1\r\nHost: h\r\n\r\n")
-        time.sleep(0.05)
-        s.close()
-        time.sleep(0.1)
-        self.assertEqual(self.stats()[1], cancelled0, "cancelled before the job ended (its locals still in use)")
-        deadline = time.monotonic() + 3
-        while self.stats()[1] < cancelled0 + 1 and time.monotonic() < deadline:
-            time.sleep(0.02)
-        self.assertEqual(self.stats(), (done0, cancelled0 + 1))
-        self.assertEqual(self.blocking_ran(), ran0 + 1)
-        self.assert_server_alive()
-
     def test_blocking_jobs_of_clients_gone_before_they_began_do_not_run(self):
         # More requests than the blocking threads (max(2, cores)), each client gone at
         # once: the jobs that waited for a thread are skipped (before, every one ran).
@@ -111,12 +75,20 @@ class CoroutinesOneLoop(harness.ServerTestCase):
         socks = []
         for _ in range(n):
             s = socket.create_connection(("127.0.0.1", self.port))
-            s.sendall(b"GET /async/blocking?ms=500 HTTP/1.1\r\nHost: h\r\n\r\n")
+            s.sendall(b"GET /async/blocking?ms=1000 HTTP/1.1\r\nHost: h\r\n\r\n")
             socks.append(s)
         time.sleep(0.1)
         for s in socks:
             s.close()
-        time.sleep(1.5)  # the jobs that began have ended
+        # A request the loop reads only together with its client's FIN (the loop held
+        # up past the close) does not count as gone: its handler ends at the 400 ms
+        # deadline instead, which must come before a thread frees for its job, hence
+        # jobs of 1 s. Once the first job has ended, a job begun on the thread it freed
+        # would end within 1.5 s.
+        deadline = time.monotonic() + 10
+        while self.blocking_ran() == ran0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(1.5)
         ran = self.blocking_ran() - ran0
         self.assertGreaterEqual(ran, 1)
         self.assertLessEqual(ran, threads, "%d of %d jobs ran, with %d threads" % (ran, n, threads))
@@ -130,6 +102,66 @@ class CoroutinesOneLoop(harness.ServerTestCase):
         self.assertEqual((status, body), (200, b"slept 10"))
 
 
+class CoroutinesOneLoopLongWaits(AsyncStats, harness.ServerTestCase):
+    """One loop without the short handler deadline, so the waits can last seconds: a
+    check made while they run still holds on a machine that stalls a test for half a
+    second, and a bound between side by side and one after another keeps its margin."""
+    server_args = ("--workers", "0", "--threads", "1")
+
+    def test_waiting_handlers_share_one_loop(self):
+        with concurrent.futures.ThreadPoolExecutor(max_workers=10) as pool:
+            t0 = time.monotonic()
+            waits = [pool.submit(get, self.port, "/async/sleep?ms=1500") for _ in range(10)]
+            time.sleep(0.05)
+            status, body, took = get(self.port, "/plaintext")  # the loop is free meanwhile
+            self.assertEqual((status, body), (200, b"Hello, World!"))
+            # Behind a blocked loop it would wait for the sleep under way, 1.45 s or more.
+            self.assertLess(took, 0.75)
+            results = [f.result(timeout=20) for f in waits]
+            elapsed = time.monotonic() - t0
+        self.assertTrue(all(r[0] == 200 and r[1] == b"slept 1500" for r in results), results)
+        # Side by side: 1.5 s; one after another: 15 s.
+        self.assertLess(elapsed, 3.5, "ten 1500 ms waits on one loop took %.2f s" % elapsed)
+
+    def test_blocking_work_runs_off_the_loop_and_the_handler_comes_back_to_it(self):
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+            jobs = [pool.submit(get, self.port, "/async/blocking?ms=1500") for _ in range(2)]
+            # Both jobs sleep at once, each on a thread of its own: not on the one loop.
+            self.assertIsNot(harness.wait_for_sleeping_threads(self.server.proc.pid, count=2), False,
+                             "the two jobs did not run side by side")
+            status, body, took = get(self.port, "/plaintext")  # the one loop is free meanwhile
+            self.assertEqual((status, body), (200, b"Hello, World!"))
+            self.assertLess(took, 0.75)  # behind a job on the loop: 1.3 s or more
+            results = [f.result(timeout=10) for f in jobs]
+        for status, body, took in results:
+            self.assertEqual((status, body), (200, b"slept 1500 elsewhere, back on the loop"))
+        status, body, _ = get(self.port, "/async/blocking?ms=1&fail=1")  # its exception, mapped as usual
+        self.assertEqual((status, body), (409, b"the job failed\n"))
+
+    def test_a_client_that_leaves_during_blocking_work_cancels_after_it(self):
+        done0, cancelled0, ran0 = self.counts()
+        s = socket.create_connection(("127.0.0.1", self.port))
+        s.sendall(b"GET /async/blocking?ms=1500 HTTP/1.1\r\nHost: h\r\n\r\n")
+        # The job runs before the client leaves: a FIN read with the request would be
+        # a half-close that still wants its answer, not a client gone.
+        harness.wait_for_sleeping_threads(self.server.proc.pid)
+        s.close()
+        # Until the job has ended the cancellation waits (its locals are still in use):
+        # no answer that says the job has not run may show the wait cancelled. (The job
+        # counts itself before it returns; the cancellation is counted on the loop, as
+        # the stats are.) Checked on every answer, not at a moment a sleep picked.
+        deadline = time.monotonic() + 5 * harness.TIME_SCALE
+        while True:
+            done, cancelled, ran = self.counts()
+            if ran == ran0:
+                self.assertEqual(cancelled, cancelled0, "cancelled before the job ended (its locals still in use)")
+            if cancelled > cancelled0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        self.assertEqual((done, cancelled, ran), (done0, cancelled0 + 1, ran0 + 1))
+        self.assert_server_alive()
+
+
 class CoroutinesAtStop(unittest.TestCase):
     """A graceful stop waits for a handler that waits; past the drain timeout the
     handler is cancelled and the process still exits cleanly (no leak under ASan)."""
@@ -139,14 +171,17 @@ class CoroutinesAtStop(unittest.TestCase):
                                     ("--workers", "0", "--threads", "1", "--drain-timeout", str(drain_ms)))
         srv.start()
         try:
-            with concurrent.futures.ThreadPoolExecutor(max_workers=1) as ex:
-                f = ex.submit(get, srv.port, "/async/sleep?ms=%d" % sleep_ms)
-                time.sleep(0.2)
+            with harness.RawConnection(srv.port) as c:
+                c.send(build_request("GET", "/async/sleep?ms=%d" % sleep_ms))
+                # Answered on a later connection: the one loop has taken this one from the
+                # listener (in order) before SIGTERM, which resets what it has not taken.
+                self.assertEqual(get(srv.port, "/plaintext")[0], 200)
                 t0 = time.monotonic()
                 srv.proc.terminate()
                 try:
-                    outcome = f.result(timeout=10)[:2]
-                except (ConnectionError, http.client.HTTPException):
+                    r = c.read_response(timeout=10)
+                    outcome = (r.status, r.body)
+                except (harness.ConnectionClosed, ConnectionError):
                     outcome = "closed"
             self.assertEqual(srv.proc.wait(timeout=10), 0)
             stopped_after = time.monotonic() - t0
@@ -160,20 +195,23 @@ class CoroutinesAtStop(unittest.TestCase):
         self.assertEqual(outcome, (200, b"slept 600"))
 
     def stop_after_a_client_left(self, args, target):
-        """A server with `args` gets `target` from a client that leaves at once, then
-        SIGTERM: (seconds the stop took, the server's output). It must exit 0."""
+        """A server with `args` gets `target` (a handler or job that sleeps) from a client
+        that leaves once it runs, then SIGTERM: (seconds the stop took, seconds from the
+        request to the process's end, the server's output). It must exit 0."""
         srv = harness.ServerProcess(harness.BINARIES["server"], ("--workers", "0", "--threads", "1") + args)
         srv.start()
         try:
+            sent = time.monotonic()
             s = socket.create_connection(("127.0.0.1", srv.port))
             s.sendall(b"GET " + target + b" HTTP/1.1\r\nHost: h\r\n\r\n")
-            time.sleep(0.2)
+            harness.wait_for_sleeping_threads(srv.proc.pid)  # it runs: taken before the stop
             s.close()
             time.sleep(0.1)
             t0 = time.monotonic()
             srv.proc.terminate()
             self.assertEqual(srv.proc.wait(timeout=10), 0)
-            return time.monotonic() - t0, srv.output()
+            end = time.monotonic()
+            return end - t0, end - sent, srv.output()
         finally:
             srv.stop()
 
@@ -182,7 +220,7 @@ class CoroutinesAtStop(unittest.TestCase):
         # server returned to main() at once and the process waited for the job in
         # its exit (static destructors, after main's objects the job may use were
         # destroyed); now it waits at most the drain timeout, then exits.
-        took, output = self.stop_after_a_client_left(("--drain-timeout", "1000"), b"/async/blocking?ms=4000")
+        took, _, output = self.stop_after_a_client_left(("--drain-timeout", "1000"), b"/async/blocking?ms=4000")
         self.assertLess(took, 2.5, "the stop took %.2f s" % took)
         self.assertIn("abandoning 1 blocking jobs still running", output)
 
@@ -190,9 +228,12 @@ class CoroutinesAtStop(unittest.TestCase):
         # Hybrid: the client of a handler on the pool leaves before the stop. The
         # stop waits for the handler (its connection stays until the handler ends),
         # and abandons nothing.
-        took, output = self.stop_after_a_client_left(("--mpm", "hybrid", "--drain-timeout", "5000"), b"/sleep?ms=1500")
+        _, since_request, output = self.stop_after_a_client_left(("--mpm", "hybrid", "--drain-timeout", "5000"),
+                                                                 b"/sleep?ms=1500")
         self.assertNotIn("abandoning", output)
-        self.assertGreater(took, 0.8, "the stop did not wait for the handler")
+        # The handler began after the request was sent and sleeps 1.5 s: a stop that
+        # waited for it ends no sooner, however late the test sent SIGTERM.
+        self.assertGreaterEqual(since_request, 1.5, "the stop did not wait for the handler")
 
     def test_past_the_drain_timeout_the_wait_is_cancelled(self):
         outcome, stopped_after = self.run_stop(sleep_ms=4000, drain_ms=300)

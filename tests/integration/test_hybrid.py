@@ -76,17 +76,22 @@ class FullQueue(harness.ServerTestCase):
     server_args = ("--mpm", "hybrid", "--workers", "1", "--threads", "1", "--pool-threads", "1", "--pool-queue", "1")
 
     def test_a_full_queue_answers_503_with_retry_after_at_once(self):
-        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as slow:
-            running = slow.submit(get, self.port, "/sleep?ms=1000")
-            time.sleep(0.2)
-            queued = slow.submit(get, self.port, "/sleep?ms=10")
-            time.sleep(0.2)
-            status, headers, body, took = get(self.port, "/plaintext")
-            self.assertEqual(status, 503)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=3) as slow:
+            running = slow.submit(get, self.port, "/sleep?ms=2000")
+            self.assertIsNot(harness.wait_for_sleeping_threads(self.server.proc.pid), False,
+                             "the first request never reached the pool thread")
+            # The one thread is taken. Of two more requests sent together, the one the
+            # loop reads first waits in the queue's one place and the other is refused:
+            # which is which does not matter, so no sleep has to order them.
+            pair = [slow.submit(get, self.port, "/plaintext") for _ in range(2)]
+            answers = sorted((f.result(timeout=10) for f in pair), key=lambda a: a[0])
+            self.assertEqual([a[0] for a in answers], [200, 503])
+            status, headers, body, took = answers[1]
             self.assertEqual(headers.get("Retry-After"), "1")
-            self.assertLess(took, 0.5, "a refusal must not wait for a thread")
+            # A refusal that waited for the thread would come as the first request ends,
+            # about 2 s on: the bound leaves a second each side.
+            self.assertLess(took, 1.0, "a refusal must not wait for a thread")
             self.assertEqual(running.result(timeout=10)[0], 200)
-            self.assertEqual(queued.result(timeout=10)[0], 200)
         self.assertEqual(get(self.port, "/plaintext")[0], 200)
 
 
@@ -97,7 +102,7 @@ class GracefulStop(unittest.TestCase):
         try:
             with concurrent.futures.ThreadPoolExecutor(max_workers=1) as ex:
                 f = ex.submit(get, srv.port, "/sleep?ms=1500")
-                time.sleep(0.3)
+                harness.wait_for_sleeping_threads(srv.proc.pid)  # the handler runs
                 srv.proc.terminate()
                 status, headers, body, _ = f.result(timeout=10)
             self.assertEqual((status, body), (200, b"slept"))

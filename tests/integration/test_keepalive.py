@@ -141,7 +141,9 @@ class GracefulStop(harness.ServerTestCase):
         with self.connect() as busy, self.connect() as idle:
             idle.request("GET", "/plaintext")
             busy.send(build_request("GET", "/sleep?ms=800"))
-            time.sleep(0.2)  # the handler is running
+            # The handler is running (its thread sleeps), not just a request on its way:
+            # one still in the accept queue at SIGTERM would be reset with the listener.
+            harness.wait_for_sleeping_threads(self.server.proc.pid)
             self.server.proc.send_signal(signal.SIGTERM)
             r = busy.read_response(timeout=10)
             self.assertEqual((r.status, r.body), (200, b"slept"))

@@ -240,6 +240,24 @@ def spooled_files(server):
     return n
 
 
+def spooled_bytes(server):
+    """Bytes in the upload temp files the server's processes hold open (in SPOOL)."""
+    n = 0
+    for pid in [server.proc.pid] + server.children():
+        try:
+            fds = os.listdir("/proc/%d/fd" % pid)
+        except OSError:
+            continue
+        for fd in fds:
+            path = "/proc/%d/fd/%s" % (pid, fd)
+            try:
+                if os.readlink(path).startswith(SPOOL + "/"):
+                    n += os.stat(path).st_size  # the open file, though it has no name
+            except OSError:
+                pass
+    return n
+
+
 def upload_head(method, target, length, headers=()):
     lines = ["%s %s HTTP/1.1" % (method, target), "Host: x",
              "Content-Type: multipart/form-data; boundary=" + BOUNDARY, "Content-Length: %d" % length]
@@ -354,11 +372,14 @@ class SpoolLimitPerWorker(harness.ServerTestCase):
         a = self.connect()
         self.addCleanup(a.close)
         a.send(upload_head("POST", "/form", len(first)) + first[:-100])  # on disk, unfinished
-        deadline = time.monotonic() + 5
-        while spooled_files(self.server) == 0 and time.monotonic() < deadline:
+        # b's 200,000 bytes cannot fit beside more than 100,000 of a's: wait until a's
+        # file holds most of what was sent of it (the file appears at 64 KiB, and with
+        # two loops b may be read while a's loop is still held up).
+        deadline = time.monotonic() + 5 * harness.TIME_SCALE
+        while spooled_bytes(self.server) < 150000 and time.monotonic() < deadline:
             time.sleep(0.02)
         self.assertEqual(spooled_files(self.server), 1)
-        time.sleep(0.1)
+        self.assertGreaterEqual(spooled_bytes(self.server), 150000)
         with self.connect() as b:
             b.send(upload_head("POST", "/form", len(first)) + first, tolerate_close=True)
             r = b.read_response()
