@@ -223,26 +223,10 @@ SPOOL = tempfile.mkdtemp(prefix="kiln-spool-")  # the servers' TMPDIR: their tem
 atexit.register(shutil.rmtree, SPOOL, True)
 
 
-def spooled_files(server):
-    """Descriptors the server's processes hold on upload temp files (in SPOOL)."""
-    n = 0
-    for pid in [server.proc.pid] + server.children():
-        try:
-            fds = os.listdir("/proc/%d/fd" % pid)
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                if os.readlink("/proc/%d/fd/%s" % (pid, fd)).startswith(SPOOL + "/"):
-                    n += 1
-            except OSError:
-                pass
-    return n
-
-
-def spooled_bytes(server):
-    """Bytes in the upload temp files the server's processes hold open (in SPOOL)."""
-    n = 0
+def spool_fds(server):
+    """The /proc paths of the descriptors the server's processes hold on upload temp
+    files (in SPOOL)."""
+    out = []
     for pid in [server.proc.pid] + server.children():
         try:
             fds = os.listdir("/proc/%d/fd" % pid)
@@ -252,9 +236,24 @@ def spooled_bytes(server):
             path = "/proc/%d/fd/%s" % (pid, fd)
             try:
                 if os.readlink(path).startswith(SPOOL + "/"):
-                    n += os.stat(path).st_size  # the open file, though it has no name
+                    out.append(path)
             except OSError:
                 pass
+    return out
+
+
+def spooled_files(server):
+    return len(spool_fds(server))
+
+
+def spooled_bytes(server):
+    """Bytes in the upload temp files the server holds open (though they have no name)."""
+    n = 0
+    for path in spool_fds(server):
+        try:
+            n += os.stat(path).st_size
+        except OSError:
+            pass
     return n
 
 
