@@ -21,6 +21,7 @@ import argparse
 import errno
 import http.client
 import os
+import platform
 import re
 import signal
 import socket
@@ -220,11 +221,16 @@ def pid_running(pid):
     return st is not None and st[0] != "Z"
 
 
-def _wait_channels(pid):
-    """The wait channel (/proc/PID/task/TID/wchan) of every thread of process `pid` and
-    of its children: the kernel function a thread sleeps in, "0" for one that runs (or
-    where /proc does not say)."""
-    out = []
+# The system call a thread in sleep_for() waits in: clock_nanosleep (glibc's nanosleep
+# makes it). The sanitizers' own background threads (TSan has one) sleep in nanosleep,
+# another number, and are not counted.
+_CLOCK_NANOSLEEP = {"x86_64": "230", "aarch64": "115"}.get(platform.machine())
+
+
+def _threads_in_sleep_for(pid):
+    """How many threads of process `pid` and of its children are in clock_nanosleep, from
+    /proc/PID/task/TID/syscall; None where /proc shows no thread's system call."""
+    n, shown = 0, False
     for p in [pid] + child_pids(pid):
         try:
             tids = os.listdir("/proc/%d/task" % p)
@@ -232,30 +238,31 @@ def _wait_channels(pid):
             continue
         for tid in tids:
             try:
-                with open("/proc/%d/task/%s/wchan" % (p, tid)) as f:
-                    out.append(f.read().strip())
+                with open("/proc/%d/task/%s/syscall" % (p, tid)) as f:
+                    call = f.read().split(" ", 1)[0].strip()
             except OSError:
-                pass
-    return out
+                continue
+            shown = True
+            n += call == _CLOCK_NANOSLEEP
+    return n if shown and _CLOCK_NANOSLEEP else None
 
 
 def wait_for_sleeping_threads(pid, count=1, timeout=5.0 * TIME_SCALE, fallback=0.2):
     """Waits until `count` threads of server process `pid` (or of its workers) sleep in
-    nanosleep(2), as /sleep's handler and /async/blocking's job do (sleep_for): those
-    requests are then in their handlers. Nothing else in a serving server sleeps so
-    (its loops wait in epoll_wait, idle threads on a futex). True once seen; False if
-    not within `timeout`. Where /proc shows no thread's wait channel (a sandbox hides
-    them) this cannot tell: it sleeps `fallback` seconds, as the tests did, and returns None."""
+    sleep_for(), as /sleep's handler and /async/blocking's job do: those requests are
+    then in their handlers. Nothing else in a serving server sleeps so (its loops wait
+    in epoll_wait, idle threads on a futex). True once seen; False if not within
+    `timeout`. Where /proc does not show a thread's system call (another architecture,
+    a sandbox) this cannot tell: it sleeps `fallback` seconds, as the tests did, and
+    returns None."""
     deadline = time.monotonic() + timeout
-    shown = False
     while True:
-        channels = _wait_channels(pid)
-        if sum("nanosleep" in w for w in channels) >= count:
-            return True
-        shown = shown or any(w not in ("", "0") for w in channels)  # its idle threads show one
-        if not shown:
+        n = _threads_in_sleep_for(pid)
+        if n is None:
             time.sleep(fallback)
             return None
+        if n >= count:
+            return True
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.02)
