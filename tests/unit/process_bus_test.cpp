@@ -157,6 +157,21 @@ TEST(ProcessBus, ADirectoryOthersMayUseIsRefused) {
     EXPECT_FALSE(ProcessBus::open(dir->path(), 0, 2, &err));
     EXPECT_EQ(err, "process bus: " + dir->path() + " is not a directory of this user's that only it may use");
     EXPECT_FALSE(ProcessBus::open("/tmp/no-such-kiln-bus-dir", 0, 2, &err));
+    // A link to a private directory is not one: it could be pointed elsewhere.
+    ASSERT_EQ(::chmod(dir->path().c_str(), 0700), 0);
+    const std::string inside = dir->path() + "/private", link = dir->path() + "/link";
+    ASSERT_EQ(::mkdir(inside.c_str(), 0700), 0);
+    ASSERT_EQ(::symlink(inside.c_str(), link.c_str()), 0);
+    EXPECT_TRUE(ProcessBus::open(inside, 0, 2, &err)) << err;
+    EXPECT_FALSE(ProcessBus::open(link, 0, 2, &err));
+    ::unlink(link.c_str());
+    ::rmdir(inside.c_str());
+    // A path a slot's socket would not fit in.
+    const std::string deep = dir->path() + "/" + std::string(100, 'd');
+    ASSERT_EQ(::mkdir(deep.c_str(), 0700), 0);
+    EXPECT_FALSE(ProcessBus::open(deep, 0, 2, &err));
+    EXPECT_EQ(err, "process bus: the directory's path is too long for a socket: " + deep);
+    ::rmdir(deep.c_str());
 }
 
 // Where the directory is made: the service's runtime directory, else $TMPDIR, else
