@@ -1,6 +1,7 @@
 #include "net/process_bus.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -299,6 +300,54 @@ std::string unsafe_base(const std::string& base, std::string* path) {
     return "";
 }
 
+// Removes the sockets in the bus directory `name` of `base` (an open descriptor),
+// then the directory; anything else in it keeps it there.
+void remove_dir(int base, const char* name) {
+    int fd = ::openat(base, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return;
+    if (DIR* d = ::fdopendir(fd)) {
+        std::vector<std::string> sockets;  // read first, then removed
+        while (const dirent* e = ::readdir(d)) {
+            struct stat st;
+            if (::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode))
+                sockets.emplace_back(e->d_name);
+        }
+        for (const std::string& s : sockets) ::unlinkat(fd, s.c_str(), 0);
+        ::closedir(d);  // (closes fd)
+    } else {
+        ::close(fd);
+    }
+    ::unlinkat(base, name, AT_REMOVEDIR);
+}
+
+// A supervisor killed with SIGKILL leaves its bus directory behind. One is ours to
+// remove when it is this user's, private, untouched for a minute (one just made has
+// no keeper yet) and nobody is bound to its keeper socket (connect is refused).
+void remove_stale_dirs(const std::string& base) {
+    DIR* d = ::opendir(base.c_str());
+    if (!d) return;
+    const std::string_view prefix = kDirName.substr(1, kDirName.size() - 7);  // "kiln-bus-"
+    const time_t now = ::time(nullptr);
+    while (const dirent* e = ::readdir(d)) {
+        std::string_view name(e->d_name);
+        if (name.size() != prefix.size() + 6 || name.substr(0, prefix.size()) != prefix) continue;
+        struct stat st;
+        if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+            st.st_uid != ::geteuid() || (st.st_mode & 0777) != 0700 || now - st.st_mtime < 60)
+            continue;
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        int n = std::snprintf(a.sun_path, sizeof a.sun_path, "%s/%s/supervisor", base.c_str(), e->d_name);
+        if (n < 0 || static_cast<size_t>(n) >= sizeof a.sun_path) continue;
+        int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) break;
+        bool refused = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 && errno == ECONNREFUSED;
+        ::close(fd);
+        if (refused) remove_dir(::dirfd(d), e->d_name);
+    }
+    ::closedir(d);
+}
+
 }  // namespace
 
 std::unique_ptr<ProcessBusDir> ProcessBusDir::create(std::string* err) {
@@ -315,14 +364,16 @@ std::unique_ptr<ProcessBusDir> ProcessBusDir::create(std::string* err) {
         std::string resolved;
         std::string unsafe = unsafe_base(base, &resolved);
         if (unsafe.empty()) {
+            remove_stale_dirs(resolved);
             std::string path = resolved + std::string(kDirName);
             if (::mkdtemp(path.data()) && ::chmod(path.c_str(), 0700) == 0) {  // a name no one had; 0700 whatever the umask
-                auto dir = std::unique_ptr<ProcessBusDir>(new ProcessBusDir(std::move(path)));
-                dir->keep_in_use();
-                return dir;
+                auto dir = std::unique_ptr<ProcessBusDir>(new ProcessBusDir(path));
+                if (dir->keep_in_use()) return dir;
+                unsafe = std::string("its keeper socket: ") + std::strerror(errno);
+            } else {
+                unsafe = std::strerror(errno);
+                ::rmdir(path.c_str());
             }
-            unsafe = std::strerror(errno);
-            ::rmdir(path.c_str());
         }
         why += (why.empty() ? "" : "; ") + base + ": " + unsafe;
     }
@@ -330,26 +381,24 @@ std::unique_ptr<ProcessBusDir> ProcessBusDir::create(std::string* err) {
     return nullptr;
 }
 
-void ProcessBusDir::keep_in_use() {
+bool ProcessBusDir::keep_in_use() {
     // A socket bound here for as long as the directory lives: cleaners of old files
-    // (systemd-tmpfiles) leave a socket in use, and its directory, alone.
+    // (systemd-tmpfiles) leave a socket in use, and its directory, alone; and another
+    // supervisor tells a live directory from one a killed supervisor left.
     keeper_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     sockaddr_un a{};
     a.sun_family = AF_UNIX;
     std::snprintf(a.sun_path, sizeof a.sun_path, "%s/supervisor", path_.c_str());
-    if (keeper_ >= 0) ::bind(keeper_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    return keeper_ >= 0 && ::bind(keeper_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
 }
 
 ProcessBusDir::~ProcessBusDir() {
     if (keeper_ >= 0) ::close(keeper_);
-    std::vector<std::string> names;  // the slots' sockets: read first, then removed
-    if (DIR* d = ::opendir(path_.c_str())) {
-        while (const dirent* e = ::readdir(d))
-            if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.emplace_back(e->d_name);
-        ::closedir(d);
-    }
-    for (const std::string& n : names) ::unlink((path_ + "/" + n).c_str());
-    ::rmdir(path_.c_str());
+    const size_t slash = path_.rfind('/');
+    int base = ::open(slash == 0 ? "/" : path_.substr(0, slash).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (base < 0) return;
+    remove_dir(base, path_.c_str() + slash + 1);
+    ::close(base);
 }
 
 }  // namespace kiln::net

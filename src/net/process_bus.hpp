@@ -82,6 +82,8 @@ private:
 // The node's bus directory: made by the supervisor with mode 0700 in the service's
 // runtime directory ($RUNTIME_DIRECTORY), else $TMPDIR, else /tmp (the first whose
 // path no other user may change), and removed, with the sockets in it, when this goes.
+// What a supervisor killed with SIGKILL left there is removed when the next one makes
+// its own.
 class ProcessBusDir {
 public:
     static std::unique_ptr<ProcessBusDir> create(std::string* err);  // nullptr and *err if it cannot
@@ -92,7 +94,7 @@ public:
 
 private:
     explicit ProcessBusDir(std::string path) : path_(std::move(path)) {}
-    void keep_in_use();
+    bool keep_in_use();  // false: its socket could not be bound
     std::string path_;
     int keeper_ = -1;
 };

@@ -4,17 +4,20 @@
 // free slot is passed over; a peer that does not read holds at most
 // kMaxPendingBytes, then its datagrams are dropped and counted, and the sender
 // never blocks. The bus directory (ProcessBusDir) is the user's alone, a slot's
-// socket a dead process left is taken over, and the directory goes with what is in it.
+// socket a dead process left is taken over, the directory goes with what is in it, and
+// one a killed supervisor left goes when the next supervisor makes its own.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -213,3 +216,68 @@ TEST(ProcessBusDir, IsMadeOnlyWhereNoOtherUserCanReplaceIt) {
     EXPECT_EQ(made_in(nullptr, "relative/path"), "/tmp");
 }
 
+
+// A supervisor killed with SIGKILL leaves its directory; the next one to make its own
+// in the same place removes it: the directory is this user's, private, a minute old
+// and nobody is bound to its keeper socket. A live one, one just made, one with more
+// than sockets in it and one others may read are left alone.
+TEST(ProcessBusDir, WhatAKilledSupervisorLeftIsRemovedByTheNext) {
+    auto scratch = fresh_dir();
+    const std::string base = scratch->path() + "/base";
+    ASSERT_EQ(::mkdir(base.c_str(), 0700), 0);
+    auto left = [&](const char* name, mode_t mode, bool old) {
+        const std::string d = base + "/" + name;
+        EXPECT_EQ(::mkdir(d.c_str(), 0700), 0);
+        EXPECT_EQ(::chmod(d.c_str(), mode), 0);
+        leave_socket(d, 0);
+        int fd = ::socket(AF_UNIX, SOCK_DGRAM, 0);
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        std::snprintf(a.sun_path, sizeof a.sun_path, "%s/supervisor", d.c_str());
+        EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+        ::close(fd);
+        if (old) {
+            timespec t[2] = {{::time(nullptr) - 120, 0}, {::time(nullptr) - 120, 0}};
+            EXPECT_EQ(::utimensat(AT_FDCWD, d.c_str(), t, 0), 0);
+        }
+        return d;
+    };
+    const std::string stale = left("kiln-bus-Stale1", 0700, true);
+    const std::string young = left("kiln-bus-Young1", 0700, false);
+    const std::string shared = left("kiln-bus-Share1", 0755, true);
+    const std::string more = base + "/kiln-bus-More01";
+    ASSERT_EQ(::mkdir(more.c_str(), 0700), 0);
+    std::FILE* notes = std::fopen((more + "/notes").c_str(), "w");
+    ASSERT_TRUE(notes);
+    std::fclose(notes);
+
+    ::setenv("TMPDIR", base.c_str(), 1);
+    std::string err;
+    auto live = ProcessBusDir::create(&err);
+    ASSERT_TRUE(live) << err;
+    timespec t[2] = {{::time(nullptr) - 120, 0}, {::time(nullptr) - 120, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, live->path().c_str(), t, 0), 0);
+    auto next = ProcessBusDir::create(&err);
+    ::unsetenv("TMPDIR");
+    ASSERT_TRUE(next) << err;
+
+    EXPECT_NE(::access(stale.c_str(), F_OK), 0) << stale << " is still there";
+    EXPECT_EQ(::access(young.c_str(), F_OK), 0);
+    EXPECT_EQ(::access(shared.c_str(), F_OK), 0);
+    EXPECT_EQ(::access((more + "/notes").c_str(), F_OK), 0);
+    EXPECT_EQ(::access((live->path() + "/supervisor").c_str(), F_OK), 0);
+    auto bus = ProcessBus::open(live->path(), 0, 2, &err);
+    EXPECT_TRUE(bus) << err;
+
+    bus.reset();
+    live.reset();
+    next.reset();
+    for (const std::string& d : {young, shared}) {
+        ::unlink((d + "/0").c_str());
+        ::unlink((d + "/supervisor").c_str());
+        ::rmdir(d.c_str());
+    }
+    ::unlink((more + "/notes").c_str());
+    ::rmdir(more.c_str());
+    EXPECT_EQ(::rmdir(base.c_str()), 0) << "something was left in " << base;
+}
