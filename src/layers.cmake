@@ -51,6 +51,7 @@ kiln_layer(kiln_net
   net/reconnect.cpp
   net/tls.cpp
   net/process_bus.cpp
+  net/reuseport_steer.cpp
 )
 target_link_libraries(kiln_net PUBLIC kiln_util PRIVATE OpenSSL::SSL)
 

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "net/process_bus.hpp"
+#include "net/reuseport_steer.hpp"
 #include "server/rate_segment.hpp"
 #include "server/secret_handoff.hpp"
 #include "server/sd_notify.hpp"
@@ -228,6 +229,43 @@ bool Supervisor::has_current(unsigned slot) const {
     return std::any_of(procs_.begin(), procs_.end(), [&](const Process& p) {
         return p.slot == slot && p.generation == generation_ && p.state != State::Draining;
     });
+}
+
+void Supervisor::steer_connections() {
+    bool shared = groups_.size() < slots_.size() || groups_.size() < 2;  // prefork, or one socket per address
+    if (shared) return;
+    std::vector<bool> serving(slots_.size());
+    for (const Process& p : procs_)
+        if (p.state == State::Running) serving[p.slot] = true;
+    if (serving == serving_) return;
+    auto partial = [](const std::vector<bool>& v) {
+        return std::count(v.begin(), v.end(), true) > 0 && std::count(v.begin(), v.end(), false) > 0;
+    };
+    serving_ = serving;
+    const size_t loops = groups_.size() / slots_.size();
+    std::vector<unsigned> accepting;  // the sockets' indices in each address's group: loop order
+    std::string which;
+    for (unsigned s = 0; s < slots_.size(); ++s) {
+        if (!serving[s]) continue;
+        for (size_t l = 0; l < loops; ++l) accepting.push_back(static_cast<unsigned>(s * loops + l));
+        which += (which.empty() ? "" : ", ") + std::to_string(s);
+    }
+    for (size_t a = 0; a < groups_[0].size(); ++a) {
+        if (groups_[0][a] == groups_[1][a]) continue;  // a unix socket, one for every loop
+        std::string err = net::steer_reuseport(groups_[0][a], accepting, groups_.size());
+        if (!err.empty()) {
+            log(LogLevel::Warn, "%s: new connections are spread over every worker, serving or not", err.c_str());
+            return;
+        }
+    }
+    if (!ready_told_) return;  // the first start: slots get ready one after the other
+    if (partial(serving)) {
+        log(LogLevel::Info, "new connections go to the workers that serve (slot %s) until every slot serves again",
+            which.c_str());
+        steered_said_ = true;
+    } else if (std::exchange(steered_said_, false) && !stopping_) {
+        log(LogLevel::Info, "every slot serves again: new connections are spread over all of them");
+    }
 }
 
 void Supervisor::respawn_due() {
@@ -525,6 +563,7 @@ int Supervisor::run() {
         }
         check_stuck();
         respawn_due();
+        steer_connections();
         if (reload_again_ && reload_deadline_ms_ == 0 && !stopping_) {  // the reload ended (or failed)
             reload_again_ = false;
             log(LogLevel::Info, "reloading again, for the SIGHUP that came during the last reload");

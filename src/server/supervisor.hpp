@@ -11,6 +11,8 @@
 // drain_timeout); a second one stops at once (SIGKILL). A worker whose event loop
 // has not turned for watchdog_timeout (a handler stuck in a loop or a deadlock;
 // each loop beats into the shared statistics segment) is killed and replaced.
+// While a slot has no worker that serves, new TCP connections go to the slots that
+// have one (net/reuseport_steer.hpp), not into a queue nobody accepts from.
 //
 // Signals are taken synchronously (signalfd in the main loop): no work happens in
 // a signal handler. Single-threaded.
@@ -98,6 +100,9 @@ private:
     void check_stuck();  // the watchdog; workers past their ready or drain deadline
     int poll_timeout_ms() const;
     bool has_current(unsigned slot) const;
+    // New TCP connections go to the slots with a worker that serves, while at least
+    // one has one and another has none (dead, backing off, starting after a death).
+    void steer_connections();
 
     ServerOptions options_;
     FdGroups groups_;
@@ -105,6 +110,8 @@ private:
     std::string exe_;
     std::vector<Process> procs_;
     std::vector<Slot> slots_;
+    std::vector<bool> serving_;  // per slot, as steer_connections() last told the kernel
+    bool steered_said_ = false;  // the log said new connections go to some slots only
     unsigned generation_ = 0;
     bool stopping_ = false;
     uint64_t stop_deadline_ms_ = 0;

@@ -1,7 +1,8 @@
 """The supervisor, end to end: a worker killed under load is replaced within a
 second; SIGHUP swaps every worker under 50 busy keep-alive connections without one
 failed request; SIGTERM lets an in-flight request finish and leaves no process
-behind; a crash loop is slowed by a growing back-off and then recovers; --workers 0
+behind; a crash loop is slowed by a growing back-off and then recovers, and while a
+slot waits for its next worker new connections go to the others; --workers 0
 serves from a single process.
 
 Each test (but the last class) starts its own server and stops it with the same
@@ -692,6 +693,62 @@ class CrashLoop(SupervisorCase):
         self.assertEqual(len(self.workers()), 1)
 
 
+def crash_loop_the_other_slot(case, crashes, backoff_ms):
+    """With two workers serving, crashes the one that is not the first (the keeper)
+    `crashes` times in a row, until its slot waits `backoff_ms` for its next worker.
+    Returns the keeper's pid."""
+    case.wait_ready(2)
+    keeper = min(case.workers())
+    crashed = 0
+    deadline = time.monotonic() + 60
+    while crashed < crashes and time.monotonic() < deadline:
+        with harness.RawConnection(case.port) as c:  # until one lands on the other slot
+            c.send(build_request("GET", "/pid"))
+            r = c.read_response(timeout=10)
+            if int(r.body) == keeper:
+                continue
+            c.send(build_request("GET", "/crash"))
+            closed, _extra, _ = c.wait_closed(timeout=15)
+            case.assertTrue(closed, "/crash #%d: connection not closed\n%s" % (crashed, case.server.output()))
+            crashed += 1
+    case.assertEqual(crashed, crashes, case.server.output())
+    case.assertTrue(case.server.wait_for_output(r"replacing it in %d ms" % backoff_ms, timeout=5),
+                    case.server.output())
+    case.assertEqual(case.workers(), {keeper}, "the crashing slot runs a worker already: no back-off")
+    return keeper
+
+
+class SteeringDuringBackOff(SupervisorCase):
+
+    def test_new_connections_go_to_the_worker_that_serves(self):
+        # One slot crash-loops and waits 3.2 s for its next worker. Before, the kernel
+        # still hashed half the new connections to that slot's socket, where they
+        # waited for the successor; now every one is answered by the other worker.
+        self.start_server("--workers", "2")
+        keeper = crash_loop_the_other_slot(self, crashes=7, backoff_ms=3200)
+        steered = len(self.server.wait_for_output(r"new connections go to the workers that serve \(slot 0\)"))
+        self.assertEqual(steered, 7, self.server.output())  # once for each crash
+        answered = []
+        for i in range(20):
+            started = time.monotonic()
+            r, err = fetch(self.port, "/pid", timeout=1)
+            took = time.monotonic() - started
+            self.assertIsNotNone(r, "connection #%d not answered within 1 s (%s):\n%s" % (i, err, self.server.output()))
+            self.assertLess(took, 1, "connection #%d answered in %.2f s" % (i, took))
+            answered.append(int(r.body))
+        self.assertEqual(self.workers(), {keeper}, "the slot's worker came back before the checks ended")
+        self.assertEqual(set(answered), {keeper})
+        # And once the slot serves again, it takes its share again.
+        self.assertTrue(self.server.wait_for_output(r"every slot serves again:", timeout=10, count=7),
+                        self.server.output())
+        pids = set()
+        for _ in range(40):
+            r, _err = fetch(self.port, "/pid", timeout=5)
+            if r is not None:
+                pids.add(int(r.body))
+        self.assertEqual(len(pids), 2, "40 connections all went to %r:\n%s" % (pids, self.server.output()))
+
+
 class StopDuringBackOff(SupervisorCase):
 
     def test_a_stop_while_a_slot_waits_to_respawn_does_not_spin(self):
@@ -702,23 +759,7 @@ class StopDuringBackOff(SupervisorCase):
         # lame duck ended, a core at 100%.
         env = dict(os.environ, KILN_TIMEOUTS_LAME_DUCK_MS="3500")
         server = self.start_server("--workers", "2", env=env)
-        self.wait_ready(2)
-        keeper = min(self.workers())
-        crashed = 0
-        deadline = time.monotonic() + 30
-        while crashed < 6 and time.monotonic() < deadline:
-            with harness.RawConnection(self.port) as c:  # until one lands on the other slot
-                c.send(build_request("GET", "/pid"))
-                r = c.read_response(timeout=10)
-                if int(r.body) == keeper:
-                    continue
-                c.send(build_request("GET", "/crash"))
-                closed, _extra, _ = c.wait_closed(timeout=15)
-                self.assertTrue(closed, "/crash #%d: connection not closed\n%s" % (crashed, server.output()))
-                crashed += 1
-        self.assertEqual(crashed, 6, server.output())
-        self.assertTrue(server.wait_for_output(r"replacing it in 1600 ms", timeout=5), server.output())
-        self.assertEqual(self.workers(), {keeper}, "the crashing slot runs a worker already: no back-off to stop in")
+        keeper = crash_loop_the_other_slot(self, crashes=6, backoff_ms=1600)
         before = cpu_seconds(server.proc.pid)
         server.proc.send_signal(signal.SIGTERM)
         time.sleep(2.8)  # within the lame duck, past the respawn that is not going to happen
