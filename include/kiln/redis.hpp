@@ -347,7 +347,11 @@ private:
 // ttl and returns it. Redis unreachable, loading, or refusing the write (maxmemory,
 // a replica): fn runs and its value is returned, unstored (a cache outage slows
 // pages, it does not fail them); a ttl of 0 or less stores nothing. What fn throws
-// reaches the caller; nothing is stored. Concurrent misses of one key each run fn.
+// reaches the caller; nothing is stored.
+// Misses of one key on one event loop run fn once: the requests that miss while it
+// runs wait for its value, or get what it threw (an expiry under load costs one
+// computation per loop, not one per request). If the request running fn is cancelled,
+// one of those waiting runs it again. fn must not get_or_set its own key.
 class Cache {
 public:
     explicit Cache(PerLoop& redis, std::string prefix = "kiln:cache:");

@@ -2,7 +2,7 @@
 // in KILN_TEST_REDIS_URL): typed calls, arguments that are bytes, many coroutines
 // pipelined on one connection, errors that stay with their own command, fail-fast
 // while Redis is down, recovery after a restart, a stuck server timed out, pub/sub
-// across a restart, and the read-through cache.
+// across a restart, and the read-through cache (a miss computed once per loop).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -584,6 +584,92 @@ TEST(RedisClient, CacheReadsThroughAndSurvivesAnOutage) {
         // A ttl of 0 stores nothing (it was stored without expiry, for ever).
         EXPECT_EQ(co_await cache.get_or_set("zero", 0s, make), "rendered 6");
         EXPECT_FALSE((co_await admin.get("t:cache:zero")).has_value());
+    });
+}
+
+// A key that expires under load: the requests that miss it on one loop while it is
+// computed wait for that computation instead of each running their own (before, ten
+// misses ran fn ten times). What fn throws reaches every one of them; a computing
+// request that is cancelled leaves the computation to one of those waiting. Redis
+// down, the misses are shared too (the database behind fn is what they would swamp).
+TEST(RedisClient, CacheComputesAMissOncePerLoop) {
+    redis::PerLoop per_loop({.url = redis_url()});
+    redis::Cache cache(per_loop, "t:flight:");
+    redis::PerLoop nowhere({.url = "redis://127.0.0.1:1"});
+    redis::Cache dead(nowhere);
+    kiln::net::Loop loop;
+    run(loop, [&]() -> Task<> {
+        int calls = 0;
+        auto slow = [&]() -> Task<std::string> {
+            int n = ++calls;
+            co_await kiln::sleep(100ms);
+            co_return "value " + std::to_string(n);
+        };
+        auto misses = [&](redis::Cache& c, std::string key, int count, std::vector<std::string>& got) {
+            std::vector<Task<>> tasks;
+            for (int i = 0; i < count; ++i) {
+                tasks.push_back([](redis::Cache& to, std::string k, auto& fn, std::vector<std::string>& out) -> Task<> {
+                    try {
+                        out.push_back(co_await to.get_or_set(k, 60s, fn));
+                    } catch (const std::exception& e) {
+                        out.push_back(std::string("threw: ") + e.what());
+                    }
+                }(c, key, slow, got));
+                tasks.back().start();
+            }
+            return tasks;
+        };
+        for (redis::Cache* c : {&cache, &dead}) {
+            co_await cache.invalidate("hot");
+            calls = 0;
+            std::vector<std::string> got;
+            std::vector<Task<>> tasks = misses(*c, "hot", 10, got);
+            co_await join(tasks);
+            EXPECT_EQ(calls, 1) << (c == &dead ? "Redis down" : "Redis up");
+            EXPECT_EQ(got, std::vector<std::string>(10, "value 1"));
+        }
+
+        // What fn throws, every waiting request gets; nothing is stored.
+        co_await cache.invalidate("bad");
+        calls = 0;
+        std::vector<std::string> got;
+        std::vector<Task<>> tasks;
+        for (int i = 0; i < 5; ++i) {
+            tasks.push_back([](redis::Cache& c, int& made, std::vector<std::string>& out) -> Task<> {
+                try {
+                    out.push_back(co_await c.get_or_set("bad", 60s, [&]() -> Task<std::string> {
+                        ++made;
+                        co_await kiln::sleep(50ms);
+                        throw std::runtime_error("the database is down");
+                    }));
+                } catch (const std::exception& e) {
+                    out.push_back(std::string("threw: ") + e.what());
+                }
+            }(cache, calls, got));
+            tasks.back().start();
+        }
+        co_await join(tasks);
+        EXPECT_EQ(calls, 1);
+        EXPECT_EQ(got, std::vector<std::string>(5, "threw: the database is down"));
+        redis::Client admin({.url = redis_url()});
+        EXPECT_FALSE((co_await admin.get("t:flight:bad")).has_value());
+
+        // The computing request is cancelled 30 ms in: one of the three waiting
+        // computes anew, for the others.
+        co_await cache.invalidate("hot");
+        calls = 0;
+        got.clear();
+        Task<> first = [](redis::Cache& c, auto& fn, std::vector<std::string>& out) -> Task<> {
+            co_await kiln::test::run_for_at_most(30ms, [&]() -> Task<> { out.push_back(co_await c.get_or_set("hot", 60s, fn)); });
+        }(cache, slow, got);
+        first.start();
+        while (calls == 0) co_await kiln::sleep(1ms);
+        tasks = misses(cache, "hot", 3, got);
+        tasks.push_back(std::move(first));
+        co_await join(tasks);
+        EXPECT_EQ(calls, 2);
+        EXPECT_EQ(got, std::vector<std::string>(3, "value 2"));
+        EXPECT_EQ(co_await admin.get("t:flight:hot"), "value 2");
     });
 }
 
