@@ -15,7 +15,7 @@ build=(
   libsqlite3-dev                                 # embedded database (src/db)
   libpq-dev postgresql                           # PostgreSQL driver (src/pg); the server for its tests
   libhiredis-dev redis-server                    # Redis client (src/redis); the server for its tests
-  libsodium-dev                                  # Argon2id password hashes (src/auth)
+  libsodium-dev libutf8proc-dev                  # Argon2id password hashes, passwords' Unicode normalization (src/auth)
   libnghttp2-dev                                 # HTTP/2 framing and HPACK (src/http/h2_session)
   zlib1g-dev libbrotli-dev libzstd-dev           # response compression (src/http/compress)
   python3-h2 golang-go                           # HTTP/2 tests: the h2 client library; Go builds h2spec

@@ -165,13 +165,15 @@ target_link_libraries(kiln_redis PUBLIC kiln_net PRIVATE PkgConfig::HIREDIS)
 
 # Accounts (kiln::auth): the app's users on its Store, Argon2id from libsodium.
 pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)
+pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)  # passwords' Unicode normalization
 kiln_layer(kiln_auth
   auth/password.cpp
+  auth/password_form.cpp
   auth/failure_counts.cpp
   auth/accounts.cpp
   auth/timing_pad.cpp
 )
-target_link_libraries(kiln_auth PUBLIC kiln_app kiln_db kiln_pg PRIVATE PkgConfig::SODIUM)
+target_link_libraries(kiln_auth PUBLIC kiln_app kiln_db kiln_pg PRIVATE PkgConfig::SODIUM PkgConfig::UTF8PROC)
 
 kiln_layer(kiln_server
   server/flags.cpp
@@ -225,7 +227,7 @@ install(TARGETS kiln ${KILN_LAYERS} EXPORT kilnTargets ARCHIVE DESTINATION ${CMA
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT kilnTargets NAMESPACE kiln:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 file(WRITE ${CMAKE_BINARY_DIR}/kilnConfig.cmake
-     "include(CMakeFindDependencyMacro)\nfind_dependency(Threads)\nfind_dependency(PkgConfig)\npkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)\npkg_check_modules(NGHTTP2 REQUIRED IMPORTED_TARGET libnghttp2)\npkg_check_modules(COMPRESSION REQUIRED IMPORTED_TARGET zlib libbrotlienc libzstd)\npkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)\npkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)\npkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)\nfind_dependency(SQLite3)\nfind_dependency(OpenSSL)\nfind_dependency(nlohmann_json)\ninclude(\${CMAKE_CURRENT_LIST_DIR}/kilnTargets.cmake)\n")
+     "include(CMakeFindDependencyMacro)\nfind_dependency(Threads)\nfind_dependency(PkgConfig)\npkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)\npkg_check_modules(NGHTTP2 REQUIRED IMPORTED_TARGET libnghttp2)\npkg_check_modules(COMPRESSION REQUIRED IMPORTED_TARGET zlib libbrotlienc libzstd)\npkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)\npkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)\npkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)\npkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)\nfind_dependency(SQLite3)\nfind_dependency(OpenSSL)\nfind_dependency(nlohmann_json)\ninclude(\${CMAKE_CURRENT_LIST_DIR}/kilnTargets.cmake)\n")
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/kilnConfig.cmake ${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)

@@ -143,6 +143,12 @@ Task<std::string> hash_password(std::string password, PasswordCost cost = {});
 Task<bool> verify_password(std::string hash, std::string password);
 // Whether `hash` was made at another cost (or another algorithm) than `cost`.
 bool password_needs_rehash(const std::string& hash, PasswordCost cost);
+// A password in the form Accounts hashes and checks it in: Unicode NFKC (as NIST SP
+// 800-63B advises), so "é" typed as one character or as "e" and a combining accent,
+// or a full-width "Ａ" and "A", are the same password. Bytes that are not UTF-8 are
+// returned as they are. Accounts made before this rule still log in with the bytes
+// they chose; their hash is then made again, normalized.
+std::string normalize_password(std::string_view password);
 
 // Trimmed and lower-cased; throws Error(Invalid, "email") unless it is one address
 // of 3 to 254 bytes with an @ inside and no spaces or control characters.

@@ -123,6 +123,34 @@ Task<bool> password_matches(const User* user, std::string password, const Option
     co_return ok;
 }
 
+// Which form of a password typed matches: the normalized one (normalize_password),
+// or, for an account made before passwords were normalized, the bytes as typed.
+enum class Match { None, Normalized, AsTyped };
+
+// Tries `form`, then `typed` if it differs (whether or not the account exists: an
+// unknown address costs the same two hashes).
+// (Plain statements: with `if (co_await password_matches(user, form, options))`, GCC
+// 12's code died on SIGILL when the check threw HashingBusy.)
+Task<Match> password_form_matches(const User* user, std::string form, std::string typed, const Options& options) {
+    const bool same = typed == form;
+    bool ok = co_await password_matches(user, std::move(form), options);
+    if (ok) co_return Match::Normalized;
+    if (same) co_return Match::None;
+    ok = co_await password_matches(user, std::move(typed), options);
+    co_return ok ? Match::AsTyped : Match::None;
+}
+
+// A password typed, in the form it is hashed in (normalize_password) and as typed;
+// both wiped when they go.
+struct TypedPassword {
+    WipedText typed, form;
+    TypedPassword(std::string text, size_t max_bytes) {
+        typed.text = std::move(text);
+        // (Past max_bytes it matches nothing: no work spent on it.)
+        form.text = typed.text.size() <= max_bytes ? normalize_password(typed.text) : typed.text;
+    }
+};
+
 Task<> nothing() { co_return; }
 
 // Awaits `work`. When it found every hashing slot taken, a 503 that tried no password,
@@ -210,7 +238,9 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
     if (!printable(shown, true))
         throw Error(Error::Kind::Invalid, "name", "Name must not hold control characters or invisible ones");
     u.name = std::string(shown);
-    if (std::string why = check_password(password); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
+    TypedPassword typed(std::move(password), options_.max_password_bytes);
+    if (std::string why = check_password(typed.typed.text); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
+    if (std::string why = check_password(typed.form.text); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
     int64_t now = now_seconds();
     // Counted before the hash, and only while under the limit (one statement: sign-ups
     // that arrive together cannot pass it by their number). A client of unknown
@@ -230,7 +260,7 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
     // co_await beside ?: or && (a double free).
     Task<> give_back = key.empty() ? nothing() : counts.give_back(key, now);
     u.password_hash =
-        co_await giving_back_when_busy(hash_password(std::move(password), options_.password_cost), std::move(give_back));
+        co_await giving_back_when_busy(hash_password(typed.form.text, options_.password_cost), std::move(give_back));
     u.created_at = now;
     u.epoch = first_epoch();
     bool taken = false;
@@ -319,17 +349,17 @@ Task<User> Accounts::log_in(Request& req, std::string email, std::string passwor
     if (!normalized) throw Error(Error::Kind::BadCredentials, "", "Wrong email address or password");
     std::vector<User> found = co_await store_.where<User>("email = ?", *normalized);
     const bool known = !found.empty();
-    // Made at another cost: kept for a new hash once it has proved right.
-    const bool stale_hash = known && password_needs_rehash(found.front().password_hash, options_.password_cost);
-    WipedText again;
-    if (stale_hash && password.size() <= options_.max_password_bytes) again.text = password;
+    TypedPassword typed(std::move(password), options_.max_password_bytes);
     const User* user = known ? &found.front() : nullptr;
-    const bool ok =
-        co_await giving_back_when_busy(password_matches(user, std::move(password), options_), give_back_attempt(keys, now));
-    if (!known || !ok) throw Error(Error::Kind::BadCredentials, "", "Wrong email address or password");
+    const Match match = co_await giving_back_when_busy(
+        password_form_matches(user, typed.form.text, typed.typed.text, options_), give_back_attempt(keys, now));
+    if (!known || match == Match::None) throw Error(Error::Kind::BadCredentials, "", "Wrong email address or password");
     co_await forget_attempt(keys, now);
     start_session(req, found.front());
-    if (!again.text.empty()) co_await rehash(found.front(), std::move(again.text));
+    // Hashed as typed (before passwords were normalized), or at another cost: hashed
+    // again, normalized, now that it proved right.
+    if (match == Match::AsTyped || password_needs_rehash(found.front().password_hash, options_.password_cost))
+        co_await rehash(found.front(), typed.form.text);
     co_return found.front();
 }
 
@@ -357,12 +387,15 @@ Task<> Accounts::change_password(Request& req, std::string current, std::string 
     int64_t now = now_seconds();
     ThrottleKeys keys = throttle_keys(me->email, req);
     co_await take_attempt(keys, now);
-    const bool right = co_await giving_back_when_busy(password_matches(&*me, std::move(current), options_),
-                                                      give_back_attempt(keys, now));
-    if (!right) throw Error(Error::Kind::BadCredentials, "current_password", "The current password is wrong");
+    TypedPassword was(std::move(current), options_.max_password_bytes);
+    const Match right = co_await giving_back_when_busy(password_form_matches(&*me, was.form.text, was.typed.text, options_),
+                                                       give_back_attempt(keys, now));
+    if (right == Match::None) throw Error(Error::Kind::BadCredentials, "current_password", "The current password is wrong");
     co_await forget_attempt(keys, now);  // the password was right, whatever becomes of the new one
-    if (std::string why = check_password(next); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
-    me->password_hash = co_await hash_password(std::move(next), options_.password_cost);
+    TypedPassword will(std::move(next), options_.max_password_bytes);
+    if (std::string why = check_password(will.typed.text); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
+    if (std::string why = check_password(will.form.text); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
+    me->password_hash = co_await hash_password(will.form.text, options_.password_cost);
     // Only if no other change came first (both read this epoch): the later one would
     // put its password back and keep its session at the epoch the first one gave.
     int64_t changed = co_await store_.execute("UPDATE users SET password_hash = ?, epoch = epoch + 1 WHERE id = ? AND epoch = ?",

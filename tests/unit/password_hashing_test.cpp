@@ -2,7 +2,8 @@
 // holding 64 MiB while it runs; a process runs at most kMaxHashing at once, and a
 // hash asked for past that is refused at once with 503 (a log-in flood cannot take
 // the memory of every pool thread of every worker). A log-in refused so tried no
-// password, and costs no throttle count. And a throttle limit of 0 is off.
+// password, and costs no throttle count. And a throttle limit of 0 is off. Passwords
+// are hashed and checked in Unicode NFKC, and a hash of one as typed is made again so.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -99,6 +100,31 @@ public:
         app_.get("/change", [this](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
             co_await accounts_->change_password(req, std::string(req.query("pw").value_or("")), "correct horse 2");
             res.text("changed");
+        });
+        // Any address and password: a sign-up, a log-in, and ada's hash made of the
+        // bytes as typed (what kiln stored before passwords were normalized).
+        app_.get("/signup-as", [this](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
+            try {
+                co_await accounts_->sign_up(req, std::string(req.query("email").value_or("")), "Someone",
+                                            std::string(req.query("pw").value_or("")));
+                res.text("signed up");
+            } catch (const kiln::auth::Error& e) {
+                res.status(422).text(e.what());
+            }
+        });
+        app_.get("/login-as", [this](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
+            try {
+                co_await accounts_->log_in(req, std::string(req.query("email").value_or("")),
+                                           std::string(req.query("pw").value_or("")));
+                res.text("in");
+            } catch (const kiln::auth::Error& e) {
+                res.status(401).text(e.what());
+            }
+        });
+        app_.get("/hash-as-typed", [this](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
+            std::string hash = co_await kiln::auth::hash_password(std::string(req.query("pw").value_or("")));
+            co_await store_->execute("UPDATE users SET password_hash = ? WHERE email = 'ada@example.org'", hash);
+            res.text("stored");
         });
         // An app's own key in the session (a cart), and who the session says is in.
         app_.get("/put", [](kiln::Request& req, kiln::Response& res) {
@@ -237,6 +263,55 @@ TEST(PasswordHashing, AHashMadeAtAnotherCostIsMadeAgainAtTheNextLogIn) {
     EXPECT_THROW(app.reconfigure(refused), std::invalid_argument);
     refused.password_cost = {.passes = 1, .memory = 64 * 1024 + 1};
     EXPECT_THROW(app.reconfigure(refused), std::invalid_argument);
+}
+
+// Passwords are Unicode NFKC: what looks the same is the same password.
+TEST(PasswordHashing, APasswordIsNormalizedToNFKC) {
+    using kiln::auth::normalize_password;
+    EXPECT_EQ(normalize_password("correct horse"), "correct horse");
+    EXPECT_EQ(normalize_password("caf\x65\xCC\x81 au lait"), "caf\xC3\xA9 au lait");  // e + U+0301: é
+    EXPECT_EQ(normalize_password("\xEF\xBC\xA1\xEF\xBC\xA2"), "AB");                 // full-width Ａ Ｂ
+    EXPECT_EQ(normalize_password("\xEF\xAC\x81"), "fi");                                // the ligature ﬁ
+    const std::string not_utf8("pass\xFF\xFEword\0x", 14);
+    EXPECT_EQ(normalize_password(not_utf8), not_utf8);  // bytes as they are
+    std::string many;  // U+FDFA, 18 code points each once decomposed: more than the first guess
+    for (int i = 0; i < 50; ++i) many += "\xEF\xB7\xBA";
+    std::string once = normalize_password("\xEF\xB7\xBA");
+    EXPECT_GT(once.size(), 18u);
+    std::string expected;
+    for (int i = 0; i < 50; ++i) expected += once;
+    EXPECT_EQ(normalize_password(many), expected);
+    EXPECT_EQ(normalize_password(""), "");
+}
+
+// Signed up with "café" typed one way (e and a combining accent, as some keyboards
+// send it), the account logs in with it typed the other way (é), and the other way round.
+TEST(PasswordHashing, ThePasswordLogsInHoweverItsAccentsWereTyped) {
+    LogInApp app;
+    const std::string decomposed = "caf%65%CC%81%20au%20lait", composed = "caf%C3%A9%20au%20lait";
+    ASSERT_EQ(app.client().get("/signup-as?email=carol@example.org&pw=" + decomposed).status, 200);
+    EXPECT_EQ(app.client().get("/login-as?email=carol@example.org&pw=" + composed).status, 200);
+    EXPECT_EQ(app.client().get("/login-as?email=carol@example.org&pw=" + decomposed).status, 200);
+    EXPECT_EQ(app.client().get("/login-as?email=carol@example.org&pw=cafe%20au%20lait").status, 401);
+    // Seven characters once normalized (ﬁ is two): too short, however many it was typed as.
+    auto r = app.client().get("/signup-as?email=dan@example.org&pw=%EF%AC%81%EF%AC%81%EF%AC%81x");
+    EXPECT_EQ(r.status, 422);
+    EXPECT_EQ(r.body, "Password must be at least 8 characters");
+}
+
+// An account made before passwords were normalized holds the hash of the bytes as
+// typed: it logs in with them, and its hash is then made of the normalized form, so
+// the other way of typing works from then on.
+TEST(PasswordHashing, AHashOfThePasswordAsTypedIsMadeAgainNormalized) {
+    LogInApp app;
+    const std::string decomposed = "caf%65%CC%81%20au%20lait", composed = "caf%C3%A9%20au%20lait";
+    ASSERT_EQ(app.client().get("/hash-as-typed?pw=" + decomposed).status, 200);
+    const std::string as_typed = app.stored_hash();
+    EXPECT_EQ(app.client().get("/login-as?email=ada@example.org&pw=" + composed).status, 401);
+    EXPECT_EQ(app.stored_hash(), as_typed);
+    EXPECT_EQ(app.client().get("/login-as?email=ada@example.org&pw=" + decomposed).status, 200);
+    EXPECT_NE(app.stored_hash(), as_typed);
+    EXPECT_EQ(app.client().get("/login-as?email=ada@example.org&pw=" + composed).status, 200);
 }
 
 }  // namespace

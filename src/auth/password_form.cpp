@@ -1,0 +1,39 @@
+// normalize_password: Unicode NFKC through utf8proc, in buffers of our own that are
+// wiped before they go (utf8proc_map would leave copies in memory it frees).
+#include <sodium.h>
+#include <utf8proc.h>
+
+#include <vector>
+
+#include <kiln/auth.hpp>
+
+namespace kiln::auth {
+
+std::string normalize_password(std::string_view password) {
+    constexpr auto kOptions = static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE);
+    const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(password.data());
+    const auto length = static_cast<utf8proc_ssize_t>(password.size());
+    // Code points after decomposition: at most 18 per input one (U+FDFA), so a few
+    // times the bytes is enough but for pathological input, which asks once more.
+    std::vector<utf8proc_int32_t> points(password.size() + 16);
+    utf8proc_ssize_t n = utf8proc_decompose(bytes, length, points.data(), static_cast<utf8proc_ssize_t>(points.size()), kOptions);
+    if (n > static_cast<utf8proc_ssize_t>(points.size())) {
+        sodium_memzero(points.data(), points.size() * sizeof points[0]);
+        points.assign(static_cast<size_t>(n), 0);
+        n = utf8proc_decompose(bytes, length, points.data(), n, kOptions);
+    }
+    std::string out;
+    if (n < 0) {  // not UTF-8: the bytes as they are (they were hashed so)
+        out.assign(password);
+    } else {
+        // Composed, then encoded in place: UTF-8 never takes more bytes than the
+        // four of each code point it encodes.
+        utf8proc_ssize_t len = utf8proc_reencode(points.data(), n, kOptions);
+        if (len < 0) out.assign(password);
+        else out.assign(reinterpret_cast<const char*>(points.data()), static_cast<size_t>(len));
+    }
+    sodium_memzero(points.data(), points.size() * sizeof points[0]);
+    return out;
+}
+
+}  // namespace kiln::auth
