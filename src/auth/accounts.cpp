@@ -129,8 +129,7 @@ enum class Match { None, Normalized, AsTyped };
 
 // Tries `form`, then `typed` if it differs (whether or not the account exists: an
 // unknown address costs the same two hashes).
-// (Plain statements: with `if (co_await password_matches(user, form, options))`, GCC
-// 12's code died on SIGILL when the check threw HashingBusy.)
+// (No co_await in a condition: tests/lint/co_await_conditions.py.)
 Task<Match> password_form_matches(const User* user, std::string form, std::string typed, const Options& options) {
     const bool same = typed == form;
     bool ok = co_await password_matches(user, std::move(form), options);
@@ -250,7 +249,8 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
     if (std::string block = req.client_block(); !block.empty() && options_.max_sign_ups_per_address > 0) {
         key = "sign-up:" + block;
         co_await purge_now_and_then(counts, now);
-        if (!co_await counts.count_within(key, options_.max_sign_ups_per_address, now)) {
+        const bool within = co_await counts.count_within(key, options_.max_sign_ups_per_address, now);
+        if (!within) {
             int64_t wait = co_await counts.wait_of(key, now);
             throw Error(Error::Kind::Throttled, "email",
                         "Too many sign-ups from your address: try again in " + minutes(wait), wait);
@@ -306,7 +306,8 @@ Task<> Accounts::take_attempt(const ThrottleKeys& keys, int64_t now) {
     for (size_t i = 0; i < std::size(limits); ++i) {
         const std::string& key = *limits[i].first;
         if (key.empty()) continue;  // no account, or no known address
-        if (co_await counts.count_within(key, limits[i].second, now)) continue;
+        const bool within = co_await counts.count_within(key, limits[i].second, now);
+        if (within) continue;
         for (size_t j = 0; j < i; ++j)
             if (!limits[j].first->empty()) co_await counts.give_back(*limits[j].first, now);
         int64_t wait = co_await counts.wait_of(key, now);

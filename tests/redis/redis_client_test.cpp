@@ -53,7 +53,8 @@ Task<std::optional<redis::Error::Kind>> error_of(redis::Command c) {
 // machine. Bounded (1.5 s).
 Task<bool> stopped(redis::Client& probe) {
     for (int i = 0; i < 150; ++i) {
-        if ((co_await error_of(probe.command("PING"))).has_value()) co_return true;
+        std::optional<redis::Error::Kind> failed = co_await error_of(probe.command("PING"));
+        if (failed) co_return true;
         co_await kiln::sleep(10ms);
     }
     co_return false;
@@ -493,8 +494,10 @@ TEST(RedisClient, APublishersMessagesKeepTheirOrderThroughAPool) {
         for (int i = 0; i < n; ++i) sent.push_back(r.command("PUBLISH", "t:order", std::to_string(i)));
         for (auto& c : sent) co_await c;
         int out_of_order = 0;
-        for (int i = 0; i < n; ++i)
-            if ((co_await s.next()).payload != std::to_string(i)) ++out_of_order;
+        for (int i = 0; i < n; ++i) {
+            redis::Message m = co_await s.next();
+            if (m.payload != std::to_string(i)) ++out_of_order;
+        }
         EXPECT_EQ(out_of_order, 0);
     });
 }

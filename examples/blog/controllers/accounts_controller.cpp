@@ -19,7 +19,7 @@ std::string field(kiln::Request& req, std::string_view name) {
 }  // namespace
 
 kiln::Task<> AccountsController::signup_form(kiln::Request& req, kiln::Response& res) {
-    if (co_await accounts_.current_user(req)) co_return res.redirect("/posts", 303);
+    if (auto in = co_await accounts_.current_user(req)) co_return res.redirect("/posts", 303);
     std::string token = kiln::csrf_token(req);
     kiln::render(res, views::accounts::signup{.errors = kiln::FieldErrors{}, .token = token});
 }
@@ -49,7 +49,7 @@ kiln::Task<> AccountsController::signup(kiln::Request& req, kiln::Response& res)
 }
 
 kiln::Task<> AccountsController::login_form(kiln::Request& req, kiln::Response& res) {
-    if (co_await accounts_.current_user(req)) co_return res.redirect("/posts", 303);
+    if (auto in = co_await accounts_.current_user(req)) co_return res.redirect("/posts", 303);
     std::string next = std::string(req.query("next").value_or(""));
     std::string notice = kiln::take_flash(req, "notice");
     std::string token = kiln::csrf_token(req);
