@@ -565,7 +565,8 @@ TEST(PgClient, PgoptionsFromTheEnvironmentAreKeptBesideKilnsOwn) {
     run(loop, [&]() -> Task<> {
         EXPECT_EQ(co_await db.scalar<std::string>("SHOW work_mem"), "1234kB");
         EXPECT_EQ(co_await db.scalar<std::string>("SHOW statement_timeout"), "3s");
-        if (co_await plain.scalar<int>("SELECT current_setting('server_version_num')::int") >= 140000) {
+        const int version = co_await plain.scalar<int>("SELECT current_setting('server_version_num')::int");
+        if (version >= 140000) {
             EXPECT_EQ(co_await db.scalar<std::string>("SHOW client_connection_check_interval"), "2500ms");
             EXPECT_EQ(co_await plain.scalar<std::string>("SHOW client_connection_check_interval"), "1s");
         }
@@ -849,6 +850,10 @@ TEST(PgClient, ServerRestartUnderLoadFailsInFlightQueriesThenRecovers) {
         tally.stop = true;
         co_await join(load);
         started_after = co_await db.scalar<std::string>("SELECT pg_postmaster_start_time()::text");
+        // Both connections come back, each after its own back-off: 200 answers on the
+        // first may come before the second is up (it failed here under load).
+        deadline = std::chrono::steady_clock::now() + 10s;
+        while (db.connected() < 2 && std::chrono::steady_clock::now() < deadline) co_await kiln::sleep(10ms);
     });
     std::printf("restart under load: %d ok before, %d lost in flight, %d refused while down, %d ok after\n",
                 tally.ok[Before], tally.lost, tally.unavailable, tally.ok[After]);
