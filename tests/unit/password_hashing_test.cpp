@@ -272,7 +272,7 @@ TEST(PasswordHashing, APasswordIsNormalizedToNFKC) {
     EXPECT_EQ(normalize_password("caf\x65\xCC\x81 au lait"), "caf\xC3\xA9 au lait");  // e + U+0301: é
     EXPECT_EQ(normalize_password("\xEF\xBC\xA1\xEF\xBC\xA2"), "AB");                 // full-width Ａ Ｂ
     EXPECT_EQ(normalize_password("\xEF\xAC\x81"), "fi");                                // the ligature ﬁ
-    const std::string not_utf8("pass\xFF\xFEword\0x", 14);
+    const std::string not_utf8("pass\xFF\xFEword\0x", 12);
     EXPECT_EQ(normalize_password(not_utf8), not_utf8);  // bytes as they are
     std::string many;  // U+FDFA, 18 code points each once decomposed: more than the first guess
     for (int i = 0; i < 50; ++i) many += "\xEF\xB7\xBA";
