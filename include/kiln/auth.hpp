@@ -221,7 +221,7 @@ private:
     void start_session(Request& req, const User& user, bool renewal = false);
     // After a log-in: the account's hash made again at options_.password_cost (skipped
     // when hashing is full; a failure is logged, never the log-in's).
-    Task<> rehash(const User& user, std::string password);
+    Task<> rehash(const User& user, const std::string& password);
     std::string check_password(std::string_view password) const;  // "" or why not
 
     Store& store_;

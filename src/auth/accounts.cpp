@@ -128,19 +128,28 @@ Task<bool> password_matches(const User* user, std::string password, const Option
 enum class Match { None, Normalized, AsTyped };
 
 // Tries `form`, then `typed` if it differs (whether or not the account exists: an
-// unknown address costs the same two hashes).
-// (No co_await in a condition: tests/lint/co_await_conditions.py.)
-Task<Match> password_form_matches(const User* user, std::string form, std::string typed, const Options& options) {
-    const bool same = typed == form;
-    bool ok = co_await password_matches(user, std::move(form), options);
+// unknown address costs the same two hashes). Both outlive the call (the caller's
+// TypedPassword). Every hashing slot taken for the second hash: a 503 that is not a
+// HashingBusy, as a guess was checked already, so its throttle count stays (else a
+// guesser who types one letter full-width and keeps the slots busy is never counted).
+// (No co_await in a condition or a catch: tests/lint/co_await_conditions.py, GCC 12.)
+Task<Match> password_form_matches(const User* user, const std::string& form, const std::string& typed,
+                                  const Options& options) {
+    bool ok = co_await password_matches(user, form, options);
     if (ok) co_return Match::Normalized;
-    if (same) co_return Match::None;
-    ok = co_await password_matches(user, std::move(typed), options);
+    if (typed == form) co_return Match::None;
+    bool busy = false;
+    try {
+        ok = co_await password_matches(user, typed, options);
+    } catch (const HashingBusy&) {
+        busy = true;
+    }
+    if (busy) throw HttpError(503, "Service Unavailable: too many passwords being checked; try again");
     co_return ok ? Match::AsTyped : Match::None;
 }
 
-// A password typed, in the form it is hashed in (normalize_password) and as typed;
-// both wiped when they go.
+// A password typed, in the form it is hashed in (normalize_password) and as typed.
+// These two copies are wiped when they go (the hashing functions wipe theirs).
 struct TypedPassword {
     WipedText typed, form;
     TypedPassword(std::string text, size_t max_bytes) {
@@ -358,16 +367,21 @@ Task<User> Accounts::log_in(Request& req, std::string email, std::string passwor
     co_await forget_attempt(keys, now);
     start_session(req, found.front());
     // Hashed as typed (before passwords were normalized), or at another cost: hashed
-    // again, normalized, now that it proved right.
-    if (match == Match::AsTyped || password_needs_rehash(found.front().password_hash, options_.password_cost))
-        co_await rehash(found.front(), typed.form.text);
+    // again now that it proved right, normalized unless that form would be refused
+    // (NFKC can lengthen a password past max_password_bytes: its owner would be locked
+    // out), then as typed.
+    const bool stale = password_needs_rehash(found.front().password_hash, options_.password_cost);
+    const bool form_fits = check_password(typed.form.text).empty();
+    if (match == Match::AsTyped && form_fits) co_await rehash(found.front(), typed.form.text);
+    else if (stale && match == Match::AsTyped) co_await rehash(found.front(), typed.typed.text);
+    else if (stale) co_await rehash(found.front(), typed.form.text);
     co_return found.front();
 }
 
-Task<> Accounts::rehash(const User& user, std::string password) {
+Task<> Accounts::rehash(const User& user, const std::string& password) {
     std::string made;
     try {
-        made = co_await hash_password(std::move(password), options_.password_cost);
+        made = co_await hash_password(password, options_.password_cost);
         // Only over the hash just verified: a password changed meanwhile stays.
         co_await store_.execute("UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?", made, user.id,
                                 user.password_hash);

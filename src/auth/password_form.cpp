@@ -13,13 +13,15 @@ std::string normalize_password(std::string_view password) {
     constexpr auto kOptions = static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE);
     const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(password.data());
     const auto length = static_cast<utf8proc_ssize_t>(password.size());
-    // Code points after decomposition: at most 18 per input one (U+FDFA), so a few
-    // times the bytes is enough but for pathological input, which asks once more.
-    std::vector<utf8proc_int32_t> points(password.size() + 16);
-    utf8proc_ssize_t n = utf8proc_decompose(bytes, length, points.data(), static_cast<utf8proc_ssize_t>(points.size()), kOptions);
-    if (n > static_cast<utf8proc_ssize_t>(points.size())) {
+    // Code points after decomposition: at most 18 per input one (U+FDFA), so the
+    // bytes' count is enough but for such input, which asks once more. One spare
+    // code point: utf8proc_reencode ends its output with a NUL.
+    std::vector<utf8proc_int32_t> points(password.size() + 1);
+    utf8proc_ssize_t room = static_cast<utf8proc_ssize_t>(password.size());
+    utf8proc_ssize_t n = utf8proc_decompose(bytes, length, points.data(), room, kOptions);
+    if (n > room) {
         sodium_memzero(points.data(), points.size() * sizeof points[0]);
-        points.assign(static_cast<size_t>(n), 0);
+        points.assign(static_cast<size_t>(n) + 1, 0);
         n = utf8proc_decompose(bytes, length, points.data(), n, kOptions);
     }
     std::string out;
@@ -27,7 +29,7 @@ std::string normalize_password(std::string_view password) {
         out.assign(password);
     } else {
         // Composed, then encoded in place: UTF-8 never takes more bytes than the
-        // four of each code point it encodes.
+        // four of each code point it encodes (and the NUL after them fits the spare).
         utf8proc_ssize_t len = utf8proc_reencode(points.data(), n, kOptions);
         if (len < 0) out.assign(password);
         else out.assign(reinterpret_cast<const char*>(points.data()), static_cast<size_t>(len));
