@@ -250,13 +250,18 @@ void Supervisor::steer_connections() {
         for (size_t l = 0; l < loops; ++l) accepting.push_back(static_cast<unsigned>(s * loops + l));
         which += (which.empty() ? "" : ", ") + std::to_string(s);
     }
-    for (size_t a = 0; a < groups_[0].size(); ++a) {
-        if (groups_[0][a] == groups_[1][a]) continue;  // a unix socket, one for every loop
-        std::string err = net::steer_reuseport(groups_[0][a], accepting, groups_.size());
-        if (!err.empty()) {
+    std::string err;
+    for (size_t a = 0; a < groups_[0].size() && err.empty(); ++a)
+        if (groups_[0][a] != groups_[1][a])  // (a unix socket is one for every loop)
+            err = net::steer_reuseport(groups_[0][a], accepting, groups_.size());
+    if (!err.empty()) {
+        // No address keeps an older choice (it could send everything to a slot that
+        // died since): the kernel's own spread on all of them, said once.
+        for (size_t a = 0; a < groups_[0].size(); ++a)
+            if (groups_[0][a] != groups_[1][a]) net::steer_reuseport(groups_[0][a], {}, groups_.size());
+        if (!std::exchange(steer_failed_said_, true))
             log(LogLevel::Warn, "%s: new connections are spread over every worker, serving or not", err.c_str());
-            return;
-        }
+        return;
     }
     if (!ready_told_) return;  // the first start: slots get ready one after the other
     if (partial(serving)) {

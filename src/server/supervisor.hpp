@@ -112,6 +112,7 @@ private:
     std::vector<Slot> slots_;
     std::vector<bool> serving_;  // per slot, as steer_connections() last told the kernel
     bool steered_said_ = false;  // the log said new connections go to some slots only
+    bool steer_failed_said_ = false;
     unsigned generation_ = 0;
     bool stopping_ = false;
     uint64_t stop_deadline_ms_ = 0;
