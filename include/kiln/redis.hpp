@@ -351,7 +351,10 @@ private:
 // Misses of one key on one event loop run fn once: the requests that miss while it
 // runs wait for its value, or get what it threw (an expiry under load costs one
 // computation per loop, not one per request). If the request running fn is cancelled,
-// one of those waiting runs it again. fn must not get_or_set its own key.
+// one of those waiting runs it again. invalidate() detaches this loop's computation of
+// the key: later misses compute anew, and its value is not stored (other loops and
+// processes may still store a value computed before; keep the ttl short). fn must not
+// get_or_set its own key.
 class Cache {
 public:
     explicit Cache(PerLoop& redis, std::string prefix = "kiln:cache:");

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "net/async.hpp"
 #include "net/loop.hpp"
 #include "net/pending.hpp"
 #include "util/log.hpp"
@@ -24,7 +25,8 @@ struct Waiter final : net::Pending {
 };
 
 struct Flight {
-    bool done = false;  // value is in place (and being stored)
+    bool done = false;   // value is in place (and being stored)
+    bool stale = false;  // invalidate() came while it ran: not stored, not given to later misses
     std::string value;
     std::vector<Waiter*> waiters;  // each holds a reference
 };
@@ -87,6 +89,7 @@ public:
     void fail(std::exception_ptr e) {
         answer([](Waiter&) {}, std::move(e));
     }
+    bool stale() const { return flight_->stale; }
 
 private:
     template <class Fn>
@@ -137,17 +140,22 @@ Task<std::string> Cache::get_or_set(std::string key, std::chrono::seconds ttl, s
             continue;  // its request went: look again
         }
         Lead lead(this, full);
+        net::AsyncScope* scope = net::AsyncScope::current();  // this request's
         std::string value;
         try {
             value = co_await fn();
         } catch (const Cancelled&) {
-            throw;  // (the waiters compute anew: Lead's destructor)
+            // This request went: the waiters compute anew (Lead's destructor). A
+            // Cancelled of fn's own is its failure, as any other exception.
+            if (!scope || scope->cancelled()) throw;
+            lead.fail(std::current_exception());
+            throw;
         } catch (...) {
             lead.fail(std::current_exception());
             throw;
         }
         lead.succeed(value);
-        if (reachable && ttl.count() > 0) {  // (0 or less: expired already, not stored for ever)
+        if (reachable && ttl.count() > 0 && !lead.stale()) {  // (0 or less: expired already, not stored for ever)
             try {
                 co_await client.set(full, value, ttl);
             } catch (const Error& e) {
@@ -168,7 +176,17 @@ Task<std::string> Cache::get_or_set(std::string key, std::chrono::seconds ttl, s
 }
 
 Task<> Cache::invalidate(std::string key) {
-    co_await redis_.local().del(prefix_ + key);
+    std::string full = prefix_ + key;
+    // A computation of this loop that began before the write this follows may hold
+    // the old data: later misses must not get it, and it is not stored.
+    if (auto c = flights.find(this); c != flights.end()) {
+        if (auto f = c->second.find(full); f != c->second.end()) {
+            f->second->stale = true;
+            c->second.erase(f);
+        }
+        if (c->second.empty()) flights.erase(c);
+    }
+    co_await redis_.local().del(full);
 }
 
 }  // namespace kiln::redis

@@ -666,12 +666,29 @@ TEST(RedisClient, CacheComputesAMissOncePerLoop) {
             co_await kiln::test::run_for_at_most(30ms, [&]() -> Task<> { out.push_back(co_await c.get_or_set("hot", 60s, fn)); });
         }(cache, slow, got);
         first.start();
-        while (calls == 0) co_await kiln::sleep(1ms);
+        for (int i = 0; calls == 0 && i < 5000; ++i) co_await kiln::sleep(1ms);
+        EXPECT_EQ(calls, 1) << "the first request's computation did not start within 5 s";
         tasks = misses(cache, "hot", 3, got);
         tasks.push_back(std::move(first));
         co_await join(tasks);
         EXPECT_EQ(calls, 2);
         EXPECT_EQ(got, std::vector<std::string>(3, "value 2"));
+        EXPECT_EQ(co_await admin.get("t:flight:hot"), "value 2");
+
+        // A write and invalidate() while a computation runs: a miss after it computes
+        // anew (it would have been given the value read before the write), and the
+        // older value is not stored over the newer.
+        co_await cache.invalidate("hot");
+        calls = 0;
+        got.clear();
+        tasks = misses(cache, "hot", 1, got);
+        for (int i = 0; calls == 0 && i < 5000; ++i) co_await kiln::sleep(1ms);
+        co_await cache.invalidate("hot");  // (the write)
+        std::vector<Task<>> after = misses(cache, "hot", 1, got);
+        co_await join(tasks);
+        co_await join(after);
+        EXPECT_EQ(calls, 2);
+        EXPECT_EQ(got, (std::vector<std::string>{"value 1", "value 2"}));
         EXPECT_EQ(co_await admin.get("t:flight:hot"), "value 2");
     });
 }
