@@ -16,8 +16,10 @@ import os
 import re
 import sys
 
-KEYWORD = re.compile(r"\b(if|while|switch)\s*(constexpr\s*)?\(")
-DECLARATION = re.compile(r"^\s*(const\s+)?[\w:<>, ]+?[\s&*]+\w+\s*(=|\{)")
+KEYWORD = re.compile(r"\b(if|while|switch|for)\s*(constexpr\s*)?\(")
+# A declaration as the condition: a type (auto, a name, a template-id), then a name,
+# then = (not ==) or {.
+DECLARATION = re.compile(r"^\s*(?:const\s+)?(?:auto|[A-Za-z_][\w:]*(?:<[^;()=]*>)?)(?:\s*[&*]+\s*|\s+)\w+\s*(?:=(?!=)|\{)")
 EXTENSIONS = (".cpp", ".hpp", ".h", ".cc", ".md", ".html", ".tmpl", ".in")
 
 
@@ -38,6 +40,9 @@ def strip_comments_and_strings(text):
             j = n if j < 0 else j + 2
             out.append(re.sub(r"[^\n]", " ", text[i:j]))
             i = j
+        elif c == "'" and 0 < i < n - 1 and text[i - 1].isalnum() and text[i + 1].isalnum():
+            out.append(c)  # a digit separator (1'000), not a character literal
+            i += 1
         elif c in "\"'":
             j = i + 1
             while j < n and text[j] != c and text[j] != "\n":
@@ -52,7 +57,8 @@ def strip_comments_and_strings(text):
 
 
 def conditions(code):
-    """(offset, condition text) of each if/while/switch in code."""
+    """(offset, condition text) of each if/while/switch in code, and of each for's
+    middle clause."""
     for m in KEYWORD.finditer(code):
         start = m.end()
         depth, i = 1, start
@@ -61,12 +67,16 @@ def conditions(code):
             i += 1
         inside = code[start:i - 1]
         # if (init; condition): the init-statement is a statement of its own.
-        parts, depth, last = [], 0, 0
+        cuts, depth = [], 0
         for k, ch in enumerate(inside):
             depth += {"(": 1, ")": -1, "{": 1, "}": -1, "[": 1, "]": -1}.get(ch, 0)
             if ch == ";" and depth == 0:
-                last = k + 1
-        yield m.start(), inside[last:]
+                cuts.append(k)
+        if m.group(1) == "for":  # for (init; condition; step); a range-for has none
+            if len(cuts) == 2:
+                yield m.start(), inside[cuts[0] + 1:cuts[1]]
+            continue
+        yield m.start(), inside[cuts[-1] + 1 if cuts else 0:]
 
 
 def scan(path):
@@ -90,6 +100,14 @@ def self_test():
         "while (co_await s.next()) {}": True,
         "switch (co_await kind()) {": True,
         "if (x && (co_await f()).ok()) {": True,
+        "if (ready && n == co_await f()) {}": True,
+        "if (a * b == co_await f()) {}": True,
+        "for (; co_await s.next();) {}": True,
+        "if (n == 1'000 && co_await f()) {}": True,
+        "if (n < 1'000) {\n co_await g();\n}\nbool x = co_await h();": False,
+        "for (auto& t : co_await all()) {}": False,
+        "for (int i = 0; i < n; ++i) co_await f(i);": False,
+        "if (const std::optional<int> v = co_await f()) {}": False,
         "if (auto v = co_await f()) use(*v);": False,
         "if (auto v = co_await f(); v) use(*v);": False,
         "while (auto m = co_await s.next()) {}": False,
