@@ -321,8 +321,10 @@ void remove_dir(int base, const char* name) {
 }
 
 // A supervisor killed with SIGKILL leaves its bus directory behind. One is ours to
-// remove when it is this user's, private, untouched for a minute (one just made has
-// no keeper yet) and nobody is bound to its keeper socket (connect is refused).
+// remove when it is this user's, private, nobody is bound to its keeper socket
+// (connect is refused: its supervisor is gone) and it was not changed for a minute
+// (one just made has no keeper yet). Its workers may still be draining: their
+// publish() then reaches no one, as they are leaving.
 void remove_stale_dirs(const std::string& base) {
     DIR* d = ::opendir(base.c_str());
     if (!d) return;

@@ -82,8 +82,8 @@ private:
 // The node's bus directory: made by the supervisor with mode 0700 in the service's
 // runtime directory ($RUNTIME_DIRECTORY), else $TMPDIR, else /tmp (the first whose
 // path no other user may change), and removed, with the sockets in it, when this goes.
-// What a supervisor killed with SIGKILL left there is removed when the next one makes
-// its own.
+// What a supervisor killed with SIGKILL left there is removed by a later one that
+// makes its own there (a minute after it was last changed).
 class ProcessBusDir {
 public:
     static std::unique_ptr<ProcessBusDir> create(std::string* err);  // nullptr and *err if it cannot

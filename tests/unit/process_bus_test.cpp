@@ -245,26 +245,46 @@ TEST(ProcessBusDir, WhatAKilledSupervisorLeftIsRemovedByTheNext) {
     const std::string stale = left("kiln-bus-Stale1", 0700, true);
     const std::string young = left("kiln-bus-Young1", 0700, false);
     const std::string shared = left("kiln-bus-Share1", 0755, true);
-    const std::string more = base + "/kiln-bus-More01";
-    ASSERT_EQ(::mkdir(more.c_str(), 0700), 0);
-    std::FILE* notes = std::fopen((more + "/notes").c_str(), "w");
-    ASSERT_TRUE(notes);
-    std::fclose(notes);
+    const std::string more = base + "/kiln-bus-More01";  // a stale one with a file in it
+    {
+        ASSERT_EQ(::mkdir(more.c_str(), 0700), 0);
+        std::FILE* notes = std::fopen((more + "/notes").c_str(), "w");
+        ASSERT_TRUE(notes);
+        std::fclose(notes);
+        int fd = ::socket(AF_UNIX, SOCK_DGRAM, 0);  // the keeper socket, bound by nobody now
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        std::snprintf(a.sun_path, sizeof a.sun_path, "%s/supervisor", more.c_str());
+        ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+        ::close(fd);
+        timespec old[2] = {{::time(nullptr) - 120, 0}, {::time(nullptr) - 120, 0}};
+        ASSERT_EQ(::utimensat(AT_FDCWD, more.c_str(), old, 0), 0);
+    }
 
-    ::setenv("TMPDIR", base.c_str(), 1);
+    struct Env {  // TMPDIR names the base; RUNTIME_DIRECTORY would come first
+        Env(const std::string& tmp) {
+            ::unsetenv("RUNTIME_DIRECTORY");
+            ::setenv("TMPDIR", tmp.c_str(), 1);
+        }
+        ~Env() { ::unsetenv("TMPDIR"); }
+    };
+    std::unique_ptr<ProcessBusDir> live, next;
     std::string err;
-    auto live = ProcessBusDir::create(&err);
-    ASSERT_TRUE(live) << err;
-    timespec t[2] = {{::time(nullptr) - 120, 0}, {::time(nullptr) - 120, 0}};
-    ASSERT_EQ(::utimensat(AT_FDCWD, live->path().c_str(), t, 0), 0);
-    auto next = ProcessBusDir::create(&err);
-    ::unsetenv("TMPDIR");
-    ASSERT_TRUE(next) << err;
+    {
+        Env env(base);
+        live = ProcessBusDir::create(&err);
+        ASSERT_TRUE(live) << err;
+        timespec t[2] = {{::time(nullptr) - 120, 0}, {::time(nullptr) - 120, 0}};
+        ASSERT_EQ(::utimensat(AT_FDCWD, live->path().c_str(), t, 0), 0);
+        next = ProcessBusDir::create(&err);
+        ASSERT_TRUE(next) << err;
+    }
 
     EXPECT_NE(::access(stale.c_str(), F_OK), 0) << stale << " is still there";
     EXPECT_EQ(::access(young.c_str(), F_OK), 0);
     EXPECT_EQ(::access(shared.c_str(), F_OK), 0);
-    EXPECT_EQ(::access((more + "/notes").c_str(), F_OK), 0);
+    EXPECT_EQ(::access((more + "/notes").c_str(), F_OK), 0);           // what is not a socket stays,
+    EXPECT_NE(::access((more + "/supervisor").c_str(), F_OK), 0);      // the sockets go
     EXPECT_EQ(::access((live->path() + "/supervisor").c_str(), F_OK), 0);
     auto bus = ProcessBus::open(live->path(), 0, 2, &err);
     EXPECT_TRUE(bus) << err;
