@@ -544,7 +544,6 @@ class DatabaseErrors(BlogCase):
 
     def test_a_failing_user_lookup_is_a_500(self):
         self.assertEqual(self.client.get("/login").status, 303)  # logged in: sent on
-        token = self.client.token("/posts/new")
 
         def check():
             for target in ("/login", "/signup"):
@@ -553,7 +552,6 @@ class DatabaseErrors(BlogCase):
         self.while_renamed("users", check)
         self.assertEqual(self.client.get("/login").status, 303)
         self.assertEqual(self.client.get("/posts/new").status, 200)
-        self.assertTrue(token)
 
     def test_a_failing_throttle_is_a_500(self):
         other = Client(self.port)
