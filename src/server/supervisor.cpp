@@ -238,9 +238,6 @@ void Supervisor::steer_connections() {
     for (const Process& p : procs_)
         if (p.state == State::Running) serving[p.slot] = true;
     if (serving == serving_) return;
-    auto partial = [](const std::vector<bool>& v) {
-        return std::count(v.begin(), v.end(), true) > 0 && std::count(v.begin(), v.end(), false) > 0;
-    };
     serving_ = serving;
     const size_t loops = groups_.size() / slots_.size();
     std::vector<unsigned> accepting;  // the sockets' indices in each address's group: loop order
@@ -264,7 +261,7 @@ void Supervisor::steer_connections() {
         return;
     }
     if (!ready_told_) return;  // the first start: slots get ready one after the other
-    if (partial(serving)) {
+    if (!accepting.empty() && accepting.size() < groups_.size()) {  // some slots serve, not all
         log(LogLevel::Info, "new connections go to the workers that serve (slot %s) until every slot serves again",
             which.c_str());
         steered_said_ = true;
