@@ -113,6 +113,7 @@ class ServerProcess:
                                          stdout=self.log, stderr=subprocess.STDOUT)
             try:
                 self._wait_accepting()
+                self._wait_every_worker()
                 return self
             except Exception as e:  # noqa: BLE001 -- stop what we started, then retry
                 last_error = e
@@ -133,6 +134,22 @@ class ServerProcess:
                 time.sleep(0.05)
         raise RuntimeError("server not accepting on port %d after %.0f s"
                            % (self.port, START_TIMEOUT))
+
+    def _wait_every_worker(self):
+        """Under a supervisor, the listening sockets accept (into their backlog) before
+        any worker serves, and new connections go only to the slots that serve yet
+        (reuseport steering). A test of several workers starts once the supervisor
+        says every one serves. A server that never says it (a worker that cannot
+        start, on purpose) is left to the test after START_TIMEOUT."""
+        args = self.extra_args
+        workers = next((args[i + 1] for i, a in enumerate(args[:-1]) if a == "--workers"), "1")
+        if not workers.isdigit() or int(workers) < 2:
+            return
+        deadline = time.monotonic() + START_TIMEOUT * TIME_SCALE
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            if self.wait_for_output(r"ready: every worker serves", timeout=0.2):
+                return
+        sys.stderr.write("harness: the supervisor did not say every worker serves\n")
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
