@@ -135,7 +135,37 @@ TEST(KilncContextsFlow, ALoopBodyIsAlsoEnteredFromWhereItsEndLeavesOff) {
     // Text on the first pass, in title's value on the second, inside the tag on the third.
     EXPECT_EQ(error_at("<% while (more()) { %><%= a %><p title=\"<% } %>\">"), "1:23");
     EXPECT_EQ(error_at("<% for (;;) { %>\n<%= a %><script>\n<% } %>"), "2:1");
-    EXPECT_EQ(error_at("<% std::for_each(v.begin(), v.end(), [&](int i) { %><%= i %><script><% }); %>"), "1:53");
+}
+
+TEST(KilncContextsErrorPaths, ALambdaThatHoldsTemplateTextIsRefused) {
+    // Its value would be escaped as element text where the lambda is written, and
+    // written inside the <script> where it is called.
+    const std::string why = "a lambda's body cannot hold template text";
+    EXPECT_EQ(escapers("<% auto name = [&] { %><%= user %><% }; %><script>var n = <% name(); %>;</script>")
+                  .find(why),
+              5u);
+    EXPECT_EQ(error_at("<p></p><% std::for_each(v.begin(), v.end(), [&](int i) { %><%= i %><% }); %>"), "1:8");
+    EXPECT_EQ(error_at("<% auto f = std::function<void()>([&] { %><%= x %><% }); %>"), "1:1");
+    // One that ends in its own block writes nothing of the template's.
+    EXPECT_EQ(escapers("<% auto n = std::count_if(v.begin(), v.end(), [](int i) { return i > 0; }); %><p><%= n %>"),
+              "text");
+}
+
+TEST(KilncContextsFlow, ABlocksKeywordIsFoundPastCommentsAndBracesInItsCondition) {
+    // Each if below may leave a <script> open: the value after it is refused, as it is
+    // without the comment or the braces.
+    const std::string branch = "depending on which branch of the code above runs";
+    EXPECT_NE(escapers("<% // inline?\n if (inline_cfg) { %><script><% } %><%= v %>").find(branch), std::string::npos);
+    EXPECT_NE(escapers("<% if (a) { %><script>x<% } /* no */ else { %><p><% } %><%= v %>").find(branch),
+              std::string::npos);
+    EXPECT_NE(escapers("<% if (m == std::string{\"x\"}) { %><script><% } %><%= v %>").find(branch), std::string::npos);
+    EXPECT_NE(escapers("<% if (std::ranges::any_of(v, [](auto& p) { return p.d; })) { %><script><% } %><%= v %>")
+                  .find(branch),
+              std::string::npos);
+    std::vector<FlowEvent> ev = scan_code_flow("} /* c */ else if (s == std::string{\"}\"}) {");
+    ASSERT_EQ(ev.size(), 4u);
+    EXPECT_EQ(ev[3].kind, FlowKind::Open);
+    EXPECT_EQ(ev[3].block, Block::ElseIf);
 }
 
 TEST(KilncContextsFlow, SwitchCasesEachStartFromTheTopOfTheSwitch) {

@@ -1,5 +1,6 @@
 #include "kilnc/code_flow.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace kiln::kilnc {
@@ -15,6 +16,11 @@ std::vector<std::string_view> words(std::string_view head, size_t n) {
     size_t i = 0;
     while (out.size() < n && i < head.size()) {
         while (i < head.size() && !is_word_char(head[i])) {
+            if (head.substr(i, 2) == "//" || head.substr(i, 2) == "/*") {  // a comment is blank
+                size_t end = head[i + 1] == '/' ? head.find('\n', i) : head.find("*/", i + 2);
+                i = end == head.npos ? head.size() : end + (head[i + 1] == '/' ? 1 : 2);
+                continue;
+            }
             if (head[i] != ' ' && head[i] != '\t' && head[i] != '\n' && head[i] != '\r') return out;
             ++i;
         }
@@ -25,10 +31,13 @@ std::vector<std::string_view> words(std::string_view head, size_t n) {
     return out;
 }
 
-Block classify(std::string_view head, bool in_parens) {
-    // A '{' inside parentheses opens a lambda passed to a call (for_each(v, [&](x) {):
-    // it may run any number of times.
-    if (in_parens || head.find(']') != head.npos) return Block::Loop;
+// What a '{' opens, from the head of its statement. `lambda` says it may run elsewhere
+// than where it is written: a lambda, or a brace inside an expression.
+Block classify(std::string_view head, bool in_parens, bool& lambda) {
+    // A '{' inside parentheses is a lambda passed to a call (for_each(v, [&](x) {), or a
+    // braced value (std::string{"x"}): it may run any number of times.
+    lambda = in_parens;
+    if (in_parens) return Block::Loop;
     std::vector<std::string_view> w = words(head, 2);
     if (w.empty()) return Block::Plain;
     if (w[0] == "if" || w[0] == "try") return Block::If;
@@ -36,7 +45,8 @@ Block classify(std::string_view head, bool in_parens) {
     if (w[0] == "catch") return Block::ElseIf;
     if (w[0] == "for" || w[0] == "while" || w[0] == "do") return Block::Loop;
     if (w[0] == "switch") return Block::Switch;
-    return Block::Plain;
+    lambda = head.find(']') != head.npos;  // auto row = [&](const Post& p) {
+    return lambda ? Block::Loop : Block::Plain;
 }
 
 bool is_word(std::string_view head, std::string_view word) {
@@ -95,6 +105,7 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
     std::vector<FlowEvent> events;
     size_t head_start = 0;  // where the current statement's words begin
     int parens = 0;
+    std::vector<bool> open;  // the blocks this code opens and has not closed: a lambda's?
     for (size_t i = 0; i < code.size();) {
         char c = code[i];
         if (c == '"' || (c == '\'' && !(i > 0 && is_word_char(code[i - 1]) && i + 1 < code.size() &&
@@ -118,11 +129,14 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
         } else if (c == ')') {
             if (parens > 0) --parens;
         } else if (c == '{') {
-            events.push_back({FlowKind::Open, classify(head, parens > 0)});
-            head_start = i + 1;
+            bool lambda = false;
+            events.push_back({FlowKind::Open, classify(head, parens > 0, lambda)});
+            open.push_back(lambda);
+            if (parens == 0) head_start = i + 1;  // (inside a condition, the head goes on)
         } else if (c == '}') {
             events.push_back({FlowKind::Close});
-            head_start = i + 1;
+            if (!open.empty()) open.pop_back();
+            if (parens == 0) head_start = i + 1;
         } else if (c == ';' && parens == 0) {
             if (FlowEvent e = statement(head); e.kind != FlowKind::Open) events.push_back(e);
             if (is_word(head, "goto"))
@@ -145,6 +159,13 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
         }
         ++i;
     }
+    // A lambda whose body holds template text writes it where it is called, in a
+    // context kilnc never sees (a <script>, an href): its values would be escaped for
+    // the place it is written.
+    if (std::find(open.begin(), open.end(), true) != open.end())
+        events.push_back({FlowKind::Refused, Block::Plain,
+                          "a lambda's body cannot hold template text: kilnc escapes its values for where the lambda "
+                          "is written, not where it is called; use a partial (<%@ render %>) or a loop"});
     // A block that ends in a control statement without its '{': the template text after
     // the block is what it governs (<% if (x) %> title="<%= t %>"), which kilnc would
     // follow as if it always ran.
