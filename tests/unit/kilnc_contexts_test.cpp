@@ -146,6 +146,11 @@ TEST(KilncContextsErrorPaths, ALambdaThatHoldsTemplateTextIsRefused) {
               5u);
     EXPECT_EQ(error_at("<p></p><% std::for_each(v.begin(), v.end(), [&](int i) { %><%= i %><% }); %>"), "1:8");
     EXPECT_EQ(error_at("<% auto f = std::function<void()>([&] { %><%= x %><% }); %>"), "1:1");
+    // A throw in a try block leaves its output in the href; its catch went on there.
+    EXPECT_NE(escapers("<% try { %><a href=\"<%= link(i) %>\">o</a><% } catch (...) { %><%= m %><% } %>")
+                  .find("a try block cannot hold template text"),
+              std::string::npos);
+    EXPECT_EQ(escapers("<% std::string u; try { u = link(i); } catch (...) { } %><a href=\"<%= u %>\">"), "url");
     // One that ends in its own block writes nothing of the template's.
     EXPECT_EQ(escapers("<% auto n = std::count_if(v.begin(), v.end(), [](int i) { return i > 0; }); %><p><%= n %>"),
               "text");

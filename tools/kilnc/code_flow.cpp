@@ -1,6 +1,5 @@
 #include "kilnc/code_flow.hpp"
 
-#include <algorithm>
 #include <string>
 
 namespace kiln::kilnc {
@@ -31,22 +30,33 @@ std::vector<std::string_view> words(std::string_view head, size_t n) {
     return out;
 }
 
-// What a '{' opens, from the head of its statement. `lambda` says it may run elsewhere
-// than where it is written: a lambda, or a brace inside an expression.
-Block classify(std::string_view head, bool in_parens, bool& lambda) {
+constexpr const char* kLambda =
+    "a lambda's body cannot hold template text: kilnc escapes its values for where the lambda is written, not "
+    "where it is called; use a partial (<%@ render %>) or a loop";
+constexpr const char* kTry =
+    "a try block cannot hold template text: a throw leaves what it wrote in whatever context it had reached "
+    "(an open href, a <script>), and its catch would go on there; compute the value before the markup";
+
+// What a '{' opens, from the head of its statement. `refused` says why the block must
+// end within its own code block (nullptr: it may hold template text): a lambda, or a
+// brace inside an expression, may run elsewhere than where it is written; a try may
+// stop anywhere in its text.
+Block classify(std::string_view head, bool in_parens, const char*& refused) {
     // A '{' inside parentheses is a lambda passed to a call (for_each(v, [&](x) {), or a
     // braced value (std::string{"x"}): it may run any number of times.
-    lambda = in_parens;
+    refused = in_parens ? kLambda : nullptr;
     if (in_parens) return Block::Loop;
     std::vector<std::string_view> w = words(head, 2);
     if (w.empty()) return Block::Plain;
+    if (w[0] == "try") refused = kTry;
     if (w[0] == "if" || w[0] == "try") return Block::If;
     if (w[0] == "else") return w.size() > 1 && w[1] == "if" ? Block::ElseIf : Block::Else;
     if (w[0] == "catch") return Block::ElseIf;
     if (w[0] == "for" || w[0] == "while" || w[0] == "do") return Block::Loop;
     if (w[0] == "switch") return Block::Switch;
-    lambda = head.find(']') != head.npos;  // auto row = [&](const Post& p) {
-    return lambda ? Block::Loop : Block::Plain;
+    if (head.find(']') == head.npos) return Block::Plain;
+    refused = kLambda;  // auto row = [&](const Post& p) {
+    return Block::Loop;
 }
 
 bool is_word(std::string_view head, std::string_view word) {
@@ -105,7 +115,7 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
     std::vector<FlowEvent> events;
     size_t head_start = 0;  // where the current statement's words begin
     int parens = 0;
-    std::vector<bool> open;  // the blocks this code opens and has not closed: a lambda's?
+    std::vector<const char*> open;  // the blocks this code opens and has not closed: why each must close here
     for (size_t i = 0; i < code.size();) {
         char c = code[i];
         if (c == '"' || (c == '\'' && !(i > 0 && is_word_char(code[i - 1]) && i + 1 < code.size() &&
@@ -129,9 +139,9 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
         } else if (c == ')') {
             if (parens > 0) --parens;
         } else if (c == '{') {
-            bool lambda = false;
-            events.push_back({FlowKind::Open, classify(head, parens > 0, lambda)});
-            open.push_back(lambda);
+            const char* refused = nullptr;
+            events.push_back({FlowKind::Open, classify(head, parens > 0, refused)});
+            open.push_back(refused);
             if (parens == 0) head_start = i + 1;  // (inside a condition, the head goes on)
         } else if (c == '}') {
             events.push_back({FlowKind::Close});
@@ -159,13 +169,13 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
         }
         ++i;
     }
-    // A lambda whose body holds template text writes it where it is called, in a
-    // context kilnc never sees (a <script>, an href): its values would be escaped for
-    // the place it is written.
-    if (std::find(open.begin(), open.end(), true) != open.end())
-        events.push_back({FlowKind::Refused, Block::Plain,
-                          "a lambda's body cannot hold template text: kilnc escapes its values for where the lambda "
-                          "is written, not where it is called; use a partial (<%@ render %>) or a loop"});
+    // A lambda whose body holds template text writes it where it is called, a context
+    // kilnc never sees; a try's catch goes on from wherever the throw came.
+    for (const char* why : open)
+        if (why) {
+            events.push_back({FlowKind::Refused, Block::Plain, why});
+            break;
+        }
     // A block that ends in a control statement without its '{': the template text after
     // the block is what it governs (<% if (x) %> title="<%= t %>"), which kilnc would
     // follow as if it always ran.
