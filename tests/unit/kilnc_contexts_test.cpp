@@ -167,6 +167,9 @@ TEST(KilncContextsFlow, ABlocksKeywordIsFoundPastCommentsAndBracesInItsCondition
     EXPECT_NE(escapers("<% if (std::ranges::any_of(v, [](auto& p) { return p.d; })) { %><script><% } %><%= v %>")
                   .find(branch),
               std::string::npos);
+    // A macro's block may run any number of times.
+    EXPECT_NE(escapers("<% FOREACH(p, ps) /* each */ { %><%= p %><script><% } %></script>").find(branch),
+              std::string::npos);
     std::vector<FlowEvent> ev = scan_code_flow("} /* c */ else if (s == std::string{\"}\"}) {");
     ASSERT_EQ(ev.size(), 4u);
     EXPECT_EQ(ev[3].kind, FlowKind::Open);

@@ -30,6 +30,21 @@ std::vector<std::string_view> words(std::string_view head, size_t n) {
     return out;
 }
 
+// The last character of `head` that is not blank or in a comment (0: none).
+char last_char(std::string_view head) {
+    char last = 0;
+    for (size_t i = 0; i < head.size(); ++i) {
+        if (head.substr(i, 2) == "//" || head.substr(i, 2) == "/*") {
+            size_t end = head[i + 1] == '/' ? head.find('\n', i) : head.find("*/", i + 2);
+            if (end == head.npos) break;
+            i = end + (head[i + 1] == '/' ? 0 : 1);
+        } else if (head[i] != ' ' && head[i] != '\t' && head[i] != '\n' && head[i] != '\r') {
+            last = head[i];
+        }
+    }
+    return last;
+}
+
 constexpr const char* kLambda =
     "a lambda's body cannot hold template text: kilnc escapes its values for where the lambda is written, not "
     "where it is called; use a partial (<%@ render %>) or a loop";
@@ -54,9 +69,13 @@ Block classify(std::string_view head, bool in_parens, const char*& refused) {
     if (w[0] == "catch") return Block::ElseIf;
     if (w[0] == "for" || w[0] == "while" || w[0] == "do") return Block::Loop;
     if (w[0] == "switch") return Block::Switch;
-    if (head.find(']') == head.npos) return Block::Plain;
-    refused = kLambda;  // auto row = [&](const Post& p) {
-    return Block::Loop;
+    if (head.find(']') != head.npos) {
+        refused = kLambda;  // auto row = [&](const Post& p) {
+        return Block::Loop;
+    }
+    // Some other head that ends in its parenthesis (a macro: FOREACH(p, posts) {) may
+    // run its block any number of times.
+    return last_char(head) == ')' ? Block::Loop : Block::Plain;
 }
 
 bool is_word(std::string_view head, std::string_view word) {
