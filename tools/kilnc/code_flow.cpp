@@ -9,18 +9,33 @@ bool is_word_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }  // C++'s whitespace
+
+// Index just past the comment starting at code[i] (its newline, or its "*/"); i when
+// none starts there.
+size_t past_comment(std::string_view code, size_t i) {
+    if (code.substr(i, 2) == "//") {
+        size_t nl = code.find('\n', i);
+        return nl == code.npos ? code.size() : nl + 1;
+    }
+    if (code.substr(i, 2) == "/*") {
+        size_t end = code.find("*/", i + 2);
+        return end == code.npos ? code.size() : end + 2;
+    }
+    return i;
+}
+
 // The first `n` words of a statement head (identifiers only; "} else if (" -> else, if).
 std::vector<std::string_view> words(std::string_view head, size_t n) {
     std::vector<std::string_view> out;
     size_t i = 0;
     while (out.size() < n && i < head.size()) {
         while (i < head.size() && !is_word_char(head[i])) {
-            if (head.substr(i, 2) == "//" || head.substr(i, 2) == "/*") {  // a comment is blank
-                size_t end = head[i + 1] == '/' ? head.find('\n', i) : head.find("*/", i + 2);
-                i = end == head.npos ? head.size() : end + (head[i + 1] == '/' ? 1 : 2);
+            if (size_t past = past_comment(head, i); past != i) {  // a comment is blank
+                i = past;
                 continue;
             }
-            if (head[i] != ' ' && head[i] != '\t' && head[i] != '\n' && head[i] != '\r') return out;
+            if (!is_blank(head[i])) return out;
             ++i;
         }
         size_t start = i;
@@ -33,14 +48,13 @@ std::vector<std::string_view> words(std::string_view head, size_t n) {
 // The last character of `head` that is not blank or in a comment (0: none).
 char last_char(std::string_view head) {
     char last = 0;
-    for (size_t i = 0; i < head.size(); ++i) {
-        if (head.substr(i, 2) == "//" || head.substr(i, 2) == "/*") {
-            size_t end = head[i + 1] == '/' ? head.find('\n', i) : head.find("*/", i + 2);
-            if (end == head.npos) break;
-            i = end + (head[i + 1] == '/' ? 0 : 1);
-        } else if (head[i] != ' ' && head[i] != '\t' && head[i] != '\n' && head[i] != '\r') {
-            last = head[i];
+    for (size_t i = 0; i < head.size();) {
+        if (size_t past = past_comment(head, i); past != i) {
+            i = past;
+            continue;
         }
+        if (!is_blank(head[i])) last = head[i];
+        ++i;
     }
     return last;
 }
@@ -90,8 +104,7 @@ bool is_word(std::string_view head, std::string_view word) {
 // The last identifier of a statement head ("if (x) break" -> "break").
 std::string_view last_word(std::string_view head) {
     size_t end = head.size();
-    while (end > 0 && (head[end - 1] == ' ' || head[end - 1] == '\t' || head[end - 1] == '\n' || head[end - 1] == '\r'))
-        --end;
+    while (end > 0 && is_blank(head[end - 1])) --end;
     size_t start = end;
     while (start > 0 && is_word_char(head[start - 1])) --start;
     return head.substr(start, end - start);
@@ -142,14 +155,8 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
             i = skip_literal(code, i);
             continue;
         }
-        if (c == '/' && i + 1 < code.size() && code[i + 1] == '/') {
-            size_t nl = code.find('\n', i);
-            i = nl == code.npos ? code.size() : nl + 1;
-            continue;
-        }
-        if (c == '/' && i + 1 < code.size() && code[i + 1] == '*') {
-            size_t end = code.find("*/", i + 2);
-            i = end == code.npos ? code.size() : end + 2;
+        if (size_t past = past_comment(code, i); past != i) {
+            i = past;
             continue;
         }
         std::string_view head = code.substr(head_start, i - head_start);
