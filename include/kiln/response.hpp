@@ -28,6 +28,7 @@ namespace app {
 class Dispatcher;
 struct Context;
 struct CompressionPolicy;
+class HeadHook;
 }
 class Request;
 class EventStream;
@@ -105,9 +106,13 @@ private:
     friend struct detail::WsHandshake;  // attaches the upgrade to the message
     friend class app::Dispatcher;
     friend struct app::Context;
+    friend class app::HeadHook;
     struct Unowned {};
     explicit Response(Unowned);  // bound to the engine's message per request
-    void bind(http::Response& msg) { msg_ = &msg; }
+    void bind(http::Response& msg) {
+        msg_ = &msg;
+        head_hook_ = nullptr;
+    }
 
     http::Response* msg_;
     std::unique_ptr<http::Response> owned_;  // a Response made outside a request
@@ -115,6 +120,9 @@ private:
     // Set by the dispatcher for a request whose streamed answer may be compressed.
     const app::CompressionPolicy* compression_ = nullptr;
     const Request* compression_request_ = nullptr;  // its Accept-Encoding, read only if coding
+    // Runs before the head leaves (app::HeadHook: the security headers), with its request.
+    const app::HeadHook* head_hook_ = nullptr;
+    Request* head_request_ = nullptr;
 };
 
 }  // namespace kiln

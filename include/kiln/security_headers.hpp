@@ -1,9 +1,12 @@
 // Security headers for every page, as a middleware: app.use(kiln::security_headers()).
-// After the handler (and on error pages, which are made inside the chain) it adds
+// Every response to a request that passes it gets, just before its head leaves,
 // Content-Security-Policy, X-Content-Type-Options, Referrer-Policy, X-Frame-Options
-// and, on a request that came over HTTPS, Strict-Transport-Security. A header the
-// handler set itself is left as it is; a route that must go without them calls
-// kiln::skip_security_headers(req), and path prefixes in `except` are left alone.
+// and, on a request that came over HTTPS, Strict-Transport-Security: error pages
+// (a handler's throw, before or after a co_await, the deadline's 504) and streams
+// (res.write(), server-sent events) too. Use it first, so the middleware after it
+// is covered. A header the handler set itself is left as it is; a request that must
+// go without them calls kiln::skip_security_headers(req) (at any point before its
+// head leaves), and paths under an `except` prefix are left alone.
 // The default policy allows only the site's own scripts, styles, images, fonts,
 // forms and frames (no inline script or style): loosen it per app, not per page.
 #pragma once
@@ -24,7 +27,9 @@ struct SecurityHeaders {
     bool nosniff = true;                                              // X-Content-Type-Options: nosniff
     int64_t hsts_max_age_s = 365 * 24 * 60 * 60;                      // 0: no HSTS
     bool hsts_include_subdomains = false;
-    std::vector<std::string> except;  // path prefixes served without them ("/embed/")
+    // Paths served without them, by whole segments: "/embed" is /embed and what is
+    // under it, not /embedded-admin.
+    std::vector<std::string> except;
 };
 
 Middleware security_headers(SecurityHeaders options = {});

@@ -5,6 +5,7 @@
 #include <typeinfo>
 
 #include "app/detached.hpp"
+#include "app/head_hook.hpp"
 #include "app/upload_sink.hpp"
 #include "http/multipart.hpp"
 #include "http/request.hpp"
@@ -36,6 +37,7 @@ void Dispatcher::handle(http::RequestContext& ctx, const http::Request&, http::R
     c.response.bind(res);
     begin_compression(c);
     app_.handle(c.request, c.response);
+    HeadHook::run(c.response);
     end_compression(c);
     c.request.release();
 }
@@ -115,6 +117,7 @@ void Dispatcher::finish_async(Context& c) {
     AsyncRun& run = *c.async;
     if (run.loop) run.loop->deadlines().disarm(run.deadline);
     if (run.timed_out) app_.fail_in_chain(c.request, c.response, 504, "Gateway Timeout", {});
+    HeadHook::run(c.response);
     end_compression(c);
     c.request.release();
     http::Completion done = run.done;

@@ -5,6 +5,7 @@
 #include <kiln/request.hpp>
 
 #include "app/compression.hpp"
+#include "app/head_hook.hpp"
 #include "http/response.hpp"
 
 namespace kiln {
@@ -50,6 +51,7 @@ void Response::file(int fd, uint64_t offset, uint64_t length, std::string_view c
 bool Response::has_file() const { return msg_->has_file(); }
 
 void Response::write(std::string_view chunk) {
+    if (!msg_->streaming()) app::HeadHook::run(*this);  // the head leaves with this chunk
     if (compression_ && !msg_->streaming() && msg_->has_stream() && app::codable(*compression_, *msg_))
         app::compress_stream(*compression_, compression_request_->header("accept-encoding").value_or(""), *msg_);
     msg_->write(chunk);
@@ -63,5 +65,17 @@ std::string& Response::body() { return msg_->body(); }
 void Response::close_connection() { msg_->close_connection(); }
 bool Response::closes_connection() const { return msg_->closes_connection(); }
 void Response::clear() { msg_->discard(); }
+
+namespace app {
+void HeadHook::attach(Request& req, Response& res, const HeadHook& hook) {
+    res.head_hook_ = &hook;
+    res.head_request_ = &req;
+}
+
+void HeadHook::run(Response& res) {
+    const HeadHook* hook = std::exchange(res.head_hook_, nullptr);
+    if (hook) hook->before_head(*res.head_request_, res);
+}
+}  // namespace app
 
 }  // namespace kiln

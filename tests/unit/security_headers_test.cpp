@@ -1,11 +1,28 @@
 // kiln::security_headers(): the headers every page gets, what a handler or a route
-// can change, and that error pages get them too.
+// can change, and that error pages and streams get them too, on every way out of a
+// chain that waits.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <string>
+
 #include <kiln/kiln.hpp>
+#include <kiln/sleep.hpp>
 #include <kiln/testing.hpp>
 
+using kiln::Task;
+
 namespace {
+constexpr const char* kDefaultCsp =
+    "default-src 'self'; base-uri 'self'; form-action 'self'; frame-ancestors 'self'; object-src 'none'";
+
+void expect_all(const kiln::testing::Result& r, const std::string& what) {
+    EXPECT_EQ(r.header("Content-Security-Policy").value_or(""), kDefaultCsp) << what;
+    EXPECT_EQ(r.header("X-Content-Type-Options"), "nosniff") << what;
+    EXPECT_EQ(r.header("Referrer-Policy"), "strict-origin-when-cross-origin") << what;
+    EXPECT_EQ(r.header("X-Frame-Options"), "SAMEORIGIN") << what;
+}
+
 void routes(kiln::App& app) {
     app.get("/", [](kiln::Request&, kiln::Response& res) { res.html("<p>hi</p>"); });
     app.get("/own-csp", [](kiln::Request&, kiln::Response& res) {
@@ -27,19 +44,14 @@ TEST(SecurityHeaders, EveryPageGetsTheDefaults) {
     kiln::testing::Client client(app);
     for (const char* path : {"/", "/boom", "/no-such-page"}) {
         auto r = client.get(path);
-        EXPECT_EQ(r.header("Content-Security-Policy").value_or(""),
-                  "default-src 'self'; base-uri 'self'; form-action 'self'; frame-ancestors 'self'; object-src 'none'")
-            << path;
-        EXPECT_EQ(r.header("X-Content-Type-Options"), "nosniff") << path;
-        EXPECT_EQ(r.header("Referrer-Policy"), "strict-origin-when-cross-origin") << path;
-        EXPECT_EQ(r.header("X-Frame-Options"), "SAMEORIGIN") << path;
+        expect_all(r, path);
         EXPECT_FALSE(r.header("Strict-Transport-Security")) << "plain HTTP: HSTS would mean nothing";
     }
 }
 
 TEST(SecurityHeaders, HandlersAndRoutesHaveAWayOut) {
     kiln::App app;
-    app.use(kiln::security_headers({.frame_options = "DENY", .except = {"/own"}}));
+    app.use(kiln::security_headers({.frame_options = "DENY", .except = {"/own-csp"}}));
     routes(app);
     kiln::testing::Client client(app);
     EXPECT_EQ(client.get("/").header("X-Frame-Options"), "DENY");
@@ -74,4 +86,62 @@ TEST(SecurityHeaders, AHeaderTheHandlerSetIsKept) {
     auto r = client.get("/own-csp");
     EXPECT_EQ(r.header("Content-Security-Policy"), "default-src 'none'");
     EXPECT_EQ(r.header("X-Frame-Options"), "SAMEORIGIN");
+}
+
+// A chain that waits returns from a plain middleware's next() at its first wait: the
+// headers go on when the head leaves, so no way out after a co_await loses them.
+TEST(SecurityHeaders, ErrorPagesAfterAWaitGetThemToo) {
+    kiln::App app;
+    app.use(kiln::security_headers());
+    app.get("/throws-after-wait", [](kiln::Request&, kiln::Response& res) -> Task<> {
+        res.header("X-Early", "1");
+        co_await kiln::sleep(1);
+        throw std::runtime_error("after the wait");
+    });
+    app.get("/stuck", [](kiln::Request&, kiln::Response&) -> Task<> { co_await kiln::sleep(10'000); },
+            {.deadline_ms = 20});
+    kiln::testing::Client client(app);
+    auto thrown = client.get("/throws-after-wait");
+    EXPECT_EQ(thrown.status, 500);
+    expect_all(thrown, "a 500 after a co_await");
+    auto late = client.get("/stuck");
+    EXPECT_EQ(late.status, 504);
+    expect_all(late, "the deadline's 504");
+}
+
+TEST(SecurityHeaders, StreamsGetThemWithTheirHead) {
+    kiln::App app;
+    app.use(kiln::security_headers());
+    app.get("/stream", [](kiln::Request&, kiln::Response& res) {
+        res.write("a");
+        res.write("b");
+    });
+    app.get("/stream-after-wait", [](kiln::Request&, kiln::Response& res) -> Task<> {
+        co_await kiln::sleep(1);
+        res.write("c");
+    });
+    app.get("/events", [](kiln::Request&, kiln::Response& res) { res.event_stream().send("hi"); });
+    kiln::testing::Client client(app);
+    for (const char* path : {"/stream", "/stream-after-wait", "/events"}) {
+        auto r = client.get(path);
+        EXPECT_EQ(r.status, 200) << path;
+        expect_all(r, path);
+    }
+}
+
+TEST(SecurityHeaders, TheWayOutWorksAfterAWaitAndByWholeSegments) {
+    kiln::App app;
+    app.use(kiln::security_headers({.except = {"/embed"}}));
+    app.get("/late-skip", [](kiln::Request& req, kiln::Response& res) -> Task<> {
+        co_await kiln::sleep(1);
+        kiln::skip_security_headers(req);
+        res.text("framed elsewhere");
+    });
+    for (const char* path : {"/embed", "/embed/player", "/embedded-admin"})
+        app.get(path, [](kiln::Request&, kiln::Response& res) { res.text("x"); });
+    kiln::testing::Client client(app);
+    EXPECT_FALSE(client.get("/late-skip").header("X-Frame-Options")) << "skipped after a co_await";
+    EXPECT_FALSE(client.get("/embed").header("X-Frame-Options"));
+    EXPECT_FALSE(client.get("/embed/player").header("X-Frame-Options"));
+    expect_all(client.get("/embedded-admin"), "a prefix covers whole segments, not /embedded-admin");
 }
