@@ -105,10 +105,17 @@ void Server::set_executor(Executor* executor) {
 }
 
 namespace {
+// One log line a minute per limit, naming its setting.
+void log_once_a_minute(std::atomic<int64_t>& last_logged, const char* why, size_t limit) {
+    int64_t now = static_cast<int64_t>(time(nullptr)), last = last_logged.load(std::memory_order_relaxed);
+    if (now - last >= 60 && last_logged.compare_exchange_strong(last, now))
+        util::log(util::LogLevel::Warn, why, limit);
+}
+
 // A connection past a limit: told so in one small write, then closed. The socket is
 // fresh, so the answer fits its buffer; what does not is dropped. A TLS client is
 // only closed: it waits for a ServerHello, and plain bytes would read to it as a
-// broken peer, not as a 503. One log line a minute per limit names its setting.
+// broken peer, not as a 503.
 void refuse(int fd, bool tls, std::string_view answer, std::atomic<int64_t>& last_logged, const char* why,
             size_t limit) {
     if (!tls) {
@@ -116,9 +123,7 @@ void refuse(int fd, bool tls, std::string_view answer, std::atomic<int64_t>& las
         (void)ignored;
     }
     ::close(fd);
-    int64_t now = static_cast<int64_t>(time(nullptr)), last = last_logged.load(std::memory_order_relaxed);
-    if (now - last >= 60 && last_logged.compare_exchange_strong(last, now))
-        util::log(util::LogLevel::Warn, why, limit);
+    log_once_a_minute(last_logged, why, limit);
 }
 
 constexpr std::string_view kTooMany =
@@ -128,7 +133,13 @@ constexpr std::string_view kTooManyFromYou =
     "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 60\r\n"
     "Retry-After: 1\r\nConnection: close\r\n\r\nService Unavailable: too many connections from your address\n";
 std::atomic<int64_t> full_logged{0}, address_logged{0};
+constexpr const char* kPerAddressLog =
+    "refusing connections: limits.max_connections_per_address = %zu are open from one address in this worker";
 }  // namespace
+
+void Server::log_refused_per_address() const {
+    log_once_a_minute(address_logged, kPerAddressLog, cfg_.max_connections_per_address);
+}
 
 void Server::accept(int fd, const net::PeerAddress& peer, bool proxy_protocol, const net::TlsContext* tls) {
     assert(loop_.in_loop_thread());
@@ -147,10 +158,7 @@ void Server::accept(int fd, const net::PeerAddress& peer, bool proxy_protocol, c
     if (count_now && !cfg_.address_counts->add(peer, cfg_.max_connections_per_address)) {
         if (cfg_.max_process_connections && cfg_.open_connections)
             cfg_.open_connections->fetch_sub(1, std::memory_order_relaxed);
-        refuse(fd, tls != nullptr, kTooManyFromYou, address_logged,
-               "refusing connections: limits.max_connections_per_address = %zu are open from one address in this "
-               "worker",
-               cfg_.max_connections_per_address);
+        refuse(fd, tls != nullptr, kTooManyFromYou, address_logged, kPerAddressLog, cfg_.max_connections_per_address);
         return;
     }
     auto* c = new Connection(*this, fd, peer, proxy_protocol, tls);
