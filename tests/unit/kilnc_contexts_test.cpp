@@ -111,6 +111,22 @@ TEST(KilncContexts, CommentsAndDeclarationsEndWhereBrowsersEndThem) {
     EXPECT_EQ(escapers("<!DOCTYPE html><!-- a --><%= a %><!--><%= b %><!---><%= c %><!-- x --!><%= d %>"),
               "text text text text");
     EXPECT_EQ(escapers("<?xml version=\"1.0\"?><![CDATA[ <b> ]]><%= a %>"), "text");
+    // In HTML, "<![CDATA[" is a bogus comment that its first '>' ends: the script is one.
+    EXPECT_EQ(escapers("<![CDATA[ x > <script> ]]> var a = <%= a %>;</script>"), "js");
+    EXPECT_EQ(escapers("<svg><![CDATA[ x ]]></svg><%= a %>"), "text");  // in an <svg>, a CDATA section
+}
+
+// Inside <svg> or <math> (foreign content) a <script>, <title> or <style> is an element
+// like any other, whose text is markup, and "/>" closes it; an HTML parser reads raw
+// text up to the end tag. kilnc follows what both readings agree on: plain text, then
+// the element's own end tag. <svg/> closes itself, </svg> ends the foreign content.
+TEST(KilncContexts, RawTextInsideSvgOrMathIsFollowedWhereBothReadingsAgree) {
+    EXPECT_EQ(escapers("<svg><title><%= a %></title></svg><p><%= b %></p>"), "attr text");
+    EXPECT_EQ(escapers("<svg><script href=\"/x.js\"></script></svg><a href=\"<%= u %>\">x</a>"), "url");
+    EXPECT_EQ(escapers("<svg/><script>var a = <%= v %>;</script>"), "js");
+    EXPECT_EQ(escapers("<svg viewBox=\"0 0 1 1\"><g/></svg><script>var a = <%= v %>;</script>"), "js");
+    EXPECT_EQ(escapers("<math><mi>x</mi></math><script>f(<%= v %>)</script>"), "js");
+    EXPECT_EQ(escapers("<svg><style>.a{}</style><text><%= v %></text></svg>"), "text");
 }
 
 // ---------------------------------------------------------------- code blocks
@@ -391,6 +407,20 @@ TEST(KilncContextsFlow, WhatNoPathReachesIsRefusedAndNotFollowed) {
     // A case label is a way back in: the block after the break is followed for it.
     EXPECT_EQ(escapers("<% switch (k) { case 1: %><b>1</b><% break; %><% { %><% case 2: %><%= a %><% } %><% } %>"),
               "text");
+}
+
+// Before, kilnc took these as raw text to the end tag, where a browser reads markup:
+// the unquoted href after <script/> was "inside the script", and so on.
+TEST(KilncContextsErrorPaths, ForeignContentWhereTheReadingsPartIsRefused) {
+    EXPECT_EQ(error_at("<svg><script href=\"/x.js\"/><text><%= u %></text></svg>"), "1:34");
+    EXPECT_EQ(error_at("<svg><title><a href=<%= u %>>x</a></title></svg>"), "1:21");
+    EXPECT_EQ(error_at("<svg><script>var a = <%= v %>;</script></svg>"), "1:22");
+    EXPECT_EQ(error_at("<math><style>a</style><script/><p><%= v %></p>"), "1:35");
+    EXPECT_EQ(escapers("<math><script/>x</script><p><%= v %></p>"), "text");  // both read text, then <p>
+    EXPECT_EQ(error_at("<script src=\"/x.js\" /><p><%= v %></p>"), "1:26");  // HTML: the <p> is script text
+    EXPECT_EQ(error_at("<svg><![CDATA[ a > b ]]></svg><%= v %>"), "1:31");
+    // Past three levels kilnc stops counting, and the content stays maybe foreign.
+    EXPECT_EQ(error_at("<svg><svg><svg><svg></svg></svg></svg></svg><script>f(<%= v %>)</script>"), "1:55");
 }
 
 TEST(KilncContextsErrorPaths, AScriptInTheDoubleEscapedStateLosesTheContextForGood) {

@@ -128,16 +128,18 @@ void HtmlState::step(char c, std::vector<LateError>& late) {
             }
             return;
         case Mode::TagName:
-            if (is_space(c) || c == '/') mode_ = Mode::BeforeAttrName;
+            if (is_space(c) || c == '/') mode_ = Mode::BeforeAttrName, slash_ = c == '/';
             else if (c == '>') close_tag();
             else tag_ += lower(c);
             return;
         case Mode::BeforeAttrName:
             if (c == '>') close_tag();
             else if (!is_space(c) && c != '/') mode_ = Mode::AttrName, attr_.assign(1, lower(c));
+            slash_ = c == '/';  // "/ >" closes nothing
             return;
         case Mode::AttrName:
         case Mode::AfterAttrName:
+            slash_ = c == '/';
             if (c == '=') mode_ = Mode::BeforeAttrValue;
             else if (c == '>') close_tag();
             else if (c == '/') mode_ = Mode::BeforeAttrName;
@@ -193,9 +195,16 @@ void HtmlState::step(char c, std::vector<LateError>& late) {
             }
             return;
         case Mode::Cdata:
-            if (c == '>' && ends_with(recent_, "]]")) {
-                mode_ = Mode::Text;
-                recent_.clear();
+            // In foreign content (<svg>, <math>) a CDATA section ends at "]]>"; in HTML
+            // it is a bogus comment, ended by its first '>'. Where that '>' is not the
+            // one of "]]>" inside an <svg> or <math>, kilnc cannot tell which it is.
+            if (c == '>') {
+                if (ends_with(recent_, "]]") || (svg_ == 0 && math_ == 0)) {
+                    mode_ = Mode::Text;
+                    recent_.clear();
+                } else {
+                    *this = lost();
+                }
             } else {
                 keep_last(recent_, c, 2);
             }
@@ -208,7 +217,22 @@ void HtmlState::step(char c, std::vector<LateError>& late) {
     }
 }
 
+// Inside an <svg> or <math>, start tags are read as foreign content: <script>, <style>,
+// <title> and the other raw-text names are elements like any other, whose text is
+// markup, and `/>` closes an element. Unless the tag is one that leaves foreign
+// content (<p>, <div>, ...) or comes where HTML is read again (<foreignObject>,
+// <desc>, <title>), which kilnc does not follow: the content is only "maybe foreign".
+void HtmlState::count_foreign(bool self_closing) {
+    uint8_t* open = tag_ == "svg" ? &svg_ : tag_ == "math" ? &math_ : nullptr;
+    if (!open || *open == kDeep) return;
+    if (!end_tag_ && !self_closing) ++*open;
+    else if (end_tag_ && *open > 0) --*open;
+}
+
 void HtmlState::close_tag() {
+    const bool self_closing = slash_;
+    slash_ = false;
+    count_foreign(self_closing);
     Raw raw = Raw::None;
     if (!end_tag_) {
         if (tag_ == "script") raw = Raw::Script;
@@ -231,6 +255,20 @@ void HtmlState::close_tag() {
     js_ = {};
     script_comment_ = false;
     if (raw != Raw::Script) foreign_script_ = false;
+    // An HTML parser reads raw text up to the end tag; in foreign content, or after
+    // `<script/>` there, what follows is markup. Both agree only on plain text.
+    ambiguous_ = self_closing || svg_ > 0 || math_ > 0;
+}
+
+// In ambiguous raw text, a '<' that starts markup (a tag, an end tag other than the
+// element's own, "<!", "<?"): the two readings part there.
+bool HtmlState::markup_in_ambiguous_raw_text() const {
+    size_t lt = recent_.rfind('<');
+    if (lt == recent_.npos || lt + 1 == recent_.size()) return false;
+    std::string_view tail = std::string_view(recent_).substr(lt + 1);
+    if (is_alpha(tail[0]) || tail[0] == '!' || tail[0] == '?') return true;
+    if (tail[0] != '/' || tail.size() == 1) return false;
+    return !is_alpha(tail[1]) || !starts_with(tag_, tail.substr(1));  // "</" then its own name, so far
 }
 
 // The body of a raw-text element ends only at "</name" followed by a space, '/' or '>'
@@ -245,6 +283,7 @@ void HtmlState::raw_text(char c) {
         js_ = {};
         script_comment_ = false;
         foreign_script_ = false;
+        ambiguous_ = false;
         if (c == '>') {
             mode_ = Mode::Text;
             tag_.clear();
@@ -252,6 +291,11 @@ void HtmlState::raw_text(char c) {
             mode_ = Mode::BeforeAttrName;  // the end tag's (ignored) attributes
             end_tag_ = true;
         }
+        return;
+    }
+    if (ambiguous_) {  // plain text or lost: nothing to follow in between
+        keep_last(recent_, lower(c), 12);
+        if (markup_in_ambiguous_raw_text()) *this = lost();
         return;
     }
     if (raw_ == Raw::Script) {
@@ -289,6 +333,8 @@ void HtmlState::end_attr() {
     fresh.foreign_script_ = foreign_script_ || (tag_ == "script" && attr_ == "type" && !runs_as_script(type_));
     fresh.tag_ = std::move(tag_);
     fresh.end_tag_ = end_tag_;
+    fresh.svg_ = svg_;
+    fresh.math_ = math_;
     *this = std::move(fresh);  // forget everything about the value, so equal tags compare equal
 }
 
@@ -383,13 +429,20 @@ Verdict HtmlState::value() const {
         case Mode::RawText: return raw_text_value();
         case Mode::Lost:
             return refuse("kilnc cannot follow the HTML context here (after a <script> holding \"<!--\" and "
-                          "\"<script\", or in a loop whose body keeps changing the context): simplify that markup, "
-                          "or print the value with <%== %> if you vouch for it");
+                          "\"<script\", markup inside a <script>, <style> or <title> within an <svg> or <math>, a "
+                          "'>' inside <![CDATA[ there, or in a loop whose body keeps changing the context): "
+                          "simplify that markup, or print the value with <%== %> if you vouch for it");
     }
     return {Escaper::Text, {}};
 }
 
 Verdict HtmlState::raw_text_value() const {
+    // Where the readings differ, text escaped as in an attribute is text in both; a
+    // script is not (an entity in it is decoded in foreign content, not in HTML).
+    if (ambiguous_ && raw_ == Raw::Script)
+        return refuse("a value inside a <script> within an <svg> or <math>, or after <script ... />: a browser may "
+                      "read the script as markup there; pass the value in a data- attribute, and write "
+                      "<script ...></script>");
     if (raw_ == Raw::Style)
         return refuse("a value inside <style> is not escaped by kilnc (CSS): set a class on the element "
                       "(class=\"<%= ... %>\"), or print a constant you vouch for with <%== %>");

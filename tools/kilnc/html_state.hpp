@@ -74,6 +74,8 @@ private:
     void url_byte(char c, std::vector<LateError>& late);
     void end_attr();
     void close_tag();
+    void count_foreign(bool self_closing);
+    bool markup_in_ambiguous_raw_text() const;
     Verdict attr_value() const;
     Verdict raw_text_value() const;
     Verdict js_value(Escaper escaper, std::string_view where) const;
@@ -88,6 +90,15 @@ private:
     bool unsafe_scheme_ = false;  // the URL's literal scheme is not http, https, mailto or tel
     bool script_comment_ = false;  // a <script> body inside "<!--" (see raw_text)
     bool foreign_script_ = false;  // this <script>'s type is not JavaScript or JSON (a client-side template)
+    // Raw text that a parser in foreign content reads as markup: a <script>, <style>,
+    // <title>... inside an <svg> or <math>, or one written as `<script ... />`. Until
+    // its end tag, markup loses the context (see raw_text) and a script refuses values.
+    bool ambiguous_ = false;
+    bool slash_ = false;  // the tag's last byte was a '/': a '>' now closes it (`<svg/>`)
+    // <svg> and <math> elements open (from kDeep on, never closed again: kilnc keeps
+    // its states few, and takes the content as maybe foreign for good).
+    uint8_t svg_ = 0, math_ = 0;
+    static constexpr uint8_t kDeep = 3;
     std::string type_;     // a <script>'s type attribute, as read so far (lower case, bounded)
     std::string tag_;      // the tag being read; RawText: the element whose end tag ends it
     std::string attr_;     // the attribute being read
