@@ -38,6 +38,7 @@ public:
     // One request from peer at now_us (CLOCK_MONOTONIC, the same in every process).
     Decision take(const net::PeerAddress& peer, uint64_t now_us, double rate_per_s, uint32_t burst);
     uint64_t overflows() const { return overflows_.load(std::memory_order_relaxed); }
+    size_t slots() const { return slots_; }
 
 private:
     struct Slot {

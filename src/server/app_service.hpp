@@ -9,6 +9,7 @@
 #include <kiln/server.hpp>
 
 #include "app/dispatcher.hpp"
+#include "http/rate_table.hpp"
 #include "server/health.hpp"
 #include "server/listeners.hpp"
 #include "server/stats.hpp"
@@ -18,9 +19,9 @@ namespace kiln::server {
 class AppService final : public app::Dispatcher {
 public:
     AppService(const App& app, const ServerOptions& o, const SharedStats& stats, const SessionStore* sessions,
-               const std::atomic<bool>& draining)
+               const http::RateTable* rates, const std::atomic<bool>& draining)
         : Dispatcher(app, o.upload_spool_bytes, o.handler_timeout_ms), app_(app), metrics_(o.metrics_path), health_(o.health_path),
-          stats_(stats), sessions_(sessions), draining_(draining),
+          stats_(stats), sessions_(sessions), rates_(rates), draining_(draining),
           checks_(!app.health_checks().empty() || app.remote_session_store()),
           redirect_http_(o.tls_redirect_http), https_port_(https_port(o)) {
         set_compression(app::CompressionPolicy{.enabled = o.compression,
@@ -50,6 +51,11 @@ public:
                 text += "# HELP kiln_session_evictions_total Live sessions evicted to make room in a full store.\n"
                         "# TYPE kiln_session_evictions_total counter\nkiln_session_evictions_total " +
                         std::to_string(sessions_->evictions()) + "\n";
+            if (rates_)  // the node's table: the same count from every worker
+                text += "# HELP kiln_rate_limit_unchecked_total Requests limits.rate let through unchecked: the slots "
+                        "for the client's address were all held by other active addresses (raise limits.rate_table).\n"
+                        "# TYPE kiln_rate_limit_unchecked_total counter\nkiln_rate_limit_unchecked_total " +
+                        std::to_string(rates_->overflows()) + "\n";
             res.send(text, "text/plain; version=0.0.4; charset=utf-8");
             return;
         }
@@ -103,6 +109,7 @@ private:
     std::string metrics_, health_;
     const SharedStats& stats_;
     const SessionStore* sessions_;  // null: the app brought no store and kiln made none
+    const http::RateTable* rates_;  // null: limits.rate is off
     const std::atomic<bool>& draining_;  // this process got its stop signal (a reload's old worker)
     bool checks_;                        // the health endpoint has checks to run
     bool redirect_http_;                 // tls.redirect_http

@@ -14,6 +14,7 @@
 #include "net/listener.hpp"
 #include "server/config.hpp"
 #include "server/tls_setup.hpp"
+#include "util/log.hpp"
 
 namespace kiln::server {
 namespace {
@@ -134,6 +135,18 @@ std::vector<ListenFlags> listener_flags(const ServerOptions& o) {
     bool marked = std::any_of(out.begin(), out.end(), [](const ListenFlags& f) { return f.tls; });
     if (!marked && tls_configured(o)) out.front().tls = true;
     return out;
+}
+
+void warn_of_unlimited_listeners(const ServerOptions& o, const Bound& b) {
+    if (o.rate <= 0 && o.max_connections_per_address == 0) return;
+    std::vector<ListenFlags> flags = listener_flags(o);
+    for (size_t i = 0; i < b.addresses.size() && i < flags.size(); ++i)
+        if (b.addresses[i].is_unix && !flags[i].proxy_protocol)
+            util::log(util::LogLevel::Warn,
+                      "listener unix:%s names no client address: limits.rate and "
+                      "limits.max_connections_per_address do not apply to its clients (behind a balancer, have it "
+                      "send the PROXY protocol and add proxy_protocol to the listener)",
+                      b.addresses[i].host.c_str());
 }
 
 std::string https_port(const ServerOptions& o) {

@@ -33,6 +33,11 @@ struct Bound {
 // files left alone: the one in the way may be another server's).
 std::string bind_listeners(const ServerOptions& o, size_t loops, bool reuseport, Bound* out);
 
+// A unix-socket listener without the PROXY protocol names no client address: the
+// per-address limits (limits.rate, limits.max_connections_per_address) do not apply
+// to its clients. Logged once, at the node's start, when either is on.
+void warn_of_unlimited_listeners(const ServerOptions& o, const Bound& b);
+
 // What each listening socket speaks: host:port first, then also_listen, the order
 // bind_listeners gives every group. A certificate with no listener marked tls makes
 // host:port speak TLS.

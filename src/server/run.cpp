@@ -169,8 +169,15 @@ int App::run(const ServerOptions& options) {
         if (options.tls_self_signed) worker_options.tls_generated_pem = server::take_env_secrets().tls_pem;
         server::TicketSegment tickets;  // the node's TLS ticket keys, when it has TLS
         bool shared_tickets = tickets.adopt_from_env();
-        if (options.rate > 0 && !rates.adopt_from_env())
-            util::log(util::LogLevel::Error, "limits.rate is on, but no rate table came from the supervisor");
+        // Taken even when off (a reload turned it off): not for a handler's children.
+        const bool rate_table = rates.adopt_from_env();
+        // Refused, not served unlimited: a reload that turns it on then fails, and says why.
+        if (options.rate > 0 && !rate_table)
+            return refuse("limits.rate is on, but no rate table came from the supervisor: the table is made once, "
+                          "when the node starts, and limits.rate was off then; restart the node to turn it on");
+        if (rate_table && rates.table()->slots() != options.rate_table_slots)
+            util::log(util::LogLevel::Warn, "limits.rate_table = %zu: the node keeps its %zu slots until it restarts",
+                      options.rate_table_slots, rates.table()->slots());
         server::block_stop_signals(true);  // before the hooks: the threads they start inherit it
         if (std::string e = run_hooks(impl_->worker_start, options, "worker"); !e.empty()) {
             util::log(util::LogLevel::Error, "%s", e.c_str());
@@ -235,6 +242,7 @@ int App::run(const ServerOptions& options) {
     opts.port = bound.addresses.front().port;
     std::fprintf(stderr, "kiln: listening on %s with %u worker%s of %u thread%s (%s)\n", bound.where.c_str(),
                  p.processes, p.processes == 1 ? "" : "s", p.threads, p.threads == 1 ? "" : "s", std::string(mpm_name(opts.mpm)).c_str());
+    server::warn_of_unlimited_listeners(opts, bound);
     if (!opts.user.empty()) {
         if (std::string e = server::drop_privileges(identity); !e.empty()) {
             server::close_fd_groups(bound.fds);

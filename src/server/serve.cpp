@@ -283,7 +283,7 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
         if (tickets) tls->use_ticket_keys(tickets, static_cast<long>(opts.tls_ticket_rotate_s));
     }
     std::atomic<bool> draining{false};
-    AppService service(app, opts, stats, sessions, draining);
+    AppService service(app, opts, stats, sessions, opts.rate > 0 ? rate : nullptr, draining);
     std::atomic<size_t> open_connections{0};  // limits.max_connections: every loop of this process
     http::EngineConfig config = engine_config(opts);
     config.open_connections = &open_connections;

@@ -76,11 +76,13 @@ const std::vector<SettingDoc>& table() {
          [](const O& o) { return num(o.max_connections_per_address); }},
         {"limits.rate", "", "",
          "requests per second from one client address (an IPv6 client: its /64), all workers of the node together; beyond, 429 with "
-         "Retry-After and the connection closed (0: no limit)",
+         "Retry-After, and an HTTP/1.1 connection closed (0: no limit). Its table is made when the node starts: "
+         "turning it on takes a restart (a reload that tries fails)",
          [](const O& o) { return num(o.rate); }},
         {"limits.rate_burst", "", "", "requests at once above limits.rate (0: as many as limits.rate, at least 1)",
          [](const O& o) { return num(o.rate_burst); }},
-        {"limits.rate_table", "", "", "client addresses limits.rate tracks at once (a power of two; 16 bytes each)",
+        {"limits.rate_table", "", "", "client addresses limits.rate tracks at once (a power of two; 16 bytes each); when full, a new "
+         "address is let through unchecked and counted (kiln_rate_limit_unchecked_total)",
          [](const O& o) { return num(o.rate_table_slots); }},
         {"session.cookie", "", "", "the session cookie's name; __Host-/__Secure- names imply Secure",
          [](const O& o) { return quoted(o.session_cookie); }},

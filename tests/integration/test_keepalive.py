@@ -4,6 +4,7 @@ Connection semantics, and the Date/Server headers every response carries."""
 import calendar
 import signal
 import socket
+import re
 import time
 
 import harness
@@ -289,6 +290,32 @@ class RateLimit(harness.ServerTestCase):
         self.assertEqual(self.get_from("127.0.0.2")[0].status, 200)  # another address
         time.sleep(0.6)
         self.assertEqual(self.get_from("127.0.0.1")[0].status, 200)  # refilled
+
+
+class RateTableFull(harness.ServerTestCase):
+    """A full limits.rate table fails open: a client whose address finds no free slot
+    is served unchecked rather than refused, and counted where an operator sees it
+    (kiln_rate_limit_unchecked_total), with the setting to raise in its help text."""
+
+    server_args = ("--workers", "0", "--metrics-path", "/metrics")
+    # One request in ten seconds: each address holds its slot for the whole test.
+    server_env = {"KILN_LIMITS_RATE": "0.1", "KILN_LIMITS_RATE_TABLE": "64"}
+
+    def get_from(self, source, path="/plaintext"):
+        with harness.RawConnection(self.port, source=source) as c:
+            c.send(build_request("GET", path))
+            return c.read_response()
+
+    def test_addresses_past_the_table_are_served_and_counted(self):
+        statuses = [self.get_from("127.0.1.%d" % i).status for i in range(1, 81)]
+        self.assertEqual(statuses, [200] * 80)
+        r = self.get_from("127.0.2.1", "/metrics")
+        self.assertEqual(r.status, 200)
+        self.assertIn(b"raise limits.rate_table", r.body)
+        m = re.search(rb"^kiln_rate_limit_unchecked_total (\d+)$", r.body, re.M)
+        self.assertIsNotNone(m, r.body)
+        self.assertGreaterEqual(int(m.group(1)), 80 - 64)  # (more if eight probed slots filled sooner)
+        self.assertEqual(self.get_from("127.0.1.1").status, 429)  # an address with a slot is still limited
 
 
 if __name__ == "__main__":

@@ -32,9 +32,10 @@ def body(conn):
         conn.close()
 
 
-def start(args):
+def start(args, env=None):
     proc = subprocess.Popen([harness.BINARIES["hello"], *args], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, **(env or {})))
     return proc
 
 
@@ -114,6 +115,24 @@ class ListenAddresses(unittest.TestCase):
         finally:
             code, err = stop(proc)
         self.assertEqual(code, 0, err)
+
+    def test_per_address_limits_warn_of_a_unix_listener_that_names_no_client(self):
+        # A unix socket's client has no address: limits.rate and the per-address cap
+        # cannot count it. Said once at the start, naming the listener; not for a
+        # listener given the PROXY protocol, nor when no such limit is on.
+        quiet = os.path.join(self.dir.name, "proxied.sock")
+        for env, warned in (({"KILN_LIMITS_RATE": "5"}, True), ({"KILN_LIMITS_MAX_CONNECTIONS_PER_ADDRESS": "4"}, True),
+                            ({}, False)):
+            v4 = harness.free_port()
+            proc = start(["--port", str(v4), "--listen", "unix:" + self.sock, "--listen", "unix:%s proxy_protocol" % quiet,
+                          "--workers", "0"], env)
+            try:
+                wait_tcp("127.0.0.1", v4)
+            finally:
+                code, err = stop(proc)
+            self.assertEqual(code, 0, err)
+            self.assertEqual("listener unix:%s names no client address" % self.sock in err, warned, (env, err))
+            self.assertNotIn("listener unix:%s names" % quiet, err)
 
     def test_a_live_socket_or_a_plain_file_is_refused(self):
         with open(self.sock, "w") as f:

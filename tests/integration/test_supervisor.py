@@ -598,6 +598,17 @@ class ReloadWithoutTheSessionStore(SupervisorCase):
         self.assertIn("no session store came from the supervisor", out)
 
 
+class ReloadTurningOnTheRateLimit(SupervisorCase):
+
+    def test_a_reload_that_turns_on_limits_rate_fails_and_says_to_restart(self):
+        # The rate table is made by the supervisor at its start, when limits.rate is
+        # on. Workers reloaded with it on and no table served unlimited, and the
+        # reload said it had succeeded.
+        out = self.refused_reload('listen = ["127.0.0.1:0"]\n', 'listen = ["127.0.0.1:0"]\n[limits]\nrate = 10\n')
+        self.assertIn("no rate table came from the supervisor", out)
+        self.assertIn("restart the node to turn it on", out)
+
+
 class GracefulStop(SupervisorCase):
 
     # Regression: `pkill` reaches the workers as well as the supervisor; the
