@@ -28,6 +28,7 @@ endfunction()
 kiln_layer(kiln_util
   util/log.cpp
   util/random.cpp
+  util/siphash.cpp
   util/utf8.cpp
 )
 target_link_libraries(kiln_util PUBLIC Threads::Threads)

@@ -8,21 +8,22 @@
 #include <cstring>
 #include <new>
 
+#include "util/random.hpp"
+
 namespace kiln::http {
 namespace {
 
-constexpr uint64_t kMagic = 0x6b696c6e72617465;  // "klnrate"
+constexpr uint64_t kMagic = 0x6b696c6e72617432;  // "klnrat2": with a key
 constexpr int kProbes = 8;
 
-uint64_t hash_of(const net::PeerAddress& p) {
-    // FNV-1a over the family and the address bytes, then a final mix.
-    uint64_t h = 0xcbf29ce484222325ull;
+// Keyed, so a client cannot choose addresses (a /48 holds 65,536 /64s) whose slots
+// fill the probe window of another's, to push it out or make it fail open.
+uint64_t hash_of(const util::SipKey& key, const net::PeerAddress& p) {
+    unsigned char bytes[17];
     size_t n = p.family == AF_INET ? 4 : 16;
-    h = (h ^ p.family) * 0x100000001b3ull;
-    for (size_t i = 0; i < n; ++i) h = (h ^ p.addr[i]) * 0x100000001b3ull;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
+    bytes[0] = static_cast<unsigned char>(p.family);
+    std::memcpy(bytes + 1, p.addr, n);
+    uint64_t h = util::siphash24(key, bytes, n + 1);
     return h ? h : 1;
 }
 
@@ -34,6 +35,7 @@ void RateTable::format(void* memory, size_t slots) {
     auto* t = new (memory) RateTable();
     t->magic_ = kMagic;
     t->slots_ = slots;
+    util::random_bytes(&t->key_, sizeof t->key_);
     t->overflows_.store(0);
     for (size_t i = 0; i < slots; ++i) {
         new (&t->slot_[i].key) std::atomic<uint64_t>(0);
@@ -55,7 +57,7 @@ RateTable::Decision RateTable::take(const net::PeerAddress& peer, uint64_t now_u
     const uint64_t interval = static_cast<uint64_t>(std::clamp(1e6 / rate_per_s, 1.0, 3.2e13));
     uint64_t tolerance = 0;
     if (__builtin_mul_overflow(interval, uint64_t{burst > 0 ? burst - 1 : 0}, &tolerance)) tolerance = UINT64_MAX / 2;
-    const uint64_t key = hash_of(peer.counted());  // an IPv6 client by its /64
+    const uint64_t key = hash_of(key_, peer.counted());  // an IPv6 client by its /64
     const uint64_t mask = slots_ - 1;
     Slot* found = nullptr;
     // The client's own bucket first, wherever it is in the probe window: a slot before

@@ -6,8 +6,8 @@
 // time is no more than (burst - 1) intervals ahead of now, and pushes it one
 // interval (1/rate s) further. Updated with compare-and-swap: no lock, any process.
 //
-// The table is a fixed array of slots, addressed by a hash of the address and
-// probed linearly for 8 slots. A slot whose bucket has refilled completely is free
+// The table is a fixed array of slots, addressed by a hash of the address (keyed
+// with a random key the table holds) and probed linearly for 8 slots. A slot whose bucket has refilled completely is free
 // for another address. When all 8 are busy with other active addresses, the request
 // is allowed (the limiter fails open rather than refusing an innocent client) and
 // counted in overflows(). Two addresses racing for one slot may share a bucket for
@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "net/peer.hpp"
+#include "util/siphash.hpp"
 
 namespace kiln::http {
 
@@ -30,7 +31,8 @@ public:
 
     // Bytes for `slots` buckets (a power of two).
     static size_t bytes_for(size_t slots);
-    // Lays a table out in zeroed memory of bytes_for(slots) bytes; then attach().
+    // Lays a table out in zeroed memory of bytes_for(slots) bytes, with a new random
+    // key; then attach().
     static void format(void* memory, size_t slots);
     // The table in memory another process formatted; null if it is not one.
     static RateTable* attach(void* memory, size_t bytes);
@@ -48,6 +50,7 @@ private:
     RateTable() = default;
     uint64_t magic_;
     uint64_t slots_;
+    util::SipKey key_;  // random, from format(): every process of the node hashes alike
     std::atomic<uint64_t> overflows_;
     Slot slot_[1];  // slots_ of them
 };

@@ -174,7 +174,8 @@ int App::run(const ServerOptions& options) {
         // Refused, not served unlimited: a reload that turns it on then fails, and says why.
         if (options.rate > 0 && !rate_table)
             return refuse("limits.rate is on, but no rate table came from the supervisor: the table is made once, "
-                          "when the node starts, and limits.rate was off then; restart the node to turn it on");
+                          "when the node starts, if limits.rate is on then (and laid out by the kiln it started "
+                          "as); restart the node to turn it on");
         if (rate_table && rates.table()->slots() != options.rate_table_slots)
             util::log(util::LogLevel::Warn, "limits.rate_table = %zu: the node keeps its %zu slots until it restarts",
                       options.rate_table_slots, rates.table()->slots());

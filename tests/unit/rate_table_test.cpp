@@ -12,6 +12,7 @@
 
 #include "http/address_counts.hpp"
 #include "http/rate_table.hpp"
+#include "util/siphash.hpp"
 
 namespace {
 
@@ -127,6 +128,34 @@ TEST(RateTable, AnIpv6ClientIsOneBucketForItsSlash64) {
     EXPECT_TRUE(tb.t->take(v4(10, 0, 0, 9), now, 1, 1).allowed);
     EXPECT_FALSE(tb.t->take(v6("::ffff:10.0.0.9"), now, 1, 1).allowed);
     EXPECT_TRUE(tb.t->take(v6("::ffff:10.0.0.10"), now, 1, 1).allowed);
+}
+
+// The slots an address probes follow the table's own random key: addresses chosen
+// to crowd one table's probe window are spread out in another's. Which of 200
+// addresses a 64-slot table tracks (a second request at once is refused) differs.
+TEST(RateTable, WhichAddressesShareSlotsDependsOnTheTablesKey) {
+    auto tracked = [](Table& tb) {
+        std::vector<int> out;
+        for (int a = 0; a < 200; ++a) tb.t->take(v4(10, 3, 0, static_cast<uint8_t>(a)), kSecond, 1, 1);
+        for (int a = 0; a < 200; ++a)
+            if (!tb.t->take(v4(10, 3, 0, static_cast<uint8_t>(a)), kSecond, 1, 1).allowed) out.push_back(a);
+        return out;
+    };
+    Table one(64), two(64);
+    std::vector<int> a = tracked(one), b = tracked(two);
+    EXPECT_GE(a.size(), 32u);
+    EXPECT_GE(b.size(), 32u);
+    EXPECT_NE(a, b);
+}
+
+// The reference vectors of SipHash-2-4 (key 00 01 .. 0f, message 00 01 .. n-1).
+TEST(SipHash, MatchesTheReferenceVectors) {
+    kiln::util::SipKey key{0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull};
+    unsigned char msg[16];
+    for (int i = 0; i < 16; ++i) msg[i] = static_cast<unsigned char>(i);
+    EXPECT_EQ(kiln::util::siphash24(key, msg, 0), 0x726fdb47dd0e0e31ull);
+    EXPECT_EQ(kiln::util::siphash24(key, msg, 8), 0x93f5f5799a932462ull);
+    EXPECT_EQ(kiln::util::siphash24(key, msg, 15), 0xa129ca6149be45e5ull);
 }
 
 TEST(AddressCounts, CountsAnIpv6ClientByItsSlash64AndAMappedOneAsIpv4) {
