@@ -286,8 +286,10 @@ void Connection::process() {
             if (srv_.observer_) a_->started_us = util::monotonic_us();
             find_client();
             if (srv_.cfg_.rate_table && srv_.cfg_.rate > 0) {  // limits.rate, before any work for it
+                // The clock now, not the loop's (read once an iteration): other workers
+                // move the bucket by theirs, and a stale time sees less refilled.
                 RateTable::Decision d =
-                    srv_.cfg_.rate_table->take(client_, srv_.loop_.now_ms() * 1000, srv_.cfg_.rate, srv_.cfg_.rate_burst);
+                    srv_.cfg_.rate_table->take(client_, util::monotonic_us(), srv_.cfg_.rate, srv_.cfg_.rate_burst);
                 if (!d.allowed) {
                     respond_error(429, "too many requests from your address", d.retry_after_s);
                     return;

@@ -708,7 +708,7 @@ void H2Session::headers_done(H2Stream& st, bool end_stream) {
                                                      cfg.forwarded_field)
                                   : conn_.peer_;
     if (cfg.rate_table && cfg.rate > 0) {
-        RateTable::Decision d = cfg.rate_table->take(client, srv_.loop_.now_ms() * 1000, cfg.rate, cfg.rate_burst);
+        RateTable::Decision d = cfg.rate_table->take(client, util::monotonic_us(), cfg.rate, cfg.rate_burst);  // as HTTP/1.1
         if (!d.allowed) return respond_error(st, 429, "too many requests from your address", d.retry_after_s);
     }
     ex.request.start(&h, conn_.trusted_proxy_, conn_.proxy_ssl_ || conn_.tls_ != nullptr, client);
