@@ -62,6 +62,24 @@ TEST(KilncContexts, NumericReferencesWithoutASemicolonAreDecodedAsBrowsersDo) {
     EXPECT_EQ(escapers("<a href=\"/p?a=1&#38b=<%= v %>\">x</a>"), "url-part");
 }
 
+// Named references count as browsers decode them: case matters (&QUOT; is a quote as
+// much as &quot;), the legacy few count without ';' (not before '='), and a name kilnc
+// does not know, ended by ';', stops an event handler's values (the browser may decode
+// it to a character kilnc's scanner would read otherwise). Zeros padding a numeric one
+// are read past, however many.
+TEST(KilncContexts, NamedReferencesAreDecodedAsBrowsersDo) {
+    EXPECT_NE(escapers("<a onclick=\"s = &QUOT; + <%= v %>\">").find("string"), std::string::npos);
+    EXPECT_NE(escapers("<a onclick=\"s = &quot + <%= v %>\">").find("string"), std::string::npos);
+    EXPECT_EQ(escapers("<a onclick=\"f(&quot=1, <%= v %>)\">"), "js-attr");  // "&quot=" stays as written
+    EXPECT_NE(escapers("<a onclick=\"x = caf&eacute; /'/ + <%= v %>\">").find("does not decode"), std::string::npos);
+    EXPECT_EQ(escapers("<a onclick=\"a&&b(<%= v %>)\"><a href=\"/p?x=caf&eacute;&amp;y=<%= w %>\">"),
+              "js-attr url-part");
+    EXPECT_NE(escapers("<a href=\"javascript&#000000000000000000000000000000000000000058;alert(<%= v %>)\">")
+                  .find("javascript"),
+              std::string::npos);
+    EXPECT_NE(escapers("<a href=\"java&Tab;script&colon;f(<%= v %>)\">").find("javascript"), std::string::npos);
+}
+
 // A client-side template (<script type="text/x-template">) is read as HTML by its
 // library: a JS literal there is no escaping at all.
 TEST(KilncContexts, AScriptThatIsNotJavaScriptOrJsonRefusesValues) {

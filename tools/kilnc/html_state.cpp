@@ -1,5 +1,7 @@
 #include "kilnc/html_state.hpp"
 
+#include <algorithm>
+
 namespace kiln::kilnc {
 namespace {
 
@@ -32,10 +34,28 @@ bool is_url_attribute(std::string_view name) {
 // The schemes a value may follow (the ones is_safe_href and link_to let through).
 bool is_safe_scheme(std::string_view s) { return s == "http" || s == "https" || s == "mailto" || s == "tel"; }
 
-// The ASCII byte a character reference in an attribute value stands for, "\x80" for
-// any other character, 0 if it is no reference kilnc knows. Named references count
-// only with their ';' (they are what a template writes by hand: &quot; &colon;).
-char reference_byte(std::string_view ref, bool semicolon) {
+// What a character reference in an attribute value stands for, as far as kilnc's
+// scanners care: its ASCII bytes, "\x80" for any other character, empty if it is no
+// reference kilnc knows (`known` false). Every name HTML decodes to ASCII is here
+// (from the WHATWG table, case and all); only the legacy few count without their ';'
+// (and then not before '=': a browser leaves "&amp=" in a value as written).
+struct Decoded {
+    char bytes[2] = {};
+    uint8_t size = 0;
+    bool known = false;
+    std::string_view view() const { return {bytes, size}; }
+};
+
+Decoded decoded(std::string_view bytes) {
+    Decoded d;
+    d.size = static_cast<uint8_t>(std::min<size_t>(bytes.size(), 2));
+    for (size_t i = 0; i < d.size; ++i) d.bytes[i] = bytes[i];
+    d.known = true;
+    return d;
+}
+
+Decoded decode_reference(std::string_view ref, char next) {
+    const bool semicolon = next == ';';
     if (starts_with(ref, "&#")) {
         bool hex = ref.size() > 2 && (ref[2] == 'x' || ref[2] == 'X');
         long v = 0;
@@ -43,22 +63,35 @@ char reference_byte(std::string_view ref, bool semicolon) {
         for (; i < ref.size(); ++i, ++digits) {
             char c = lower(ref[i]);
             int d = is_digit(c) ? c - '0' : (hex && c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
-            if (d < 0) return 0;
+            if (d < 0) return {};
             if (v < 0x110000) v = v * (hex ? 16 : 10) + d;
         }
-        if (digits == 0) return 0;
-        return (v > 0 && v < 0x80) ? static_cast<char>(v) : '\x80';
+        if (digits == 0) return {};
+        const char byte = (v > 0 && v < 0x80) ? static_cast<char>(v) : '\x80';
+        return decoded(std::string_view(&byte, 1));
     }
-    if (!semicolon) return 0;
-    static constexpr std::pair<std::string_view, char> kNamed[] = {
-        {"quot", '"'},  {"apos", '\''},  {"amp", '&'},    {"lt", '<'},    {"gt", '>'},     {"colon", ':'},
-        {"sol", '/'},   {"bsol", '\\'},  {"grave", '`'},  {"lpar", '('},  {"rpar", ')'},   {"semi", ';'},
-        {"num", '#'},   {"quest", '?'},  {"equals", '='}, {"lsqb", '['},  {"rsqb", ']'},   {"lcub", '{'},
-        {"rcub", '}'},  {"Tab", '\t'},   {"NewLine", '\n'}, {"dollar", '$'}, {"nbsp", '\x80'},
+    static constexpr std::pair<std::string_view, std::string_view> kNamed[] = {
+        {"quot", "\""},  {"QUOT", "\""},    {"apos", "'"},     {"amp", "&"},      {"AMP", "&"},
+        {"lt", "<"},      {"LT", "<"},        {"gt", ">"},       {"GT", ">"},       {"colon", ":"},
+        {"sol", "/"},     {"bsol", "\\"},   {"grave", "`"},    {"DiacriticalGrave", "`"},
+        {"lpar", "("},    {"rpar", ")"},      {"semi", ";"},     {"num", "#"},      {"quest", "?"},
+        {"equals", "="},  {"lsqb", "["},      {"lbrack", "["},   {"rsqb", "]"},     {"rbrack", "]"},
+        {"lcub", "{"},    {"lbrace", "{"},    {"rcub", "}"},     {"rbrace", "}"},   {"Tab", "\t"},
+        {"NewLine", "\n"}, {"dollar", "$"},  {"excl", "!"},     {"percnt", "%"},   {"ast", "*"},
+        {"midast", "*"},  {"plus", "+"},      {"comma", ","},    {"period", "."},   {"commat", "@"},
+        {"Hat", "^"},     {"lowbar", "_"},    {"UnderBar", "_"}, {"verbar", "|"},   {"vert", "|"},
+        {"VerticalLine", "|"}, {"fjlig", "fj"}, {"nbsp", "\x80"},
     };
-    for (auto [name, byte] : kNamed)
-        if (ref.substr(1) == name) return byte;
-    return 0;
+    std::string_view name = ref.substr(1);
+    if (!semicolon) {  // the legacy names, unless '=' follows
+        if (next == '=') return {};
+        for (std::string_view legacy : {"quot", "QUOT", "amp", "AMP", "lt", "LT", "gt", "GT"})
+            if (name == legacy) return decode_reference(ref, ';');
+        return {};
+    }
+    for (auto [n, bytes] : kNamed)
+        if (name == n) return decoded(bytes);
+    return {};
 }
 
 Verdict refuse(std::string message) { return {Escaper::Text, std::move(message)}; }
@@ -350,17 +383,30 @@ void HtmlState::value_byte(char c, std::vector<LateError>& late) {
                           : recent_.size() == 2 ? is_digit(c) || c == 'x' || c == 'X'
                           : hex ? is_digit(c) || (lower(c) >= 'a' && lower(c) <= 'f')
                                 : is_digit(c);
-        if (more && recent_.size() < 32) {
+        if (more && numeric) {
+            // Leading zeros change nothing, and past 32 bytes a number is no code
+            // point anyway: neither is kept ("&#000...58;" is still ':').
+            const bool zero = c == '0' && ends_with(recent_, "0") &&
+                              recent_.find_first_not_of('0', hex ? 3 : 2) == recent_.npos;
+            if (!zero && recent_.size() < 32) recent_ += c;
+            return;
+        }
+        if (more && recent_.size() < 32) {  // (a longer name is none HTML knows)
             recent_ += c;
             return;
         }
         const bool semicolon = c == ';';
-        const char b = reference_byte(recent_, semicolon);
-        if (!b)
+        const Decoded d = decode_reference(recent_, c);
+        if (!d.known) {
+            // A name kilnc does not know, ended by ';': HTML may know it (as a character
+            // that is not ASCII), and an event handler's scanner could part from the
+            // browser's there. Its values are refused from here on.
+            if (semicolon && !numeric && recent_.size() > 1 && attr_kind_ == Attr::Js) unknown_reference_ = true;
             for (char r : recent_) decoded_byte(r, late);  // not a reference: its bytes as written
+        }
         recent_.clear();
-        if (b) {
-            decoded_byte(b, late);
+        if (d.known) {
+            for (char b : d.view()) decoded_byte(b, late);
             if (semicolon) return;
         }
     }
@@ -482,6 +528,9 @@ Verdict HtmlState::attr_value() const {
             return {Escaper::UrlPart, {}};
         case Attr::Js:
             if (!recent_.empty()) return refuse(kCharRef);
+            if (unknown_reference_)
+                return refuse("a value in an event handler after a character reference kilnc does not decode: write "
+                              "that character itself, or as a numeric reference (&#...;)");
             return js_value(Escaper::JsAttr, "an event handler");
     }
     return {Escaper::Text, {}};

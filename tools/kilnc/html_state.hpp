@@ -94,7 +94,8 @@ private:
     // <title>... inside an <svg> or <math>, or one written as `<script ... />`. Until
     // its end tag, markup loses the context (see raw_text) and a script refuses values.
     bool ambiguous_ = false;
-    bool slash_ = false;  // the tag's last byte was a '/': a '>' now closes it (`<svg/>`)
+    bool slash_ = false;
+    bool unknown_reference_ = false;  // this event handler holds a named reference kilnc does not know  // the tag's last byte was a '/': a '>' now closes it (`<svg/>`)
     // <svg> and <math> elements open (from kDeep on, never closed again: kilnc keeps
     // its states few, and takes the content as maybe foreign for good).
     uint8_t svg_ = 0, math_ = 0;
