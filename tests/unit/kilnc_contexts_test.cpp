@@ -144,6 +144,10 @@ TEST(KilncContexts, RawTextInsideSvgOrMathIsFollowedWhereBothReadingsAgree) {
     EXPECT_EQ(escapers("<svg/><script>var a = <%= v %>;</script>"), "js");
     EXPECT_EQ(escapers("<svg viewBox=\"0 0 1 1\"><g/></svg><script>var a = <%= v %>;</script>"), "js");
     EXPECT_EQ(escapers("<math><mi>x</mi></math><script>f(<%= v %>)</script>"), "js");
+    // HTML inside <foreignObject> or <desc>, each element closed where it was opened.
+    EXPECT_EQ(escapers("<svg><foreignObject><div><b>x</b><br></div></foreignObject></svg><script>f(<%= v %>)</script>"
+                       "<svg><desc>an <b/>icon</b></desc></svg><p><%= w %></p>"),
+              "js text");
     EXPECT_EQ(escapers("<svg><style>.a{}</style><text><%= v %></text></svg>"), "text");
 }
 
@@ -434,9 +438,22 @@ TEST(KilncContextsErrorPaths, ForeignContentWhereTheReadingsPartIsRefused) {
     EXPECT_EQ(error_at("<svg><title><a href=<%= u %>>x</a></title></svg>"), "1:21");
     EXPECT_EQ(error_at("<svg><script>var a = <%= v %>;</script></svg>"), "1:22");
     EXPECT_EQ(error_at("<math><style>a</style><script/><p><%= v %></p>"), "1:35");
-    EXPECT_EQ(escapers("<math><script/>x</script><p><%= v %></p>"), "text");  // both read text, then <p>
+    EXPECT_EQ(escapers("<math><script/>x</script></math><p><%= v %></p>"), "text");  // both read text
     EXPECT_EQ(error_at("<script src=\"/x.js\" /><p><%= v %></p>"), "1:26");  // HTML: the <p> is script text
     EXPECT_EQ(error_at("<svg><![CDATA[ a > b ]]></svg><%= v %>"), "1:31");
+    // A </svg> while an HTML element is open in its <desc> (or <foreignObject>, <mi>...)
+    // is ignored by a browser: the svg goes on, and so does kilnc, for good.
+    EXPECT_EQ(error_at("<svg><desc><b></svg></b></desc><title><img src=\"x\" onerror=\"<%= u %>\"></title>"),
+              "1:61");
+    EXPECT_EQ(error_at("<svg><desc><p></svg></p></desc><script>var s = &quot;<%= u %>&quot;;</script>"), "1:54");
+    EXPECT_EQ(error_at("<svg><desc><b></desc></svg>"), "1:28");  // and the template cannot end there
+    // A partial (or the layout's page) inside an <svg> would be judged as HTML; a
+    // template that leaves one open would make the next template's markup foreign.
+    EXPECT_EQ(error_at("<svg viewBox=\"0 0 1 1\"><%@ render \"_p\" %></svg>"), "1:24");
+    EXPECT_EQ(error_at("<math><mi>x</mi>"), "1:17");
+    // <set> and <animate> can give an href its value.
+    EXPECT_EQ(escapers("<svg><a><set attributeName=\"href\" to=\"<%= u %>\"/></a></svg>"), "url");
+    EXPECT_EQ(error_at("<svg><a><animate attributeName=\"href\" values=\"<%= u %>\"/></a></svg>"), "1:47");
     // Past three levels kilnc stops counting, and the content stays maybe foreign.
     EXPECT_EQ(error_at("<svg><svg><svg><svg></svg></svg></svg></svg><script>f(<%= v %>)</script>"), "1:55");
 }

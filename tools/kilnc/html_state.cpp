@@ -253,9 +253,57 @@ void HtmlState::step(char c, std::vector<LateError>& late) {
 // Inside an <svg> or <math>, start tags are read as foreign content: <script>, <style>,
 // <title> and the other raw-text names are elements like any other, whose text is
 // markup, and `/>` closes an element. Unless the tag is one that leaves foreign
-// content (<p>, <div>, ...) or comes where HTML is read again (<foreignObject>,
-// <desc>, <title>), which kilnc does not follow: the content is only "maybe foreign".
+// content (<p>, <div>, ...), which kilnc does not follow: the content is only "maybe
+// foreign", and counting an <svg> the browser has closed only makes kilnc stricter.
+//
+// The other way round must not happen: inside an HTML integration point (<desc>,
+// <foreignObject>; <mi>, <mo>, <mn>, <ms>, <mtext>, <annotation-xml>) tags are HTML,
+// and while an HTML element is open there a browser ignores </svg> and </math>.
+// kilnc keeps the elements opened there (a few names deep); where it cannot tell
+// (a misnested end tag, too many, a tag that is foreign again), it stops counting:
+// the content stays maybe foreign for good.
+namespace {
+bool is_integration_point(std::string_view tag) {
+    for (std::string_view t : {"desc", "foreignobject", "mi", "mo", "mn", "ms", "mtext", "annotation-xml"})
+        if (tag == t) return true;
+    return false;
+}
+
+bool is_void(std::string_view tag) {
+    for (std::string_view t : {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+                               "track", "wbr", "param", "keygen", "basefont", "bgsound", "frame"})
+        if (tag == t) return true;
+    return false;
+}
+}  // namespace
+
+void HtmlState::pin_foreign() {
+    if (svg_) svg_ = kDeep;
+    if (math_) math_ = kDeep;
+    in_point_ = false;
+    point_html_.clear();
+}
+
 void HtmlState::count_foreign(bool self_closing) {
+    const bool root = tag_ == "svg" || tag_ == "math";
+    if (in_point_) {
+        if (!end_tag_) {
+            if (root || is_integration_point(tag_) || point_html_.size() + tag_.size() + 1 > 64) return pin_foreign();
+            if (!is_void(tag_)) point_html_.append(tag_).push_back(' ');  // `<b/>` opens a <b> in HTML
+            return;
+        }
+        if (!point_html_.empty()) {  // only the innermost may end here
+            if (!ends_with(point_html_, " " + tag_ + " ") && point_html_ != tag_ + " ") return pin_foreign();
+            point_html_.resize(point_html_.size() - tag_.size() - 1);
+            return;
+        }
+        if (!root && !is_integration_point(tag_)) return;  // (a browser may close more: kilnc stays stricter)
+        in_point_ = false;  // the point's own end tag, or </svg> / </math> closing it with the rest
+        if (!root) return;
+    } else if ((svg_ || math_) && !end_tag_ && !self_closing && is_integration_point(tag_)) {
+        in_point_ = true;
+        return;
+    }
     uint8_t* open = tag_ == "svg" ? &svg_ : tag_ == "math" ? &math_ : nullptr;
     if (!open || *open == kDeep) return;
     if (!end_tag_ && !self_closing) ++*open;
@@ -353,7 +401,10 @@ void HtmlState::start_value(char quote) {
     quote_ = quote;
     std::string_view name = attr_;
     if (starts_with(name, "xlink:")) name.remove_prefix(6);  // SVG's xlink:href
-    if (name == "xmlns" || starts_with(name, "xmlns:") || is_url_attribute(name)) attr_kind_ = Attr::Url;
+    // In an <svg>, <set to="..."> and <animate> may give an href its value: a URL.
+    const bool animates = svg_ > 0 && (name == "to" || name == "from" || name == "by");
+    if (name == "xmlns" || starts_with(name, "xmlns:") || is_url_attribute(name) || animates) attr_kind_ = Attr::Url;
+    else if (svg_ > 0 && name == "values") attr_kind_ = Attr::UrlList;
     else if (starts_with(name, "on")) attr_kind_ = Attr::Js;  // every event handler, as browsers add them
     else if (name == "style") attr_kind_ = Attr::Css;
     else if (name == "srcdoc") attr_kind_ = Attr::Html;
@@ -368,6 +419,8 @@ void HtmlState::end_attr() {
     fresh.end_tag_ = end_tag_;
     fresh.svg_ = svg_;
     fresh.math_ = math_;
+    fresh.in_point_ = in_point_;
+    fresh.point_html_ = std::move(point_html_);
     *this = std::move(fresh);  // forget everything about the value, so equal tags compare equal
 }
 
@@ -513,6 +566,9 @@ Verdict HtmlState::attr_value() const {
         case Attr::Css:
             return refuse("a value inside a style attribute is not escaped by kilnc (CSS): set a class instead "
                           "(class=\"<%= ... %>\"), or print a constant you vouch for with <%== %>");
+        case Attr::UrlList:
+            return refuse("a value in an SVG animation's values list could make a link's href a javascript: URL, "
+                          "which kilnc checks only as a whole value: write the list in the template");
         case Attr::Html:
             return refuse("a value inside srcdoc (a whole HTML document) is not escaped by kilnc: serve that "
                           "document at its own URL and use src=\"<%= ... %>\"");
@@ -580,11 +636,21 @@ std::string HtmlState::where() const {
 }
 
 std::string HtmlState::markup_error(std::string_view what) const {
+    if (mode_ == Mode::Text && (svg_ || math_))
+        return std::string(what) + " would be judged as HTML, but it stands inside an <svg> or <math> element, where a "
+                                   "browser reads markup otherwise: keep the whole <svg> or <math> in one template";
     if (mode_ == Mode::Text) return {};
     return std::string(what) + " renders markup, which belongs in element text, not in " + where();
 }
 
 std::string HtmlState::end_error() const {
+    if (mode_ == Mode::Text && (svg_ == kDeep || math_ == kDeep))
+        return "the template ends where kilnc cannot tell whether an <svg> or <math> it opened has ended (an element "
+               "left open or misnested inside its <desc>, <foreignObject> or <mi>, or more than two levels nested): "
+               "close each element where it was opened";
+    if (mode_ == Mode::Text && (svg_ || math_))
+        return "the template ends inside an <svg> or <math> element: close it in the template that opens it "
+               "(rendered into another template, the next markup would stand there)";
     if (mode_ == Mode::Text) return {};
     return "the template ends in " + where() +
            ": close every tag, attribute, comment and script it opens, on every path through its code (rendered "

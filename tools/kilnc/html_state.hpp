@@ -50,7 +50,8 @@ public:
     // The bytes its strings hold (a tag or attribute name has no bound of its own):
     // what copying or comparing it costs, counted by the analysis.
     size_t bytes() const {
-        return type_.size() + tag_.size() + attr_.size() + scheme_.size() + recent_.size() + js_.bytes();
+        return type_.size() + tag_.size() + attr_.size() + scheme_.size() + recent_.size() + point_html_.size() +
+               js_.bytes();
     }
 
     // A context kilnc cannot follow (after a <script> in the HTML parser's "double
@@ -63,7 +64,7 @@ private:
         Declaration, Comment, Cdata, BogusComment, RawText, Lost,
     };
     enum class Raw : uint8_t { None, Rcdata, Rawtext, Script, Style, Plaintext };
-    enum class Attr : uint8_t { Plain, Url, Js, Css, Html };
+    enum class Attr : uint8_t { Plain, Url, UrlList, Js, Css, Html };
     enum class Url : uint8_t { Start, Scheme, Rest };
 
     void step(char c, std::vector<LateError>& late);
@@ -75,6 +76,7 @@ private:
     void end_attr();
     void close_tag();
     void count_foreign(bool self_closing);
+    void pin_foreign();
     bool markup_in_ambiguous_raw_text() const;
     Verdict attr_value() const;
     Verdict raw_text_value() const;
@@ -100,6 +102,8 @@ private:
     // its states few, and takes the content as maybe foreign for good).
     uint8_t svg_ = 0, math_ = 0;
     static constexpr uint8_t kDeep = 3;
+    bool in_point_ = false;   // inside an HTML integration point (<desc>, <foreignObject>, <mi>...)
+    std::string point_html_;  // the HTML elements open there, innermost last ("b p ")
     std::string type_;     // a <script>'s type attribute, as read so far (lower case, bounded)
     std::string tag_;      // the tag being read; RawText: the element whose end tag ends it
     std::string attr_;     // the attribute being read
