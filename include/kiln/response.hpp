@@ -112,6 +112,7 @@ private:
     void bind(http::Response& msg) {
         msg_ = &msg;
         head_hook_ = nullptr;
+        head_hook_ran_ = false;
     }
 
     http::Response* msg_;
@@ -123,6 +124,7 @@ private:
     // Runs before the head leaves (app::HeadHook: the security headers), with its request.
     const app::HeadHook* head_hook_ = nullptr;
     Request* head_request_ = nullptr;
+    bool head_hook_ran_ = false;  // for the head being made (clear() starts another)
 };
 
 }  // namespace kiln

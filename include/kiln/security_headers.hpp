@@ -9,6 +9,10 @@
 // head leaves), and paths under an `except` prefix are left alone.
 // The default policy allows only the site's own scripts, styles, images, fonts,
 // forms and frames (no inline script or style): loosen it per app, not per page.
+// A value with a control character (a line break), or an `except` entry that is not
+// a path prefix ("" or "/"), throws std::invalid_argument here, at start-up. A
+// second security_headers() (in a route group's middleware) replaces the first for
+// the requests it sees.
 #pragma once
 #include <cstdint>
 #include <string>

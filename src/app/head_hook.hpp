@@ -18,7 +18,8 @@ public:
     // `hook` runs before `res`'s head leaves (one per response: a later one replaces
     // it). It must outlive the request: the middleware that attaches it holds it.
     static void attach(Request& req, Response& res, const HeadHook& hook);
-    // Runs the hook attached to `res`, if any, and detaches it.
+    // Runs the hook attached to `res`, if any, once for each head (Response::clear()
+    // of kept chunks starts a new one). A hook that throws aborts the response.
     static void run(Response& res);
 
 protected:

@@ -7,6 +7,7 @@
 #include "app/compression.hpp"
 #include "app/head_hook.hpp"
 #include "http/response.hpp"
+#include "util/log.hpp"
 
 namespace kiln {
 
@@ -64,17 +65,33 @@ const std::string& Response::body() const { return msg_->body(); }
 std::string& Response::body() { return msg_->body(); }
 void Response::close_connection() { msg_->close_connection(); }
 bool Response::closes_connection() const { return msg_->closes_connection(); }
-void Response::clear() { msg_->discard(); }
+void Response::clear() {
+    msg_->discard();
+    // Chunks kept rather than sent (the hybrid pool, the test client) went with their
+    // head: the next head gets the hook's headers again.
+    if (!msg_->streaming()) head_hook_ran_ = false;
+}
 
 namespace app {
 void HeadHook::attach(Request& req, Response& res, const HeadHook& hook) {
     res.head_hook_ = &hook;
     res.head_request_ = &req;
+    res.head_hook_ran_ = false;
 }
 
 void HeadHook::run(Response& res) {
-    const HeadHook* hook = std::exchange(res.head_hook_, nullptr);
-    if (hook) hook->before_head(*res.head_request_, res);
+    const HeadHook* hook = res.head_hook_;
+    if (!hook || res.head_hook_ran_) return;
+    res.head_hook_ran_ = true;
+    // Outside the handler's guards: a hook that throws (its values are checked when it
+    // is made, so only memory can run out) fails the response, never the process,
+    // and no head leaves without what the hook adds.
+    try {
+        hook->before_head(*res.head_request_, res);
+    } catch (const std::exception& e) {
+        util::log(util::LogLevel::Error, "a response's head hook threw: %s", e.what());
+        res.msg_->abort();
+    }
 }
 }  // namespace app
 

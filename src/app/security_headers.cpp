@@ -1,6 +1,8 @@
 #include <kiln/security_headers.hpp>
 
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "app/head_hook.hpp"
 
@@ -17,6 +19,26 @@ void set_unless_present(Response& res, std::string_view name, std::string_view v
 bool covers(std::string_view prefix, std::string_view path) {
     if (!path.starts_with(prefix)) return false;
     return prefix.empty() || prefix.back() == '/' || path.size() == prefix.size() || path[prefix.size()] == '/';
+}
+
+// A value that would be refused as the head leaves (a multi-line policy from a
+// configuration file): refused now, at start-up, naming its field.
+void check_value(const char* field, std::string_view value) {
+    for (char c : value)
+        if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f)
+            throw std::invalid_argument(std::string("security_headers: ") + field +
+                                        " holds a control character (a line break?): a header value is one line");
+}
+
+void check(const SecurityHeaders& o) {
+    check_value("content_security_policy", o.content_security_policy);
+    check_value("referrer_policy", o.referrer_policy);
+    check_value("frame_options", o.frame_options);
+    for (const std::string& prefix : o.except)
+        if (prefix.size() < 2 || prefix.front() != '/')
+            throw std::invalid_argument("security_headers: except \"" + prefix +
+                                        "\" is no path prefix (one starts with '/' and names something: \"/\" "
+                                        "would leave every page without the headers)");
 }
 
 // Set when the head leaves, not after next(): a chain that waits returns from next()
@@ -49,6 +71,7 @@ private:
 void skip_security_headers(Request& req) { req.set_local(SkipSecurityHeaders{}); }
 
 Middleware security_headers(SecurityHeaders options) {
+    check(options);
     auto policy = std::make_shared<const Policy>(std::move(options));
     return [policy](Request& req, Response& res, Next& next) {
         app::HeadHook::attach(req, res, *policy);

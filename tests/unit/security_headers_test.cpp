@@ -145,3 +145,41 @@ TEST(SecurityHeaders, TheWayOutWorksAfterAWaitAndByWholeSegments) {
     EXPECT_FALSE(client.get("/embed/player").header("X-Frame-Options"));
     expect_all(client.get("/embedded-admin"), "a prefix covers whole segments, not /embedded-admin");
 }
+
+// Chunks kept rather than sent (the test client, the hybrid pool) go with their head
+// when the handler clears them: the page it makes instead gets the headers again.
+TEST(SecurityHeaders, AClearedResponseGetsThemAgain) {
+    kiln::App app;
+    app.use(kiln::security_headers());
+    app.get("/changed-mind", [](kiln::Request&, kiln::Response& res) {
+        res.write("partial ");
+        res.clear();
+        res.status(503).text("not now");
+    });
+    kiln::testing::Client client(app);
+    auto r = client.get("/changed-mind");
+    EXPECT_EQ(r.status, 503);
+    EXPECT_EQ(r.body, "not now");
+    expect_all(r, "after clear()");
+}
+
+// What would fail on every request (a policy with a line break, from a configuration
+// file) fails at start-up instead, naming its field; so does an `except` that would
+// cover every page.
+TEST(SecurityHeaders, BadOptionsAreRefusedWhenTheMiddlewareIsMade) {
+    auto message = [](kiln::SecurityHeaders o) -> std::string {
+        try {
+            kiln::security_headers(std::move(o));
+        } catch (const std::invalid_argument& e) {
+            return e.what();
+        }
+        return "accepted";
+    };
+    EXPECT_NE(message({.content_security_policy = "default-src 'self';\n img-src *"}).find("content_security_policy"),
+              std::string::npos);
+    EXPECT_NE(message({.frame_options = std::string("DENY\0", 5)}).find("frame_options"), std::string::npos);
+    EXPECT_NE(message({.except = {"/"}}).find("except \"/\""), std::string::npos);
+    EXPECT_NE(message({.except = {""}}).find("no path prefix"), std::string::npos);
+    EXPECT_NE(message({.except = {"embed"}}).find("no path prefix"), std::string::npos);
+    EXPECT_EQ(message({.referrer_policy = "no-referrer", .except = {"/embed"}}), "accepted");
+}
