@@ -371,12 +371,11 @@ bool Connection::take_proxy_header() {
         // Counted now, as the client the header names (not at accept, as the balancer);
         // LOCAL and UNKNOWN as the balancer's own connection.
         if (!cfg.address_counts->add(h.has_source ? h.source : peer_, cfg.max_connections_per_address)) {
-            // Counted nowhere, so the close releases nothing. Refused as at accept: a
-            // TLS client (its handshake is yet to come) closed unanswered, others told
-            // 503 with Retry-After, the request they may have sent already unread.
-            srv_.log_refused_per_address();
-            if (tls_) close_now();
-            else respond_error(503, "too many connections from your address", 1);
+            // Refused as at accept, and closed at once (a refused connection lingering
+            // would hold a place under limits.max_connections). Counted nowhere, so the
+            // close releases nothing.
+            srv_.refuse_per_address(fd_, tls_ != nullptr);
+            close_now();
             return false;
         }
         counted_ = true;

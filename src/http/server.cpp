@@ -137,7 +137,17 @@ constexpr const char* kPerAddressLog =
     "refusing connections: limits.max_connections_per_address = %zu are open from one address in this worker";
 }  // namespace
 
-void Server::log_refused_per_address() const {
+void Server::refuse_per_address(int fd, bool tls) const {
+    if (!tls) {
+        // What the balancer sent after the header is read and dropped first (a bounded
+        // amount), so that the close sends a FIN: unread bytes would make it a reset,
+        // which can destroy the answer before the client reads it.
+        char sink[4096];
+        for (int i = 0; i < 16 && ::recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0; ++i) {
+        }
+        ssize_t ignored = ::send(fd, kTooManyFromYou.data(), kTooManyFromYou.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+        (void)ignored;
+    }
     log_once_a_minute(address_logged, kPerAddressLog, cfg_.max_connections_per_address);
 }
 

@@ -124,10 +124,10 @@ private:
     void link(Connection* c);
     void unlink(Connection* c);
     void count_request();
-    // limits.max_connections_per_address refused a connection: one log line a minute
-    // names the setting (a PROXY protocol connection is refused once its header
-    // names the client, by the connection itself).
-    void log_refused_per_address() const;
+    // A PROXY protocol connection past limits.max_connections_per_address, once its
+    // header named the client: told as one refused at accept (a 503 in one small
+    // write; a TLS client nothing), and logged once a minute. The caller closes it.
+    void refuse_per_address(int fd, bool tls) const;
     // A connection's buffers and request state while it has work; given back with
     // both buffers empty and released. Kept for reuse (with the output queue's
     // capacity), so a request on an idle connection allocates nothing for them.

@@ -571,5 +571,33 @@ class ConnectionsPerProxySource(ProxyServerCase):
                 c.close()
 
 
+class RefusedProxySourcesHoldNoPlace(ProxyServerCase):
+    """A connection refused for its PROXY source is closed at once, as one refused at
+    accept: lingering, refused connections held places under limits.max_connections,
+    so one source over its own limit could keep every other client out."""
+
+    more_args = ("--workers", "0")
+    server_env = {"KILN_LIMITS_MAX_CONNECTIONS_PER_ADDRESS": "1", "KILN_LIMITS_MAX_CONNECTIONS": "3"}
+
+    def test_another_source_is_served_right_after(self):
+        time.sleep(0.3)  # the harness's start-up probe has been closed and uncounted
+        held = [self.proxied()]
+        try:
+            held[0].send(v1("198.51.100.7") + CLIENT)
+            self.assertEqual(held[0].read_response().status, 200)
+            for _ in range(3):  # over 198.51.100.7's limit: each refused (and kept open by its client)
+                c = self.proxied()
+                held.append(c)
+                c.send(v1("198.51.100.7") + CLIENT, tolerate_close=True)
+                self.assertEqual(c.read_response().status, 503)
+            with self.proxied() as c:
+                c.send(v1("198.51.100.8") + CLIENT)
+                r = c.read_response()
+                self.assertEqual((r.status, r.body), (200, b"198.51.100.8 http"))
+        finally:
+            for c in held:
+                c.close()
+
+
 if __name__ == "__main__":
     harness.main()
