@@ -88,6 +88,9 @@ TEST(KilncContexts, AScriptThatIsNotJavaScriptOrJsonRefusesValues) {
     EXPECT_NE(escapers("<script type=\"text/javascript; charset=utf-8\"><%= a %></script>").find("not JavaScript"),
               std::string::npos);  // with parameters a browser does not run it either
     EXPECT_NE(escapers("<script type=\"<%= t %>\"><%= a %></script>").find("not JavaScript"), std::string::npos);
+    // Unquoted, the type is read whole (its first byte was lost: "odule" is no type).
+    EXPECT_EQ(escapers("<script type=module>f(<%= a %>)</script>"), "js");
+    EXPECT_NE(escapers("<script type=text/x-template><%= a %></script>").find("not JavaScript"), std::string::npos);
     EXPECT_EQ(escapers("<script type=\"module\">f(<%= a %>)</script><script type=\" TEXT/JavaScript \">f(<%= b %>)"
                        "</script><script type=\"application/json\"><%= c %></script><script>f(<%= d %>)</script>"),
               "js js js js");
@@ -277,7 +280,8 @@ TEST(KilncJsState, TellsStringsRegexesAndCommentsFromCode) {
     EXPECT_EQ(spot_after("`a \\${"), JsSpot::String);
     EXPECT_EQ(spot_after("x = /"), JsSpot::Regex);
     EXPECT_EQ(spot_after("x = a /"), JsSpot::Code);  // division
-    EXPECT_EQ(spot_after("x = f(a) / "), JsSpot::Code);
+    EXPECT_EQ(spot_after("x = f(a) / "), JsSpot::Unsure);  // a division, or a regex as after `if (a)`
+    EXPECT_EQ(spot_after("x = f(a) / 2;\n y = "), JsSpot::Code);
     EXPECT_EQ(spot_after("return /["), JsSpot::Regex);
     EXPECT_EQ(spot_after("x = /[/]\"/; y = "), JsSpot::Code);
     EXPECT_EQ(spot_after("// \"\n x = "), JsSpot::Code);
@@ -299,6 +303,33 @@ TEST(KilncJsState, FollowsPostfixIncrementsHtmlLikeCommentsAndUnicodeLineEnds) {
     EXPECT_EQ(spot_after("// c\xe2\x80\xa8 x = \""), JsSpot::String);  // U+2028 ends the line
     EXPECT_EQ(spot_after("// c\xe2\x80\xa9 x = "), JsSpot::Code);
     EXPECT_EQ(spot_after("// c\xe2\x80\xa0 x = "), JsSpot::Comment);
+    // "-->" after a U+2028, or after spaces and comments only, is first on its line.
+    EXPECT_EQ(spot_after("x = 1;\xe2\x80\xa8 --> \""), JsSpot::Comment);
+    EXPECT_EQ(spot_after("x = 1;\n /* c */ --> \""), JsSpot::Comment);
+    EXPECT_EQ(spot_after("x = 1 /* c\n */ --> \""), JsSpot::Comment);
+    EXPECT_EQ(spot_after("x = 1 /* c */ --> \""), JsSpot::String);  // x = 1 -- > "
+    // A number's '.' is part of it: "1./2" divides.
+    EXPECT_EQ(spot_after("x = 1./2; y = \""), JsSpot::String);
+    // No HTML-like comments in a module.
+    JsState module;
+    module.module(true);
+    for (char c : std::string_view("a = b <!-- \"")) module.feed(c);
+    EXPECT_EQ(module.spot(), JsSpot::String);
+}
+
+// After ')' a '/' divides, or begins a regex (`if (a) /"/.test(s)`), where a string
+// the one reading sees the other does not: kilnc doubts until the line ends, and for
+// good if that line could carry either reading onto the next ('`', "/*", '\').
+TEST(KilncJsState, ASlashAfterAParenthesisIsDoubtedToTheLinesEnd) {
+    EXPECT_EQ(spot_after("if (a) /\"/.test(s); x = \""), JsSpot::Unsure);
+    EXPECT_EQ(spot_after("if (a) /\"/.test(s); x = 1;\n y = "), JsSpot::Code);
+    EXPECT_EQ(spot_after("y = (a + b) / `\n;\n z = "), JsSpot::Unsure);
+    EXPECT_EQ(spot_after("y = (a + b) / 2 /* \n */;\n z = "), JsSpot::Unsure);
+    EXPECT_EQ(spot_after("y = (a + b) / 2;\n z = "), JsSpot::Code);
+    EXPECT_EQ(spot_after("y = (a) + b / 2; z = "), JsSpot::Code);  // the '/' follows b, not ')'
+    EXPECT_EQ(error_at("<script>\nvar avg = (a + b) / 2, name = <%= v %>;\n</script>"), "2:31");
+    EXPECT_EQ(escapers("<script>\nvar avg = (a + b) / 2;\nvar name = <%= v %>;\n</script>"), "js");
+    EXPECT_EQ(escapers("<script type=\"module\">a = b <!-- c\nf(<%= v %>)</script>"), "js");
 }
 
 TEST(KilncContextsErrorPaths, AValueInAStringTheScannerMightHaveMissedIsRefused) {

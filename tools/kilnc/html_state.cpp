@@ -98,9 +98,14 @@ Verdict refuse(std::string message) { return {Escaper::Text, std::move(message)}
 
 // A <script> type the browser runs as JavaScript, or reads as JSON (its value: trimmed,
 // lower case; parameters make it neither). Anything else is data for some other reader.
+std::string_view trimmed(std::string_view s) {
+    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+    return s;
+}
+
 bool runs_as_script(std::string_view type) {
-    while (!type.empty() && is_space(type.front())) type.remove_prefix(1);
-    while (!type.empty() && is_space(type.back())) type.remove_suffix(1);
+    type = trimmed(type);
     for (std::string_view t : {"", "module", "importmap", "speculationrules", "application/json", "application/ld+json",
                                "text/javascript", "application/javascript", "application/ecmascript",
                                "application/x-ecmascript", "application/x-javascript", "text/ecmascript",
@@ -188,7 +193,7 @@ void HtmlState::step(char c, std::vector<LateError>& late) {
                 close_tag();
             } else if (!is_space(c)) {
                 start_value(0);
-                value_byte(c, late);
+                step(c, late);  // the value's first byte
             }
             return;
         case Mode::AttrValue:
@@ -328,12 +333,15 @@ void HtmlState::close_tag() {
     if (raw == Raw::None) {
         mode_ = Mode::Text;
         tag_.clear();
+        module_script_ = false;
         return;
     }
     mode_ = Mode::RawText;
     raw_ = raw;
     recent_.clear();
     js_ = {};
+    js_.module(raw == Raw::Script && module_script_);
+    module_script_ = false;
     script_comment_ = false;
     if (raw != Raw::Script) foreign_script_ = false;
     // An HTML parser reads raw text up to the end tag; in foreign content, or after
@@ -415,6 +423,7 @@ void HtmlState::start_value(char quote) {
 void HtmlState::end_attr() {
     HtmlState fresh;
     fresh.foreign_script_ = foreign_script_ || (tag_ == "script" && attr_ == "type" && !runs_as_script(type_));
+    fresh.module_script_ = module_script_ || (tag_ == "script" && attr_ == "type" && trimmed(type_) == "module");
     fresh.tag_ = std::move(tag_);
     fresh.end_tag_ = end_tag_;
     fresh.svg_ = svg_;
@@ -599,6 +608,10 @@ Verdict HtmlState::js_value(Escaper escaper, std::string_view where) const {
                           " as a whole string literal, quotes included, so remove the quotes around <%= %>");
         case JsSpot::Regex:
             return refuse("a value inside a JavaScript regular expression: build it with new RegExp(<%= ... %>)");
+        case JsSpot::Unsure:
+            return refuse("a value on a line where a '/' follows ')': kilnc reads it as a division, a browser may "
+                          "read a regular expression (as after `if (a)`), and the two readings part there; put the "
+                          "value on a line of its own");
         case JsSpot::Code:
         case JsSpot::Comment: break;  // in a comment the literal is as harmless as the comment
     }

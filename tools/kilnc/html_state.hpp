@@ -92,6 +92,7 @@ private:
     bool unsafe_scheme_ = false;  // the URL's literal scheme is not http, https, mailto or tel
     bool script_comment_ = false;  // a <script> body inside "<!--" (see raw_text)
     bool foreign_script_ = false;  // this <script>'s type is not JavaScript or JSON (a client-side template)
+    bool module_script_ = false;   // this <script>'s type is "module" (no HTML-like comments in it)
     // Raw text that a parser in foreign content reads as markup: a <script>, <style>,
     // <title>... inside an <svg> or <math>, or one written as `<script ... />`. Until
     // its end tag, markup loses the context (see raw_text) and a script refuses values.

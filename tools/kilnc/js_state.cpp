@@ -34,18 +34,27 @@ void JsState::end_word() {
     word_.clear();
 }
 
+void JsState::line_end() {
+    line_bytes_ = 0;
+    if (doubt_ == Doubt::Line) doubt_ = doubt_prev_ == '\\' ? Doubt::Script : Doubt::None;
+}
+
 void JsState::code(char c) {
     const bool plus_plus = (c == '+' || c == '-') && !tail_.empty() && tail_.back() == c;
-    if (c == '\n' || c == '\r') line_bytes_ = 0;
-    else if (c != ' ' && c != '\t' && line_bytes_ < 4) ++line_bytes_;
+    const bool paren = after_paren_;
+    after_paren_ = c == ')' || ((c == ' ' || c == '\t') && paren);
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && line_bytes_ < 4) ++line_bytes_;
     remember(c);
-    // HTML-like comments of classic scripts: "<!--" anywhere, "-->" first on its line.
-    if (tail_ == "<!--" || (c == '>' && tail_.ends_with("-->") && line_bytes_ == 3)) {
+    if (c == '\n' || c == '\r' || tail_.ends_with("\xe2\x80\xa8") || tail_.ends_with("\xe2\x80\xa9")) line_end();
+    // HTML-like comments of classic scripts: "<!--" anywhere, "-->" first on its line
+    // (after spaces and comments only).
+    if (!module_ && (tail_ == "<!--" || (c == '>' && tail_.ends_with("-->") && line_bytes_ == 3))) {
         mode_ = Mode::LineComment;
         word_.clear();
         return;
     }
-    if (is_word_char(c)) {
+    // A number's '.' is part of it ("1./2" divides): a word that starts with a digit.
+    if (is_word_char(c) || (c == '.' && !word_.empty() && word_[0] >= '0' && word_[0] <= '9')) {
         // A word longer than any keyword is kept as "longer than a keyword" only, so
         // that the state stays small and equal states compare equal.
         if (word_.size() <= kLongestKeyword) word_ += c;
@@ -83,8 +92,12 @@ void JsState::slash(char c) {
     } else if (c == '*') {
         mode_ = Mode::BlockComment;
         prev_ = 0;  // so "/*/" does not close it
+        if (line_bytes_ > 0) --line_bytes_;  // the '/' opened a comment: "/* */ -->" is first on its line
     } else if (divides_) {
         divides_ = false;
+        // `(a + b) / 2` divides; `if (a) /re/.test(s)` is a regex. kilnc takes the
+        // division, and doubts it until the line ends.
+        if (after_slash_paren_ && doubt_ == Doubt::None) doubt_ = Doubt::Line;
         code(c);
     } else {
         mode_ = Mode::Regex;
@@ -93,6 +106,10 @@ void JsState::slash(char c) {
 }
 
 void JsState::feed(char c) {
+    if (doubt_ == Doubt::Line) {
+        if (c == '`' || (doubt_prev_ == '/' && c == '*')) doubt_ = Doubt::Script;
+        doubt_prev_ = c;
+    }
     if (mode_ != Mode::Code && escaped_) {
         escaped_ = false;
         prev_ = 0;  // "\${" is not a substitution
@@ -104,6 +121,7 @@ void JsState::feed(char c) {
                 pending_slash_ = false;
                 slash(c);
             } else {
+                if (c == '/') after_slash_paren_ = after_paren_;
                 code(c);
             }
             return;
@@ -111,6 +129,7 @@ void JsState::feed(char c) {
         case Mode::SqString:
             if (c == '\\') escaped_ = true;
             else if (c == (mode_ == Mode::DqString ? '"' : '\'')) mode_ = Mode::Code, divides_ = true;
+            else if (c == '\n' || c == '\r') mode_ = Mode::Code, line_end();  // no string holds one: resynchronise
             return;
         case Mode::Template:
             if (c == '\\') {
@@ -131,11 +150,14 @@ void JsState::feed(char c) {
             if (c == '\n' || c == '\r' || tail_.ends_with("\xe2\x80\xa8") || tail_.ends_with("\xe2\x80\xa9")) {
                 mode_ = Mode::Code;
                 tail_.clear();
-                line_bytes_ = 0;
+                line_end();
             }
             return;
         case Mode::BlockComment:
             if (prev_ == '*' && c == '/') mode_ = Mode::Code;
+            if (c == '\n' || c == '\r') line_end();  // a comment that holds one ends a line
+            remember(c);
+            if (tail_.ends_with("\xe2\x80\xa8") || tail_.ends_with("\xe2\x80\xa9")) line_end();
             prev_ = c;
             return;
         case Mode::Regex:
@@ -152,6 +174,7 @@ void JsState::feed(char c) {
 }
 
 JsSpot JsState::spot() const {
+    if (doubt_ != Doubt::None) return JsSpot::Unsure;
     switch (mode_) {
         case Mode::Code: return pending_slash_ && !divides_ ? JsSpot::Regex : JsSpot::Code;
         case Mode::DqString:
@@ -175,6 +198,7 @@ void JsState::after_value() {
         }
     }
     word_.clear();
+    after_paren_ = false;
     divides_ = true;  // a literal: `<%= n %> / 2` divides
 }
 

@@ -4,9 +4,11 @@
 // literal or regular expression. The value is printed as a complete, quoted JS string
 // literal (view::append_js); inside a string the browser has open, its quotes would
 // close that string, so the scanner must not lose sync. It follows the grammar's rules
-// for '/' (after ')' it divides, a guess that can only refuse a value: a regex there
-// starts no string), postfix ++ and --, HTML-like comments (`<!--` anywhere, `-->` at
-// the start of a line) and U+2028/U+2029 as line ends.
+// for '/' (after ')' it takes a division, and doubts it to the line's end: see
+// JsSpot::Unsure), numbers ("1./2"), postfix ++ and --, HTML-like comments of classic
+// scripts (`<!--` anywhere, `-->` first on a line but for spaces and comments) and
+// U+2028/U+2029 as line ends. A string cannot hold a line end: one that seems to is a
+// reading that fails, and the scanner goes on in code.
 // A plain value type, compared with == when kilnc merges the states of code branches.
 #pragma once
 #include <compare>
@@ -16,11 +18,16 @@
 
 namespace kiln::kilnc {
 
-// What a value printed at the current position would be part of.
-enum class JsSpot : uint8_t { Code, String, Regex, Comment };
+// What a value printed at the current position would be part of. Unsure: after a
+// '/' that follows ')' on its line, which kilnc reads as a division, and a browser
+// may read as a regular expression (`if (a) /"/.test(s)`): the two readings can part
+// until the line ends.
+enum class JsSpot : uint8_t { Code, String, Regex, Comment, Unsure };
 
 class JsState {
 public:
+    // A module script: "<!--" and "-->" are no comments there.
+    void module(bool on) { module_ = on; }
     void feed(char c);
     JsSpot spot() const;
     // A value was printed here (a string, number or boolean literal).
@@ -36,7 +43,18 @@ private:
     void slash(char c);  // resolves a '/' seen just before c
     void remember(char c);  // into tail_
 
+    void line_end();  // a line terminator was read (in code, a comment or a string)
+
+    // After a ')' then '/' taken for a division: Line until the line ends; Script for
+    // good once that line holds what could carry either reading onto the next one (a
+    // '`', "/*", a '\' before the line's end).
+    enum class Doubt : uint8_t { None, Line, Script };
     Mode mode_ = Mode::Code;
+    Doubt doubt_ = Doubt::None;
+    bool module_ = false;
+    bool after_paren_ = false;    // Code: the last token was ')'
+    bool after_slash_paren_ = false;  // Code: the pending '/' came right after a ')'
+    char doubt_prev_ = 0;         // the byte before, while in doubt
     bool escaped_ = false;        // in a string, template or regex: the previous byte was '\'
     bool pending_slash_ = false;  // Code: a '/' whose meaning the next byte decides
     bool divides_ = false;        // Code: a '/' here would divide (a value precedes it)
