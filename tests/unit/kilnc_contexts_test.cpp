@@ -80,6 +80,20 @@ TEST(KilncContexts, NamedReferencesAreDecodedAsBrowsersDo) {
     EXPECT_NE(escapers("<a href=\"java&Tab;script&colon;f(<%= v %>)\">").find("javascript"), std::string::npos);
 }
 
+// A <script src> or <base href> says where code comes from: a value may not choose
+// the origin, whatever its scheme (an https URL of another host runs its code too).
+TEST(KilncContexts, AScriptsOriginIsWrittenInTheTemplate) {
+    EXPECT_NE(escapers("<script src=\"<%= u %>\"></script>").find("where code comes from"), std::string::npos);
+    EXPECT_NE(escapers("<script src=\"https://<%= host %>/app.js\"></script>").find("where code comes from"),
+              std::string::npos);
+    EXPECT_NE(escapers("<script src=\"//<%= host %>/app.js\"></script>").find("where code comes from"),
+              std::string::npos);
+    EXPECT_NE(escapers("<base href=\"<%= u %>\">").find("where code comes from"), std::string::npos);
+    EXPECT_EQ(escapers("<script src=\"/assets/<%= a %>\"></script><script src=\"https://cdn.example/<%= b %>\">"
+                       "</script><script src=\"js/<%= c %>\"></script><a href=\"<%= d %>\">x</a>"),
+              "url-part url-part url-part url");
+}
+
 // A client-side template (<script type="text/x-template">) is read as HTML by its
 // library: a JS literal there is no escaping at all.
 TEST(KilncContexts, AScriptThatIsNotJavaScriptOrJsonRefusesValues) {

@@ -114,6 +114,27 @@ bool runs_as_script(std::string_view type) {
     return false;
 }
 
+// The URL written so far fixes its origin: a path has begun after a literal
+// authority ("https://cdn.example/", "//cdn.example/"), or the URL is relative to the
+// page's own ("/assets/", "js/"). A value ('\x01') before that could name a host.
+bool origin_written(std::string_view url) {
+    while (!url.empty() && static_cast<unsigned char>(url.front()) <= 0x20) url.remove_prefix(1);
+    std::string clean;  // tabs and newlines are dropped by URL parsers; '\' is '/'
+    for (char c : url)
+        if (c != '\t' && c != '\n' && c != '\r') clean += c == '\\' ? '/' : c;
+    std::string_view u = clean;
+    size_t colon = u.find(':');
+    if (colon != u.npos && u.substr(0, colon).find_first_of("/?#\x01") == u.npos) u.remove_prefix(colon + 1);
+    if (u.find('\x01') == 0 || u.empty()) return false;
+    if (starts_with(u, "//")) {
+        size_t path = u.find_first_of("/?#", 2);
+        size_t value = u.find('\x01');
+        return path != u.npos && (value == u.npos || value > path);
+    }
+    size_t value = u.find('\x01');
+    return value == u.npos || value > 0;  // "/x", "js/": the page's own origin
+}
+
 Verdict unquoted(const std::string& attr) {
     return refuse("unquoted attribute value: a value in " + attr + "=<%= %> could add attributes; quote it: " + attr +
                   "=\"<%= ... %>\"");
@@ -417,6 +438,10 @@ void HtmlState::start_value(char quote) {
     else if (name == "style") attr_kind_ = Attr::Css;
     else if (name == "srcdoc") attr_kind_ = Attr::Html;
     else attr_kind_ = Attr::Plain;
+    // Where code comes from: a value may not choose the origin of a script or of the
+    // page's base URL, whatever its scheme.
+    code_url_ = attr_kind_ == Attr::Url && ((tag_ == "script" && name == "src") || (tag_ == "base" && name == "href"));
+    url_text_.clear();
     recent_.clear();
 }
 
@@ -477,6 +502,7 @@ void HtmlState::value_byte(char c, std::vector<LateError>& late) {
 }
 
 void HtmlState::decoded_byte(char c, std::vector<LateError>& late) {
+    if (code_url_ && url_text_.size() < 64) url_text_ += c;
     if (attr_kind_ == Attr::Url) url_byte(c, late);
     else if (attr_kind_ == Attr::Js) js_.feed(c);
 }
@@ -583,6 +609,10 @@ Verdict HtmlState::attr_value() const {
                           "document at its own URL and use src=\"<%= ... %>\"");
         case Attr::Url:
             if (!recent_.empty()) return refuse(kCharRef);
+            if (code_url_ && !origin_written(url_text_))
+                return refuse("a value before the path of a <" + tag_ + "> " + attr_ +
+                              " would choose where code comes from: write the origin or a path in the template "
+                              "(" + attr_ + "=\"/assets/<%= name %>\"), or print a URL you vouch for with <%== %>");
             if (url_ == Url::Start) return {Escaper::Url, {}};
             if (unsafe_scheme_)
                 return refuse("a value inside a '" + scheme_ +
@@ -622,6 +652,7 @@ void HtmlState::after_value(size_t value) {
     if (mode_ == Mode::AttrValue && tag_ == "script" && attr_ == "type") type_ += '\x01';  // not a type kilnc knows
     if (mode_ == Mode::AttrValue) {
         recent_.clear();  // a reference the value ends (refused above for URLs and scripts)
+        if (code_url_ && url_text_.size() < 64) url_text_ += '\x01';  // what the value wrote is unknown
         if (attr_kind_ == Attr::Url && url_ != Url::Rest) {
             url_ = Url::Scheme;  // the value may have begun a scheme: see url_byte's ':'
             if (scheme_value_ == kNone) scheme_value_ = value;

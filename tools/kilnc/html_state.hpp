@@ -50,7 +50,7 @@ public:
     // The bytes its strings hold (a tag or attribute name has no bound of its own):
     // what copying or comparing it costs, counted by the analysis.
     size_t bytes() const {
-        return type_.size() + tag_.size() + attr_.size() + scheme_.size() + recent_.size() + point_html_.size() +
+        return type_.size() + tag_.size() + attr_.size() + scheme_.size() + recent_.size() + point_html_.size() + url_text_.size() +
                js_.bytes();
     }
 
@@ -98,6 +98,8 @@ private:
     // its end tag, markup loses the context (see raw_text) and a script refuses values.
     bool ambiguous_ = false;
     bool slash_ = false;
+    bool code_url_ = false;   // a <script src> or <base href>: its origin must be written in the template
+    std::string url_text_;    // code_url_: the URL so far, decoded ('\x01' for a value), bounded
     bool unknown_reference_ = false;  // this event handler holds a named reference kilnc does not know  // the tag's last byte was a '/': a '>' now closes it (`<svg/>`)
     // <svg> and <math> elements open (from kDeep on, never closed again: kilnc keeps
     // its states few, and takes the content as maybe foreign for good).
