@@ -64,7 +64,8 @@ set(KILN_ENGINE_SOURCES
     ${KILN_SRC}/http/status.cpp ${KILN_SRC}/http/address_counts.cpp ${KILN_SRC}/http/rate_table.cpp
     ${KILN_SRC}/http/proxy_protocol.cpp ${KILN_SRC}/http/forwarded.cpp ${KILN_SRC}/net/buffer.cpp
     ${KILN_SRC}/net/timer.cpp ${KILN_SRC}/net/deadline_heap.cpp ${KILN_SRC}/net/loop.cpp ${KILN_SRC}/net/output.cpp
-    ${KILN_SRC}/net/peer.cpp ${KILN_SRC}/net/tls.cpp ${KILN_SRC}/net/mailbox.cpp ${KILN_SRC}/util/log.cpp)
+    ${KILN_SRC}/net/peer.cpp ${KILN_SRC}/net/tls.cpp ${KILN_SRC}/net/mailbox.cpp ${KILN_SRC}/util/log.cpp
+    ${KILN_SRC}/util/random.cpp ${KILN_SRC}/util/siphash.cpp)
 pkg_check_modules(NGHTTP2 REQUIRED IMPORTED_TARGET libnghttp2)
 pkg_check_modules(ZLIB REQUIRED IMPORTED_TARGET zlib)
 find_package(OpenSSL REQUIRED)
