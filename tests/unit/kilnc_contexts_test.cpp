@@ -476,6 +476,13 @@ TEST(KilncContextsFlow, WhatNoPathReachesIsRefusedAndNotFollowed) {
               "text");
 }
 
+// A <select> ignores <title>, <style> and the like: their text is markup there.
+TEST(KilncContexts, RawTextNamesInASelectAreAmbiguous) {
+    EXPECT_EQ(error_at("<select><title><option onclick=\"x=1;/*</title>*/<%= u %>\">"), "1:49");
+    EXPECT_EQ(escapers("<select><option>a</option></select><title><%= t %></title>"), "attr");
+    EXPECT_EQ(escapers("<select><textarea><%= t %></textarea>"), "attr");  // a textarea ends the select
+}
+
 // Before, kilnc took these as raw text to the end tag, where a browser reads markup:
 // the unquoted href after <script/> was "inside the script", and so on.
 TEST(KilncContextsErrorPaths, ForeignContentWhereTheReadingsPartIsRefused) {
@@ -496,6 +503,15 @@ TEST(KilncContextsErrorPaths, ForeignContentWhereTheReadingsPartIsRefused) {
     // template that leaves one open would make the next template's markup foreign.
     EXPECT_EQ(error_at("<svg viewBox=\"0 0 1 1\"><%@ render \"_p\" %></svg>"), "1:24");
     EXPECT_EQ(error_at("<math><mi>x</mi>"), "1:17");
+    // Only a point's own end tag leaves it: a stray </mi> in a <desc> is ignored.
+    EXPECT_NE(escapers("<svg><a><desc></mi><b></svg></b></desc><set attributeName=\"href\" to=\"<%= u %>\"/>"
+                       "</a></svg>")
+                  .find("cannot tell whether"),
+              std::string::npos);
+    // An <svg> opened in a <math>'s <mi> is one: its animations are checked.
+    EXPECT_EQ(error_at("<math><mi><svg><a><animate values=\"<%= u %>\"/>"), "1:36");
+    // A raw-text element closed in a <foreignObject> is counted closed.
+    EXPECT_EQ(escapers("<svg><foreignObject><textarea>x</textarea></foreignObject></svg><p><%= v %></p>"), "text");
     // <set> and <animate> can give an href its value.
     EXPECT_EQ(escapers("<svg><a><set attributeName=\"href\" to=\"<%= u %>\"/></a></svg>"), "url");
     EXPECT_EQ(error_at("<svg><a><animate attributeName=\"href\" values=\"<%= u %>\"/></a></svg>"), "1:47");

@@ -307,6 +307,7 @@ void HtmlState::pin_foreign() {
     if (svg_) svg_ = kDeep;
     if (math_) math_ = kDeep;
     in_point_ = false;
+    point_tag_.clear();
     point_html_.clear();
 }
 
@@ -314,7 +315,10 @@ void HtmlState::count_foreign(bool self_closing) {
     const bool root = tag_ == "svg" || tag_ == "math";
     if (in_point_) {
         if (!end_tag_) {
-            if (root || is_integration_point(tag_) || point_html_.size() + tag_.size() + 1 > 64) return pin_foreign();
+            if (root || is_integration_point(tag_) || point_html_.size() + tag_.size() + 1 > 64) {
+                if (root) (tag_ == "svg" ? svg_ : math_) = kDeep;  // (<math><mi><svg>: an svg too)
+                return pin_foreign();
+            }
             if (!is_void(tag_)) point_html_.append(tag_).push_back(' ');  // `<b/>` opens a <b> in HTML
             return;
         }
@@ -323,11 +327,16 @@ void HtmlState::count_foreign(bool self_closing) {
             point_html_.resize(point_html_.size() - tag_.size() - 1);
             return;
         }
-        if (!root && !is_integration_point(tag_)) return;  // (a browser may close more: kilnc stays stricter)
-        in_point_ = false;  // the point's own end tag, or </svg> / </math> closing it with the rest
+        // Only the point's own end tag leaves it, or </svg> / </math> closing it with
+        // the rest. Another point's (a stray </mi> in a <desc>) a browser ignores.
+        if (is_integration_point(tag_) && tag_ != point_tag_) return pin_foreign();
+        if (!root && tag_ != point_tag_) return;  // (a browser may close more: kilnc stays stricter)
+        in_point_ = false;
+        point_tag_.clear();
         if (!root) return;
     } else if ((svg_ || math_) && !end_tag_ && !self_closing && is_integration_point(tag_)) {
         in_point_ = true;
+        point_tag_ = tag_;
         return;
     }
     uint8_t* open = tag_ == "svg" ? &svg_ : tag_ == "math" ? &math_ : nullptr;
@@ -340,6 +349,8 @@ void HtmlState::close_tag() {
     const bool self_closing = slash_;
     slash_ = false;
     count_foreign(self_closing);
+    if (tag_ == "select") select_ = !end_tag_;
+    else if (!end_tag_ && tag_ == "textarea") select_ = false;  // it ends a <select>, and is one of its own
     Raw raw = Raw::None;
     if (!end_tag_) {
         if (tag_ == "script") raw = Raw::Script;
@@ -367,7 +378,7 @@ void HtmlState::close_tag() {
     if (raw != Raw::Script) foreign_script_ = false;
     // An HTML parser reads raw text up to the end tag; in foreign content, or after
     // `<script/>` there, what follows is markup. Both agree only on plain text.
-    ambiguous_ = self_closing || svg_ > 0 || math_ > 0;
+    ambiguous_ = self_closing || svg_ > 0 || math_ > 0 || (select_ && raw != Raw::Script);
 }
 
 // In ambiguous raw text, a '<' that starts markup (a tag, an end tag other than the
@@ -394,12 +405,11 @@ void HtmlState::raw_text(char c) {
         script_comment_ = false;
         foreign_script_ = false;
         ambiguous_ = false;
+        end_tag_ = true;
         if (c == '>') {
-            mode_ = Mode::Text;
-            tag_.clear();
+            close_tag();  // (which also counts it inside an <svg>'s <foreignObject>)
         } else {
             mode_ = Mode::BeforeAttrName;  // the end tag's (ignored) attributes
-            end_tag_ = true;
         }
         return;
     }
@@ -454,7 +464,9 @@ void HtmlState::end_attr() {
     fresh.svg_ = svg_;
     fresh.math_ = math_;
     fresh.in_point_ = in_point_;
+    fresh.point_tag_ = std::move(point_tag_);
     fresh.point_html_ = std::move(point_html_);
+    fresh.select_ = select_;
     *this = std::move(fresh);  // forget everything about the value, so equal tags compare equal
 }
 

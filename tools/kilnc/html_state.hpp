@@ -50,7 +50,7 @@ public:
     // The bytes its strings hold (a tag or attribute name has no bound of its own):
     // what copying or comparing it costs, counted by the analysis.
     size_t bytes() const {
-        return type_.size() + tag_.size() + attr_.size() + scheme_.size() + recent_.size() + point_html_.size() + url_text_.size() +
+        return type_.size() + tag_.size() + attr_.size() + scheme_.size() + recent_.size() + point_html_.size() + point_tag_.size() + url_text_.size() +
                js_.bytes();
     }
 
@@ -97,15 +97,19 @@ private:
     // <title>... inside an <svg> or <math>, or one written as `<script ... />`. Until
     // its end tag, markup loses the context (see raw_text) and a script refuses values.
     bool ambiguous_ = false;
-    bool slash_ = false;
+    bool slash_ = false;      // the tag's last byte was a '/': a '>' now closes it (`<svg/>`)
     bool code_url_ = false;   // a <script src> or <base href>: its origin must be written in the template
     std::string url_text_;    // code_url_: the URL so far, decoded ('\x01' for a value), bounded
-    bool unknown_reference_ = false;  // this event handler holds a named reference kilnc does not know  // the tag's last byte was a '/': a '>' now closes it (`<svg/>`)
+    bool unknown_reference_ = false;  // this event handler holds a named reference kilnc does not know
+    // Inside a <select> (to its end tag), which ignores <title>, <style> and the like:
+    // their text is markup there, so they are ambiguous as in foreign content.
+    bool select_ = false;
     // <svg> and <math> elements open (from kDeep on, never closed again: kilnc keeps
     // its states few, and takes the content as maybe foreign for good).
     uint8_t svg_ = 0, math_ = 0;
     static constexpr uint8_t kDeep = 3;
     bool in_point_ = false;   // inside an HTML integration point (<desc>, <foreignObject>, <mi>...)
+    std::string point_tag_;   // in_point_: which one (only its own end tag leaves it)
     std::string point_html_;  // the HTML elements open there, innermost last ("b p ")
     std::string type_;     // a <script>'s type attribute, as read so far (lower case, bounded)
     std::string tag_;      // the tag being read; RawText: the element whose end tag ends it
