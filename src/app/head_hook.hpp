@@ -19,8 +19,9 @@ public:
     // it). It must outlive the request: the middleware that attaches it holds it.
     static void attach(Request& req, Response& res, const HeadHook& hook);
     // Runs the hook attached to `res`, if any, once for each head (Response::clear()
-    // of kept chunks starts a new one). A hook that throws aborts the response.
-    static void run(Response& res);
+    // of kept chunks starts a new one). A hook that throws makes the response a bare
+    // 500 that closes the connection: false.
+    static bool run(Response& res);
 
 protected:
     ~HeadHook() = default;

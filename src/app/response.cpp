@@ -4,6 +4,8 @@
 
 #include <kiln/request.hpp>
 
+#include <stdexcept>
+
 #include "app/compression.hpp"
 #include "app/head_hook.hpp"
 #include "http/response.hpp"
@@ -52,7 +54,8 @@ void Response::file(int fd, uint64_t offset, uint64_t length, std::string_view c
 bool Response::has_file() const { return msg_->has_file(); }
 
 void Response::write(std::string_view chunk) {
-    if (!msg_->streaming()) app::HeadHook::run(*this);  // the head leaves with this chunk
+    // The head leaves with this chunk: never without what the hook adds.
+    if (!msg_->streaming() && !app::HeadHook::run(*this)) throw std::runtime_error("the response's head hook failed");
     if (compression_ && !msg_->streaming() && msg_->has_stream() && app::codable(*compression_, *msg_))
         app::compress_stream(*compression_, compression_request_->header("accept-encoding").value_or(""), *msg_);
     msg_->write(chunk);
@@ -79,19 +82,26 @@ void HeadHook::attach(Request& req, Response& res, const HeadHook& hook) {
     res.head_hook_ran_ = false;
 }
 
-void HeadHook::run(Response& res) {
+bool HeadHook::run(Response& res) {
     const HeadHook* hook = res.head_hook_;
-    if (!hook || res.head_hook_ran_) return;
+    if (!hook || res.head_hook_ran_) return true;
     res.head_hook_ran_ = true;
     // Outside the handler's guards: a hook that throws (its values are checked when it
     // is made, so only memory can run out) fails the response, never the process,
-    // and no head leaves without what the hook adds.
+    // and no head leaves without what the hook adds: the answer becomes a bare 500.
     try {
         hook->before_head(*res.head_request_, res);
+        return true;
     } catch (const std::exception& e) {
         util::log(util::LogLevel::Error, "a response's head hook threw: %s", e.what());
-        res.msg_->abort();
     }
+    if (!res.msg_->streaming()) {
+        res.msg_->discard();
+        res.msg_->status(500);
+        res.msg_->send("Internal Server Error\n", "text/plain; charset=utf-8");
+        res.msg_->close_connection();
+    }
+    return false;
 }
 }  // namespace app
 
