@@ -94,6 +94,17 @@ TEST(KilncContexts, AScriptsOriginIsWrittenInTheTemplate) {
               "url-part url-part url-part url");
 }
 
+// A <meta> content's text after its delay is where a refresh goes: a URL, checked as
+// a whole value (the http-equiv may come after the content, so every <meta> counts).
+TEST(KilncContexts, AMetaRefreshUrlIsAUrl) {
+    EXPECT_EQ(escapers("<meta http-equiv=\"refresh\" content=\"5; url=<%= u %>\">"
+                       "<meta content=\"0;URL = '<%= v %>\" http-equiv=\"refresh\">"
+                       "<meta name=\"description\" content=\"<%= d %>\">"),
+              "url url attr");
+    EXPECT_NE(escapers("<meta http-equiv=\"refresh\" content=\"0; url=javascript:<%= u %>\">").find("whole URL"),
+              std::string::npos);
+}
+
 // A client-side template (<script type="text/x-template">) is read as HTML by its
 // library: a JS literal there is no escaping at all.
 TEST(KilncContexts, AScriptThatIsNotJavaScriptOrJsonRefusesValues) {

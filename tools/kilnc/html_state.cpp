@@ -135,6 +135,25 @@ bool origin_written(std::string_view url) {
     return value == u.npos || value > 0;  // "/x", "js/": the page's own origin
 }
 
+// A refresh's URL starts here: after the delay's separator, spaces, an optional
+// "url=" (any case, spaces around '=') and an optional quote, nothing yet.
+bool refresh_url_start(std::string_view t) {
+    auto skip_spaces = [&] {
+        while (!t.empty() && is_space(t.front())) t.remove_prefix(1);
+    };
+    skip_spaces();
+    if (t.size() >= 3 && lower(t[0]) == 'u' && lower(t[1]) == 'r' && lower(t[2]) == 'l') {
+        std::string_view rest = t.substr(3);
+        while (!rest.empty() && is_space(rest.front())) rest.remove_prefix(1);
+        if (!rest.empty() && rest.front() == '=') {
+            t = rest.substr(1);
+            skip_spaces();
+        }
+    }
+    if (!t.empty() && (t.front() == '"' || t.front() == '\'')) t.remove_prefix(1);
+    return t.empty();
+}
+
 Verdict unquoted(const std::string& attr) {
     return refuse("unquoted attribute value: a value in " + attr + "=<%= %> could add attributes; quote it: " + attr +
                   "=\"<%= ... %>\"");
@@ -451,6 +470,10 @@ void HtmlState::start_value(char quote) {
     // Where code comes from: a value may not choose the origin of a script or of the
     // page's base URL, whatever its scheme.
     code_url_ = attr_kind_ == Attr::Url && ((tag_ == "script" && name == "src") || (tag_ == "base" && name == "href"));
+    // <meta http-equiv="refresh" content="5; url=...">: after the delay, a URL the
+    // browser goes to (the http-equiv may come after the content: any <meta> counts).
+    refresh_ = attr_kind_ == Attr::Plain && tag_ == "meta" && name == "content";
+    refresh_url_ = false;
     url_text_.clear();
     recent_.clear();
 }
@@ -515,6 +538,10 @@ void HtmlState::value_byte(char c, std::vector<LateError>& late) {
 
 void HtmlState::decoded_byte(char c, std::vector<LateError>& late) {
     if (code_url_ && url_text_.size() < 64) url_text_ += c;
+    if (refresh_) {
+        if (refresh_url_ && url_text_.size() < 64) url_text_ += c;
+        if (c == ';' || c == ',') refresh_url_ = true;
+    }
     if (attr_kind_ == Attr::Url) url_byte(c, late);
     else if (attr_kind_ == Attr::Js) js_.feed(c);
 }
@@ -609,7 +636,14 @@ Verdict HtmlState::raw_text_value() const {
 Verdict HtmlState::attr_value() const {
     if (!quote_) return unquoted(attr_);
     switch (attr_kind_) {
-        case Attr::Plain: return {Escaper::Attr, {}};
+        case Attr::Plain:
+            if (refresh_url_) {
+                if (!recent_.empty()) return refuse(kCharRef);
+                if (refresh_url_start(url_text_)) return {Escaper::Url, {}};  // an unsafe scheme becomes "#"
+                return refuse("a value inside the URL of a <meta> content after its delay (a refresh goes there): "
+                              "print the whole URL as one value (content=\"5; url=<%= url %>\")");
+            }
+            return {Escaper::Attr, {}};
         case Attr::Css:
             return refuse("a value inside a style attribute is not escaped by kilnc (CSS): set a class instead "
                           "(class=\"<%= ... %>\"), or print a constant you vouch for with <%== %>");
@@ -664,7 +698,7 @@ void HtmlState::after_value(size_t value) {
     if (mode_ == Mode::AttrValue && tag_ == "script" && attr_ == "type") type_ += '\x01';  // not a type kilnc knows
     if (mode_ == Mode::AttrValue) {
         recent_.clear();  // a reference the value ends (refused above for URLs and scripts)
-        if (code_url_ && url_text_.size() < 64) url_text_ += '\x01';  // what the value wrote is unknown
+        if ((code_url_ || refresh_url_) && url_text_.size() < 64) url_text_ += '\x01';  // what the value wrote is unknown
         if (attr_kind_ == Attr::Url && url_ != Url::Rest) {
             url_ = Url::Scheme;  // the value may have begun a scheme: see url_byte's ':'
             if (scheme_value_ == kNone) scheme_value_ = value;

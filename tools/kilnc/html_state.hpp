@@ -99,7 +99,9 @@ private:
     bool ambiguous_ = false;
     bool slash_ = false;      // the tag's last byte was a '/': a '>' now closes it (`<svg/>`)
     bool code_url_ = false;   // a <script src> or <base href>: its origin must be written in the template
-    std::string url_text_;    // code_url_: the URL so far, decoded ('\x01' for a value), bounded
+    std::string url_text_;    // code_url_, refresh_url_: the URL so far, decoded ('\x01' for a value), bounded
+    bool refresh_ = false;    // a <meta>'s content: after its delay, a URL (a refresh)
+    bool refresh_url_ = false;  // refresh_: the delay's ';' or ',' was read
     bool unknown_reference_ = false;  // this event handler holds a named reference kilnc does not know
     // Inside a <select> (to its end tag), which ignores <title>, <style> and the like:
     // their text is markup there, so they are ambiguous as in foreign content.
