@@ -128,6 +128,9 @@ class ListenAddresses(unittest.TestCase):
                           "--workers", "0"], env)
             try:
                 wait_tcp("127.0.0.1", v4)
+                # Serving (not only bound): its stop signal is handled, so it exits 0.
+                self.assertEqual(body(http.client.HTTPConnection("127.0.0.1", v4, timeout=5 * harness.TIME_SCALE)),
+                                 (200, b"Hello, World!"))
             finally:
                 code, err = stop(proc)
             self.assertEqual(code, 0, err)
