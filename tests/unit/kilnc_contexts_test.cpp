@@ -317,8 +317,9 @@ TEST(KilncJsState, TellsStringsRegexesAndCommentsFromCode) {
 // Where the scanner could lose sync with the browser, and with it the string the
 // browser has open (a value's own quotes would then close it).
 TEST(KilncJsState, FollowsPostfixIncrementsHtmlLikeCommentsAndUnicodeLineEnds) {
-    EXPECT_EQ(spot_after("half = count++ / 2, label = \"a/"), JsSpot::String);  // divides: no regex
-    EXPECT_EQ(spot_after("half = count-- / 2, label = \"a/"), JsSpot::String);
+    // "++" is postfix here (divides), or prefix after a line end: doubted to the line's end.
+    EXPECT_EQ(spot_after("half = count++ / 2, label = \"a/"), JsSpot::Unsure);
+    EXPECT_EQ(spot_after("half = count-- / 2;\nlabel = \"a/"), JsSpot::String);
     EXPECT_EQ(spot_after("x = a + /\"/"), JsSpot::Code);  // a regex after a binary +
     EXPECT_EQ(spot_after("a = b <!-- \""), JsSpot::Comment);  // "<!--" starts a line comment
     EXPECT_EQ(spot_after("a = b <!-- \"\nvar m = \"Hi "), JsSpot::String);
@@ -355,6 +356,26 @@ TEST(KilncJsState, ASlashAfterAParenthesisIsDoubtedToTheLinesEnd) {
     EXPECT_EQ(error_at("<script>\nvar avg = (a + b) / 2, name = <%= v %>;\n</script>"), "2:31");
     EXPECT_EQ(escapers("<script>\nvar avg = (a + b) / 2;\nvar name = <%= v %>;\n</script>"), "js");
     EXPECT_EQ(escapers("<script type=\"module\">a = b <!-- c\nf(<%= v %>)</script>"), "js");
+    // Spaces, line ends and comments between the ')' and the '/' keep the doubt.
+    EXPECT_EQ(spot_after("if (a)\n  /\"/.test(s) ? g(\""), JsSpot::Unsure);
+    EXPECT_EQ(spot_after("if (a) /* c */ /\"/.test(s) ? g(\""), JsSpot::Unsure);
+    // A '\\' before the line's end: for good.
+    EXPECT_EQ(spot_after("if (a) /\"/.test(s) ? f(\"\\\nx = "), JsSpot::Unsure);
+    // The next line's first '/' may be read either way too.
+    EXPECT_EQ(spot_after("if (a) /\"/.test(s) || f(\"x\") ||\n  /\"/.test(t) ? g(\""), JsSpot::Unsure);
+    // '}' (an object, or a block), "+++", and a word with a no-break space in it.
+    EXPECT_EQ(spot_after("x = {} / \"/; y = "), JsSpot::Unsure);
+    EXPECT_EQ(spot_after("a+++/\"/.source; y = \"; z = "), JsSpot::Unsure);
+    EXPECT_EQ(spot_after("return\xc2\xa0/\"/.test(s) ? g(\""), JsSpot::Unsure);
+    // A keyword after '.' is a property name: it divides. `default` is a keyword.
+    EXPECT_EQ(spot_after("x = obj.return / \"/; y = "), JsSpot::String);
+    EXPECT_EQ(spot_after("export default /\"/.source; g(\""), JsSpot::String);
+    // In an event handler, &#x2028; is a line end and &nbsp; a space.
+    EXPECT_NE(escapers("<button onclick=\"// c&#x2028;g(&quot;<%= v %>&quot;)\">b</button>").find("string"),
+              std::string::npos);
+    EXPECT_NE(escapers("<button onclick=\"return&nbsp;/&quot;/.test(s) ? g(&quot;<%= v %>&quot;) : 0\">")
+                  .find("division"),
+              std::string::npos);
 }
 
 TEST(KilncContextsErrorPaths, AValueInAStringTheScannerMightHaveMissedIsRefused) {

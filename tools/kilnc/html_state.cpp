@@ -40,7 +40,7 @@ bool is_safe_scheme(std::string_view s) { return s == "http" || s == "https" || 
 // (from the WHATWG table, case and all); only the legacy few count without their ';'
 // (and then not before '=': a browser leaves "&amp=" in a value as written).
 struct Decoded {
-    char bytes[2] = {};
+    char bytes[3] = {};
     uint8_t size = 0;
     bool known = false;
     std::string_view view() const { return {bytes, size}; }
@@ -48,7 +48,7 @@ struct Decoded {
 
 Decoded decoded(std::string_view bytes) {
     Decoded d;
-    d.size = static_cast<uint8_t>(std::min<size_t>(bytes.size(), 2));
+    d.size = static_cast<uint8_t>(std::min<size_t>(bytes.size(), 3));
     for (size_t i = 0; i < d.size; ++i) d.bytes[i] = bytes[i];
     d.known = true;
     return d;
@@ -67,6 +67,11 @@ Decoded decode_reference(std::string_view ref, char next) {
             if (v < 0x110000) v = v * (hex ? 16 : 10) + d;
         }
         if (digits == 0) return {};
+        // The JavaScript scanner must see JavaScript's own line ends and its no-break
+        // space as such (UTF-8); any other character past ASCII is one byte past it.
+        if (v == 0x2028) return decoded("\xe2\x80\xa8");
+        if (v == 0x2029) return decoded("\xe2\x80\xa9");
+        if (v == 0xa0) return decoded("\xc2\xa0");
         const char byte = (v > 0 && v < 0x80) ? static_cast<char>(v) : '\x80';
         return decoded(std::string_view(&byte, 1));
     }
@@ -80,7 +85,7 @@ Decoded decode_reference(std::string_view ref, char next) {
         {"NewLine", "\n"}, {"dollar", "$"},  {"excl", "!"},     {"percnt", "%"},   {"ast", "*"},
         {"midast", "*"},  {"plus", "+"},      {"comma", ","},    {"period", "."},   {"commat", "@"},
         {"Hat", "^"},     {"lowbar", "_"},    {"UnderBar", "_"}, {"verbar", "|"},   {"vert", "|"},
-        {"VerticalLine", "|"}, {"fjlig", "fj"}, {"nbsp", "\x80"},
+        {"VerticalLine", "|"}, {"fjlig", "fj"}, {"nbsp", "\xc2\xa0"},
     };
     std::string_view name = ref.substr(1);
     if (!semicolon) {  // the legacy names, unless '=' follows
@@ -685,9 +690,9 @@ Verdict HtmlState::js_value(Escaper escaper, std::string_view where) const {
         case JsSpot::Regex:
             return refuse("a value inside a JavaScript regular expression: build it with new RegExp(<%= ... %>)");
         case JsSpot::Unsure:
-            return refuse("a value on a line where a '/' follows ')': kilnc reads it as a division, a browser may "
-                          "read a regular expression (as after `if (a)`), and the two readings part there; put the "
-                          "value on a line of its own");
+            return refuse("a value on a line after a '/' that kilnc cannot tell a division from a regular "
+                          "expression by (after ')', '}', \"++\": `if (a) /re/` is one, `f(a) / 2` the other), where "
+                          "the two readings can part; put the value on a line of its own");
         case JsSpot::Code:
         case JsSpot::Comment: break;  // in a comment the literal is as harmless as the comment
     }

@@ -14,7 +14,7 @@ bool is_word_char(char c) {
 // identifier or number it divides (`n / 2`).
 bool regex_may_follow(std::string_view word) {
     for (std::string_view k : {"return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case",
-                               "do", "else", "yield", "await"})
+                               "do", "else", "yield", "await", "default", "extends"})
         if (word == k) return true;
     return false;
 }
@@ -30,20 +30,28 @@ void JsState::remember(char c) {
 
 void JsState::end_word() {
     if (word_.empty()) return;
-    divides_ = !regex_may_follow(word_);
+    // A keyword after '.' is a property name (`obj.return / 2`). A word with bytes
+    // past ASCII may hold a space JavaScript knows (U+00A0 after `return`): unsure.
+    divides_ = after_dot_ || !regex_may_follow(word_);
+    unsure_ = word_unicode_;
+    after_dot_ = false;
+    word_unicode_ = false;
     word_.clear();
 }
 
 void JsState::line_end() {
     line_bytes_ = 0;
-    if (doubt_ == Doubt::Line) doubt_ = doubt_prev_ == '\\' ? Doubt::Script : Doubt::None;
+    if (doubt_ != Doubt::Line) return;
+    // A '\' before the line's end continues a string in one reading only; and the next
+    // line's first '/' may be read either way, as the readings may end the line apart.
+    doubt_ = backslash_before_ ? Doubt::Script : Doubt::None;
+    unsure_ = true;
 }
 
 void JsState::code(char c) {
     const bool plus_plus = (c == '+' || c == '-') && !tail_.empty() && tail_.back() == c;
-    const bool paren = after_paren_;
-    after_paren_ = c == ')' || ((c == ' ' || c == '\t') && paren);
-    if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && line_bytes_ < 4) ++line_bytes_;
+    const bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+    if (!space && line_bytes_ < 4) ++line_bytes_;
     remember(c);
     if (c == '\n' || c == '\r' || tail_.ends_with("\xe2\x80\xa8") || tail_.ends_with("\xe2\x80\xa9")) line_end();
     // HTML-like comments of classic scripts: "<!--" anywhere, "-->" first on its line
@@ -58,15 +66,22 @@ void JsState::code(char c) {
         // A word longer than any keyword is kept as "longer than a keyword" only, so
         // that the state stays small and equal states compare equal.
         if (word_.size() <= kLongestKeyword) word_ += c;
+        if (static_cast<unsigned char>(c) >= 0x80) word_unicode_ = true;
         return;
     }
     end_word();
+    // What the next '/' follows, when its meaning is a guess: ')' (a call, or an if's
+    // head), '}' (an object, or a block), "++"/"--" (postfix, or prefix after a line
+    // end). Spaces and comments keep it; any other token ends it.
+    if (c != '/' && !space) unsure_ = c == ')' || c == '}' || plus_plus;
+    if (c == '.') after_dot_ = true;
+    else if (!space) after_dot_ = false;
     switch (c) {
         case ' ': case '\t': case '\n': case '\r': case '\f': case '\v': return;
         case '"': mode_ = Mode::DqString; return;
         case '\'': mode_ = Mode::SqString; return;
         case '`': mode_ = Mode::Template; prev_ = 0; return;
-        case '/': pending_slash_ = true; return;
+        case '/': pending_slash_ = true; slash_unsure_ = unsure_; return;
         case '{': braces_ += '{'; divides_ = false; return;
         case '}':
             if (!braces_.empty()) {
@@ -93,23 +108,25 @@ void JsState::slash(char c) {
         mode_ = Mode::BlockComment;
         prev_ = 0;  // so "/*/" does not close it
         if (line_bytes_ > 0) --line_bytes_;  // the '/' opened a comment: "/* */ -->" is first on its line
-    } else if (divides_) {
-        divides_ = false;
-        // `(a + b) / 2` divides; `if (a) /re/.test(s)` is a regex. kilnc takes the
-        // division, and doubts it until the line ends.
-        if (after_slash_paren_ && doubt_ == Doubt::None) doubt_ = Doubt::Line;
-        code(c);
     } else {
-        mode_ = Mode::Regex;
-        feed(c);
+        // Where the meaning was a guess, the readings may part until the line ends:
+        // `(a + b) / 2` divides, `if (a) /re/.test(s)` is a regex.
+        if (slash_unsure_ && doubt_ == Doubt::None) doubt_ = Doubt::Line;
+        unsure_ = false;
+        if (divides_) {
+            divides_ = false;
+            code(c);
+        } else {
+            mode_ = Mode::Regex;
+            feed(c);
+        }
     }
 }
 
 void JsState::feed(char c) {
-    if (doubt_ == Doubt::Line) {
-        if (c == '`' || (doubt_prev_ == '/' && c == '*')) doubt_ = Doubt::Script;
-        doubt_prev_ = c;
-    }
+    backslash_before_ = last_ == '\\';
+    if (doubt_ == Doubt::Line && (c == '`' || (last_ == '/' && c == '*'))) doubt_ = Doubt::Script;
+    last_ = c;
     if (mode_ != Mode::Code && escaped_) {
         escaped_ = false;
         prev_ = 0;  // "\${" is not a substitution
@@ -121,14 +138,13 @@ void JsState::feed(char c) {
                 pending_slash_ = false;
                 slash(c);
             } else {
-                if (c == '/') after_slash_paren_ = after_paren_;
                 code(c);
             }
             return;
         case Mode::DqString:
         case Mode::SqString:
             if (c == '\\') escaped_ = true;
-            else if (c == (mode_ == Mode::DqString ? '"' : '\'')) mode_ = Mode::Code, divides_ = true;
+            else if (c == (mode_ == Mode::DqString ? '"' : '\'')) mode_ = Mode::Code, divides_ = true, unsure_ = false;
             else if (c == '\n' || c == '\r') mode_ = Mode::Code, line_end();  // no string holds one: resynchronise
             return;
         case Mode::Template:
@@ -137,6 +153,7 @@ void JsState::feed(char c) {
             } else if (c == '`') {
                 mode_ = Mode::Code;
                 divides_ = true;
+                unsure_ = false;
             } else if (c == '{' && prev_ == '$') {
                 braces_ += '$';
                 mode_ = Mode::Code;
@@ -163,7 +180,7 @@ void JsState::feed(char c) {
         case Mode::Regex:
             if (c == '\\') escaped_ = true;
             else if (c == '[') mode_ = Mode::RegexClass;
-            else if (c == '/') mode_ = Mode::Code, divides_ = true;  // its flags are read as a word
+            else if (c == '/') mode_ = Mode::Code, divides_ = true, unsure_ = false;  // its flags are read as a word
             else if (c == '\n') mode_ = Mode::Code;  // not a regex after all: resynchronise
             return;
         case Mode::RegexClass:
@@ -198,7 +215,8 @@ void JsState::after_value() {
         }
     }
     word_.clear();
-    after_paren_ = false;
+    unsure_ = false;
+    after_dot_ = false;
     divides_ = true;  // a literal: `<%= n %> / 2` divides
 }
 

@@ -4,8 +4,8 @@
 // literal or regular expression. The value is printed as a complete, quoted JS string
 // literal (view::append_js); inside a string the browser has open, its quotes would
 // close that string, so the scanner must not lose sync. It follows the grammar's rules
-// for '/' (after ')' it takes a division, and doubts it to the line's end: see
-// JsSpot::Unsure), numbers ("1./2"), postfix ++ and --, HTML-like comments of classic
+// for '/' (where it must guess, it doubts to the line's end: see JsSpot::Unsure),
+// keywords as property names (`a.return / 2`), numbers ("1./2"), postfix ++ and --, HTML-like comments of classic
 // scripts (`<!--` anywhere, `-->` first on a line but for spaces and comments) and
 // U+2028/U+2029 as line ends. A string cannot hold a line end: one that seems to is a
 // reading that fails, and the scanner goes on in code.
@@ -18,10 +18,10 @@
 
 namespace kiln::kilnc {
 
-// What a value printed at the current position would be part of. Unsure: after a
-// '/' that follows ')' on its line, which kilnc reads as a division, and a browser
-// may read as a regular expression (`if (a) /"/.test(s)`): the two readings can part
-// until the line ends.
+// What a value printed at the current position would be part of. Unsure: on a line
+// after a '/' whose meaning kilnc had to guess (after ')', '}', "++", or a word with
+// bytes past ASCII: `if (a) /"/.test(s)` is a regex, `f(a) / 2` a division): the two
+// readings can part until the line ends.
 enum class JsSpot : uint8_t { Code, String, Regex, Comment, Unsure };
 
 class JsState {
@@ -52,9 +52,12 @@ private:
     Mode mode_ = Mode::Code;
     Doubt doubt_ = Doubt::None;
     bool module_ = false;
-    bool after_paren_ = false;    // Code: the last token was ')'
-    bool after_slash_paren_ = false;  // Code: the pending '/' came right after a ')'
-    char doubt_prev_ = 0;         // the byte before, while in doubt
+    bool unsure_ = false;         // Code: a '/' now may divide or begin a regex (see code())
+    bool slash_unsure_ = false;   // Code: the pending '/' came where unsure_ was set
+    bool after_dot_ = false;      // Code: the word being read follows '.' (a property name)
+    bool word_unicode_ = false;   // Code: the word being read holds bytes past ASCII
+    bool backslash_before_ = false;  // the byte before this one was '\'
+    char last_ = 0;               // the byte before, whatever the mode
     bool escaped_ = false;        // in a string, template or regex: the previous byte was '\'
     bool pending_slash_ = false;  // Code: a '/' whose meaning the next byte decides
     bool divides_ = false;        // Code: a '/' here would divide (a value precedes it)
