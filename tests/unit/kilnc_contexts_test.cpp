@@ -89,6 +89,13 @@ TEST(KilncContexts, AScriptsOriginIsWrittenInTheTemplate) {
     EXPECT_NE(escapers("<script src=\"//<%= host %>/app.js\"></script>").find("where code comes from"),
               std::string::npos);
     EXPECT_NE(escapers("<base href=\"<%= u %>\">").find("where code comes from"), std::string::npos);
+    // An SVG script's href; "/" then a value (empty, it makes "//host"); a scheme without
+    // "//" (on a page of another scheme, "https:x" is a host); tabs a URL parser drops.
+    for (const char* t : {"<svg><script href=\"//<%= v %>/a.js\"></script></svg>",
+                          "<svg><script xlink:href=\"<%= v %>\"></script></svg>", "<script src=\"/<%= a %>/x.js\">",
+                          "<script src=\"https:x<%= v %>\">", "<script src=\"https:/<%= v %>\">",
+                          "<script src=\"/\t\t/<%= v %>/x.js\">"})
+        EXPECT_NE(escapers(t).find("where code comes from"), std::string::npos) << t;
     EXPECT_EQ(escapers("<script src=\"/assets/<%= a %>\"></script><script src=\"https://cdn.example/<%= b %>\">"
                        "</script><script src=\"js/<%= c %>\"></script><a href=\"<%= d %>\">x</a>"),
               "url-part url-part url-part url");

@@ -120,24 +120,27 @@ bool runs_as_script(std::string_view type) {
 }
 
 // The URL written so far fixes its origin: a path has begun after a literal
-// authority ("https://cdn.example/", "//cdn.example/"), or the URL is relative to the
-// page's own ("/assets/", "js/"). A value ('\x01') before that could name a host.
+// authority ("https://cdn.example/", "//cdn.example/"), or the URL is a path of the
+// page's own origin ("/assets/", "js/": a first segment written, so that no value can
+// make it "//host"). A value ('\x01') before that could name a host. With a scheme,
+// only "scheme://host/" counts (on a page of another scheme "https:x" is a host).
 bool origin_written(std::string_view url) {
     while (!url.empty() && static_cast<unsigned char>(url.front()) <= 0x20) url.remove_prefix(1);
-    std::string clean;  // tabs and newlines are dropped by URL parsers; '\' is '/'
-    for (char c : url)
-        if (c != '\t' && c != '\n' && c != '\r') clean += c == '\\' ? '/' : c;
+    std::string clean(url);
+    for (char& c : clean)
+        if (c == '\\') c = '/';  // as URL parsers read it in http(s) URLs
     std::string_view u = clean;
     size_t colon = u.find(':');
-    if (colon != u.npos && u.substr(0, colon).find_first_of("/?#\x01") == u.npos) u.remove_prefix(colon + 1);
-    if (u.find('\x01') == 0 || u.empty()) return false;
+    const bool scheme = colon != u.npos && u.substr(0, colon).find_first_of("/?#\x01") == u.npos;
+    if (scheme) u.remove_prefix(colon + 1);
     if (starts_with(u, "//")) {
         size_t path = u.find_first_of("/?#", 2);
         size_t value = u.find('\x01');
-        return path != u.npos && (value == u.npos || value > path);
+        return path != u.npos && path > 2 && (value == u.npos || value > path);
     }
-    size_t value = u.find('\x01');
-    return value == u.npos || value > 0;  // "/x", "js/": the page's own origin
+    if (scheme || u.empty() || u[0] == '\x01') return false;
+    if (u[0] == '/') return u.size() > 1 && u[1] != '/' && u[1] != '\x01';  // "/x": the first segment written
+    return true;  // "js/...": relative to the page
 }
 
 // A refresh's URL starts here: after the delay's separator, spaces, an optional
@@ -474,7 +477,8 @@ void HtmlState::start_value(char quote) {
     else attr_kind_ = Attr::Plain;
     // Where code comes from: a value may not choose the origin of a script or of the
     // page's base URL, whatever its scheme.
-    code_url_ = attr_kind_ == Attr::Url && ((tag_ == "script" && name == "src") || (tag_ == "base" && name == "href"));
+    code_url_ = attr_kind_ == Attr::Url && ((tag_ == "script" && (name == "src" || name == "href")) ||
+                                            (tag_ == "base" && name == "href"));  // (an SVG script's is href)
     // <meta http-equiv="refresh" content="5; url=...">: after the delay, a URL the
     // browser goes to (the http-equiv may come after the content: any <meta> counts).
     refresh_ = attr_kind_ == Attr::Plain && tag_ == "meta" && name == "content";
@@ -542,7 +546,9 @@ void HtmlState::value_byte(char c, std::vector<LateError>& late) {
 }
 
 void HtmlState::decoded_byte(char c, std::vector<LateError>& late) {
-    if (code_url_ && url_text_.size() < 64) url_text_ += c;
+    // Tabs and line ends are dropped by URL parsers: not kept. Past the bound the URL
+    // is unknown ('\x01'), as after a value.
+    if (code_url_ && c != '\t' && c != '\n' && c != '\r') url_text_ += url_text_.size() < 256 ? c : '\x01';
     if (refresh_) {
         if (refresh_url_ && url_text_.size() < 64) url_text_ += c;
         if (c == ';' || c == ',') refresh_url_ = true;
@@ -703,7 +709,7 @@ void HtmlState::after_value(size_t value) {
     if (mode_ == Mode::AttrValue && tag_ == "script" && attr_ == "type") type_ += '\x01';  // not a type kilnc knows
     if (mode_ == Mode::AttrValue) {
         recent_.clear();  // a reference the value ends (refused above for URLs and scripts)
-        if ((code_url_ || refresh_url_) && url_text_.size() < 64) url_text_ += '\x01';  // what the value wrote is unknown
+        if ((code_url_ || refresh_url_) && url_text_.size() < 257) url_text_ += '\x01';  // what the value wrote is unknown
         if (attr_kind_ == Attr::Url && url_ != Url::Rest) {
             url_ = Url::Scheme;  // the value may have begun a scheme: see url_byte's ':'
             if (scheme_value_ == kNone) scheme_value_ = value;
