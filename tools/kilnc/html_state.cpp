@@ -143,29 +143,14 @@ bool origin_written(std::string_view url) {
     return true;  // "js/...": relative to the page
 }
 
-// A refresh's URL starts here: after the delay's separator, spaces, an optional
-// "url=" (any case, spaces around '=') and an optional quote, nothing yet.
-bool refresh_url_start(std::string_view t) {
-    auto skip_spaces = [&] {
-        while (!t.empty() && is_space(t.front())) t.remove_prefix(1);
-    };
-    skip_spaces();
-    if (t.size() >= 3 && lower(t[0]) == 'u' && lower(t[1]) == 'r' && lower(t[2]) == 'l') {
-        std::string_view rest = t.substr(3);
-        while (!rest.empty() && is_space(rest.front())) rest.remove_prefix(1);
-        if (!rest.empty() && rest.front() == '=') {
-            t = rest.substr(1);
-            skip_spaces();
-        }
-    }
-    if (!t.empty() && (t.front() == '"' || t.front() == '\'')) t.remove_prefix(1);
-    return t.empty();
-}
-
 Verdict unquoted(const std::string& attr) {
     return refuse("unquoted attribute value: a value in " + attr + "=<%= %> could add attributes; quote it: " + attr +
                   "=\"<%= ... %>\"");
 }
+
+const char kRefresh[] =
+    "a value in the content of a refresh <meta> (http-equiv=\"refresh\"): a browser goes to the URL it names, "
+    "which no escaper makes safe; redirect from the handler (res.redirect) instead";
 
 const char kCharRef[] =
     "a value right after '&' would be read as part of a character reference: end the reference with ';'";
@@ -245,11 +230,10 @@ void HtmlState::step(char c, std::vector<LateError>& late) {
             }
             return;
         case Mode::AttrValue:
-            if (tag_ == "script" && attr_ == "type" && !(quote_ ? c == quote_ : is_space(c) || c == '>') &&
-                type_.size() < 64)
+            if (collects_type() && !(quote_ ? c == quote_ : is_space(c) || c == '>') && type_.size() < 64)
                 type_ += lower(c);
             if (quote_ ? c == quote_ : is_space(c) || c == '>') {
-                end_attr();
+                end_attr(late);
                 if (c == '>') close_tag();
                 else mode_ = Mode::BeforeAttrName;
             } else {
@@ -376,8 +360,14 @@ void HtmlState::close_tag() {
     const bool self_closing = slash_;
     slash_ = false;
     count_foreign(self_closing);
-    if (tag_ == "select") select_ = !end_tag_;
-    else if (!end_tag_ && tag_ == "textarea") select_ = false;  // it ends a <select>, and is one of its own
+    // 1: a <select> is open; 2: a <template> was opened in it, where </select> is
+    // ignored: kilnc no longer knows, and keeps it open.
+    if (tag_ == "select" && !end_tag_) select_ = std::max<uint8_t>(select_, 1);
+    else if (select_ == 1 && ((tag_ == "select" && end_tag_) || (tag_ == "textarea" && !end_tag_))) select_ = 0;
+    else if (select_ && tag_ == "template" && !end_tag_) select_ = 2;
+    type_read_ = false;
+    meta_refresh_ = false;
+    meta_value_ = kNone;
     Raw raw = Raw::None;
     if (!end_tag_) {
         if (tag_ == "script") raw = Raw::Script;
@@ -479,18 +469,28 @@ void HtmlState::start_value(char quote) {
     // page's base URL, whatever its scheme.
     code_url_ = attr_kind_ == Attr::Url && ((tag_ == "script" && (name == "src" || name == "href")) ||
                                             (tag_ == "base" && name == "href"));  // (an SVG script's is href)
-    // <meta http-equiv="refresh" content="5; url=...">: after the delay, a URL the
-    // browser goes to (the http-equiv may come after the content: any <meta> counts).
-    refresh_ = attr_kind_ == Attr::Plain && tag_ == "meta" && name == "content";
-    refresh_url_ = false;
     url_text_.clear();
     recent_.clear();
 }
 
-void HtmlState::end_attr() {
+// A <script>'s first type attribute (a browser ignores a second), and a <meta>'s
+// http-equiv: their values, read as they are written.
+bool HtmlState::collects_type() const {
+    return (tag_ == "script" && attr_ == "type" && !type_read_) || (tag_ == "meta" && attr_ == "http-equiv");
+}
+
+void HtmlState::end_attr(std::vector<LateError>& late) {
     HtmlState fresh;
-    fresh.foreign_script_ = foreign_script_ || (tag_ == "script" && attr_ == "type" && !runs_as_script(type_));
-    fresh.module_script_ = module_script_ || (tag_ == "script" && attr_ == "type" && trimmed(type_) == "module");
+    const bool type = tag_ == "script" && attr_ == "type" && !type_read_;
+    fresh.foreign_script_ = foreign_script_ || (type && !runs_as_script(type_));
+    fresh.module_script_ = module_script_ || (type && trimmed(type_) == "module");
+    fresh.type_read_ = type_read_ || type;
+    // A refresh: the browser goes to the URL its content names after the delay, which
+    // no escaper makes safe (a quote or "url=" in the value hides its scheme).
+    fresh.meta_refresh_ = meta_refresh_ || (tag_ == "meta" && attr_ == "http-equiv" && trimmed(type_) == "refresh");
+    fresh.meta_value_ = meta_value_;
+    if (fresh.meta_refresh_ && !meta_refresh_ && meta_value_ != kNone)
+        late.push_back({meta_value_, kRefresh});
     fresh.tag_ = std::move(tag_);
     fresh.end_tag_ = end_tag_;
     fresh.svg_ = svg_;
@@ -549,10 +549,6 @@ void HtmlState::decoded_byte(char c, std::vector<LateError>& late) {
     // Tabs and line ends are dropped by URL parsers: not kept. Past the bound the URL
     // is unknown ('\x01'), as after a value.
     if (code_url_ && c != '\t' && c != '\n' && c != '\r') url_text_ += url_text_.size() < 256 ? c : '\x01';
-    if (refresh_) {
-        if (refresh_url_ && url_text_.size() < 64) url_text_ += c;
-        if (c == ';' || c == ',') refresh_url_ = true;
-    }
     if (attr_kind_ == Attr::Url) url_byte(c, late);
     else if (attr_kind_ == Attr::Js) js_.feed(c);
 }
@@ -648,12 +644,7 @@ Verdict HtmlState::attr_value() const {
     if (!quote_) return unquoted(attr_);
     switch (attr_kind_) {
         case Attr::Plain:
-            if (refresh_url_) {
-                if (!recent_.empty()) return refuse(kCharRef);
-                if (refresh_url_start(url_text_)) return {Escaper::Url, {}};  // an unsafe scheme becomes "#"
-                return refuse("a value inside the URL of a <meta> content after its delay (a refresh goes there): "
-                              "print the whole URL as one value (content=\"5; url=<%= url %>\")");
-            }
+            if (meta_refresh_ && tag_ == "meta" && attr_ == "content") return refuse(kRefresh);
             return {Escaper::Attr, {}};
         case Attr::Css:
             return refuse("a value inside a style attribute is not escaped by kilnc (CSS): set a class instead "
@@ -706,10 +697,11 @@ Verdict HtmlState::js_value(Escaper escaper, std::string_view where) const {
 }
 
 void HtmlState::after_value(size_t value) {
-    if (mode_ == Mode::AttrValue && tag_ == "script" && attr_ == "type") type_ += '\x01';  // not a type kilnc knows
+    if (mode_ == Mode::AttrValue && collects_type()) type_ += '\x01';  // not a type kilnc knows
+    if (mode_ == Mode::AttrValue && tag_ == "meta" && attr_ == "content" && meta_value_ == kNone) meta_value_ = value;
     if (mode_ == Mode::AttrValue) {
         recent_.clear();  // a reference the value ends (refused above for URLs and scripts)
-        if ((code_url_ || refresh_url_) && url_text_.size() < 257) url_text_ += '\x01';  // what the value wrote is unknown
+        if (code_url_ && url_text_.size() < 257) url_text_ += '\x01';  // what the value wrote is unknown
         if (attr_kind_ == Attr::Url && url_ != Url::Rest) {
             url_ = Url::Scheme;  // the value may have begun a scheme: see url_byte's ':'
             if (scheme_value_ == kNone) scheme_value_ = value;

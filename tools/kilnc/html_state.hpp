@@ -73,7 +73,8 @@ private:
     void value_byte(char c, std::vector<LateError>& late);    // an attribute value byte, as written
     void decoded_byte(char c, std::vector<LateError>& late);  // after character references
     void url_byte(char c, std::vector<LateError>& late);
-    void end_attr();
+    void end_attr(std::vector<LateError>& late);
+    bool collects_type() const;
     void close_tag();
     void count_foreign(bool self_closing);
     void pin_foreign();
@@ -99,13 +100,14 @@ private:
     bool ambiguous_ = false;
     bool slash_ = false;      // the tag's last byte was a '/': a '>' now closes it (`<svg/>`)
     bool code_url_ = false;   // a <script src> or <base href>: its origin must be written in the template
-    std::string url_text_;    // code_url_, refresh_url_: the URL so far, decoded ('\x01' for a value), bounded
-    bool refresh_ = false;    // a <meta>'s content: after its delay, a URL (a refresh)
-    bool refresh_url_ = false;  // refresh_: the delay's ';' or ',' was read
+    std::string url_text_;    // code_url_: the URL so far, decoded ('\x01' for a value), bounded
+    bool type_read_ = false;     // this <script> tag's first type attribute was read
+    bool meta_refresh_ = false;  // this <meta> tag says http-equiv="refresh"
+    size_t meta_value_ = static_cast<size_t>(-1);  // the first value in this <meta>'s content
     bool unknown_reference_ = false;  // this event handler holds a named reference kilnc does not know
     // Inside a <select> (to its end tag), which ignores <title>, <style> and the like:
     // their text is markup there, so they are ambiguous as in foreign content.
-    bool select_ = false;
+    uint8_t select_ = 0;  // 1: open; 2: unknown, taken as open for good (see close_tag)
     // <svg> and <math> elements open (from kDeep on, never closed again: kilnc keeps
     // its states few, and takes the content as maybe foreign for good).
     uint8_t svg_ = 0, math_ = 0;
