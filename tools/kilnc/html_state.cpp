@@ -487,7 +487,9 @@ void HtmlState::end_attr(std::vector<LateError>& late) {
     fresh.type_read_ = type_read_ || type;
     // A refresh: the browser goes to the URL its content names after the delay, which
     // no escaper makes safe (a quote or "url=" in the value hides its scheme).
-    fresh.meta_refresh_ = meta_refresh_ || (tag_ == "meta" && attr_ == "http-equiv" && trimmed(type_) == "refresh");
+    // (An http-equiv a value writes may be one.)
+    fresh.meta_refresh_ = meta_refresh_ || (tag_ == "meta" && attr_ == "http-equiv" &&
+                                            (trimmed(type_) == "refresh" || type_.find('\x01') != type_.npos));
     fresh.meta_value_ = meta_value_;
     if (fresh.meta_refresh_ && !meta_refresh_ && meta_value_ != kNone)
         late.push_back({meta_value_, kRefresh});
