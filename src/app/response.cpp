@@ -94,6 +94,8 @@ bool HeadHook::run(Response& res) {
         return true;
     } catch (const std::exception& e) {
         util::log(util::LogLevel::Error, "a response's head hook threw: %s", e.what());
+    } catch (...) {
+        util::log(util::LogLevel::Error, "a response's head hook threw a non-exception");
     }
     if (!res.msg_->streaming()) {
         res.msg_->discard();
