@@ -39,6 +39,11 @@ void JsState::end_word() {
     word_.clear();
 }
 
+// `c`, just remembered, ends a line: LF, CR, U+2028 or U+2029 (E2 80 A8, E2 80 A9).
+bool JsState::ends_line(char c) const {
+    return c == '\n' || c == '\r' || tail_.ends_with("\xe2\x80\xa8") || tail_.ends_with("\xe2\x80\xa9");
+}
+
 void JsState::line_end() {
     line_bytes_ = 0;
     if (doubt_ != Doubt::Line) return;
@@ -53,7 +58,7 @@ void JsState::code(char c) {
     const bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
     if (!space && line_bytes_ < 4) ++line_bytes_;
     remember(c);
-    if (c == '\n' || c == '\r' || tail_.ends_with("\xe2\x80\xa8") || tail_.ends_with("\xe2\x80\xa9")) line_end();
+    if (ends_line(c)) line_end();
     // HTML-like comments of classic scripts: "<!--" anywhere, "-->" first on its line
     // (after spaces and comments only).
     if (!module_ && (tail_ == "<!--" || (c == '>' && tail_.ends_with("-->") && line_bytes_ == 3))) {
@@ -164,7 +169,7 @@ void JsState::feed(char c) {
         case Mode::LineComment:
             // A line ends at LF, CR, U+2028 or U+2029 (E2 80 A8, E2 80 A9).
             remember(c);
-            if (c == '\n' || c == '\r' || tail_.ends_with("\xe2\x80\xa8") || tail_.ends_with("\xe2\x80\xa9")) {
+            if (ends_line(c)) {
                 mode_ = Mode::Code;
                 tail_.clear();
                 line_end();
@@ -172,9 +177,8 @@ void JsState::feed(char c) {
             return;
         case Mode::BlockComment:
             if (prev_ == '*' && c == '/') mode_ = Mode::Code;
-            if (c == '\n' || c == '\r') line_end();  // a comment that holds one ends a line
             remember(c);
-            if (tail_.ends_with("\xe2\x80\xa8") || tail_.ends_with("\xe2\x80\xa9")) line_end();
+            if (ends_line(c)) line_end();  // a comment that holds one ends a line
             prev_ = c;
             return;
         case Mode::Regex:

@@ -43,6 +43,7 @@ private:
     void slash(char c);  // resolves a '/' seen just before c
     void remember(char c);  // into tail_
 
+    bool ends_line(char c) const;
     void line_end();  // a line terminator was read (in code, a comment or a string)
 
     // After a ')' then '/' taken for a division: Line until the line ends; Script for
