@@ -74,7 +74,7 @@ struct ServerOptions {
     size_t max_header_bytes = 64 * 1024;
     size_t max_header_count = 100;
     uint64_t upload_spool_bytes = uint64_t{1} << 30;  // upload temp files on disk per worker process; past it 507
-    uint32_t max_requests_per_connection = 0;         // then Connection: close (the client reconnects); 0: no cap
+    uint32_t max_requests_per_connection = 0;         // then Connection: close (HTTP/2: GOAWAY); 0: no cap
     size_t max_connections = 0;                       // open connections per worker process; beyond, 503 and
                                                       // close (a log line names the setting); 0: no cap
     size_t max_connections_per_address = 0;           // the same, from one client address; 0: no cap

@@ -165,8 +165,17 @@ struct H2Callbacks {
         if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
         H2Session& h = of(user);
         h.highest_stream_ = std::max(h.highest_stream_, frame->hd.stream_id);
+        if (h.last_taken_) {
+            // Past limits.max_requests_per_connection (the GOAWAY names the stream that
+            // reached it): never processed, the client may retry it elsewhere. The rest
+            // of its block is decoded for the HPACK state, and handed to no one.
+            nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, frame->hd.stream_id, NGHTTP2_REFUSED_STREAM);
+            return 0;
+        }
         H2Stream* st = h.new_stream(frame->hd.stream_id);
         nghttp2_session_set_stream_user_data(s, frame->hd.stream_id, st);
+        uint32_t cap = h.srv_.cfg_.max_requests_per_connection;
+        if (cap && ++h.taken_ == cap) h.last_taken_ = frame->hd.stream_id;
         return 0;
     }
 
@@ -422,9 +431,7 @@ bool H2Session::receive(std::string_view data) {
 void H2Session::send() {
     if (closed_) return;
     if (owed_ > 0) give_back_windows();  // (their WINDOW_UPDATEs go out with this send)
-    if (!goaway_sent_ && (srv_.stop_requested() ||
-                          (srv_.cfg_.max_requests_per_connection && served_ >= srv_.cfg_.max_requests_per_connection)))
-        drain();
+    if (!goaway_sent_ && (srv_.stop_requested() || last_taken_)) drain();
     nghttp2_session_send(session_);  // WOULDBLOCK at the output limit is not an error
     // WebSockets whose output went out: one that had a backlog hears it drained (and may
     // write more, sent by the flush this schedules).
@@ -477,8 +484,12 @@ void H2Session::drain() {
     goaway_sent_ = true;
     for (H2Stream* st = first_; st; st = st->next)  // the streams finish; a WebSocket would not
         if (st->ws && st->ws_alive()) st->ws->going_away();
-    nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(session_),
-                          NGHTTP2_NO_ERROR, nullptr, 0);
+    nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, last_taken(), NGHTTP2_NO_ERROR, nullptr, 0);
+}
+
+int32_t H2Session::last_taken() const {
+    // nghttp2's last processed stream counts the ones refused past the cap.
+    return last_taken_ ? last_taken_ : nghttp2_session_get_last_proc_stream_id(session_);
 }
 
 void H2Session::calm_down() { fail(NGHTTP2_ENHANCE_YOUR_CALM); }
@@ -487,7 +498,7 @@ void H2Session::fail(uint32_t code) {
     if (failed_) return;  // the first reason is the one told
     failed_ = true;
     goaway_sent_ = true;
-    nghttp2_session_terminate_session(session_, code);
+    nghttp2_session_terminate_session2(session_, last_taken(), code);
 }
 
 bool H2Session::unexpected_stream(int32_t id) const {
@@ -805,7 +816,6 @@ void H2Session::dispatch(H2Stream& st) {
     st.phase = H2Stream::Phase::Handling;
     Exchange& ex = *st.ex;
     ex.request.set_body(st.sink ? std::string_view() : std::string_view(ex.body_bytes));
-    ++served_;
     Service& service = srv_.service_;
     if (service.waits(*ex.context)) {  // a coroutine: it holds only this stream while it waits
         ex.waiting = true;

@@ -112,6 +112,7 @@ private:
     void calm_down();        // GOAWAY ENHANCE_YOUR_CALM, read nothing more
     void fail(uint32_t code);  // a connection error: GOAWAY with code, read nothing more
     bool unexpected_stream(int32_t id) const;
+    int32_t last_taken() const;  // the last stream id a GOAWAY names
     // WebSocket over HTTP/2 (RFC 8441): an extended CONNECT's stream as its transport.
     bool answer_tunnel(H2Stream& s);  // true: it is a WebSocket now
     void start_ws(H2Stream& s, std::unique_ptr<WsUpgrade> up);
@@ -135,7 +136,8 @@ private:
     std::vector<int32_t> ws_ready_;    // WebSockets with frames from this receive()
     std::vector<int32_t> ws_flushed_;  // WebSockets whose output went out in this send()
     bool closed_ = false;         // abandoned
-    uint32_t served_ = 0;
+    uint32_t taken_ = 0;           // streams opened, counted while max_requests_per_connection is set
+    int32_t last_taken_ = 0;       // the stream that reached it; later ones are refused
     // The abuse budget: tokens, refilled with time.
     double budget_ = 0;
     uint64_t budget_ms_ = 0;

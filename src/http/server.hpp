@@ -60,7 +60,7 @@ struct EngineConfig {
     size_t max_pending_output = 1024 * 1024;    // stop reading requests above this (backpressure)
     size_t max_connections = 0;                 // 0: no cap (prefork: 1)
     uint64_t max_requests = 0;                  // 0: no budget (prefork recycling)
-    uint32_t max_requests_per_connection = 0;   // then its response says Connection: close; 0: no cap
+    uint32_t max_requests_per_connection = 0;   // then Connection: close (HTTP/2: a GOAWAY, later streams refused); 0: no cap
     // Open connections of the whole process (every loop's server counts into
     // `open_connections`); past the limit a new one gets 503 and is closed. 0: no cap.
     size_t max_process_connections = 0;

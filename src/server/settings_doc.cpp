@@ -66,7 +66,7 @@ const std::vector<SettingDoc>& table() {
         {"limits.max_header_count", "", "", "more fields: 431", [](const O& o) { return num(o.max_header_count); }},
         {"limits.upload_spool_bytes", "", "", "upload temp files of one process together; past it 507",
          [](const O& o) { return num(o.upload_spool_bytes); }},
-        {"limits.max_requests_per_connection", "", "", "after this many, a response says Connection: close (0: no cap)",
+        {"limits.max_requests_per_connection", "", "", "after this many requests, a response says Connection: close (HTTP/2: a GOAWAY; 0: no cap)",
          [](const O& o) { return num(o.max_requests_per_connection); }},
         {"limits.max_connections", "", "", "open connections per worker process; beyond, 503 and closed, logged (0: no cap)",
          [](const O& o) { return num(o.max_connections); }},

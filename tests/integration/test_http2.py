@@ -49,6 +49,7 @@ from harness import build_request  # noqa: E402
 HOST = "127.0.0.1"
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 NO_ERROR = 0x0
+REFUSED_STREAM = 0x7
 ENHANCE_YOUR_CALM = 0xB
 BOUNDARY = "----kilnH2Boundary0123456789"
 
@@ -928,6 +929,45 @@ class Disabled(harness.ServerTestCase):
                     break
                 data += chunk
         self.assertTrue(data.startswith(b"HTTP/1.1 200 "), data[:200])
+
+
+class RequestsPerConnection(harness.ServerTestCase):
+    """limits.max_requests_per_connection on HTTP/2: the stream that reaches it is the
+    last one taken. The GOAWAY names it; streams the client opened past it, even in the
+    same write, are refused (REFUSED_STREAM: never processed, safe to retry elsewhere,
+    RFC 9113 §8.7); the connection closes once the streams taken are answered."""
+
+    server_args = ("--workers", "0", "--threads", "1")
+    server_env = {"KILN_LIMITS_MAX_REQUESTS_PER_CONNECTION": "3"}
+
+    def connect_raw(self):
+        raw = RawH2(self.port)
+        self.assertTrue(raw.read(lambda: raw.settings_seen, 5), "no SETTINGS from the server")
+        return raw
+
+    def test_one_stream_at_a_time(self):
+        with self.connect_raw() as raw:
+            for sid in (1, 3, 5):
+                self.assertFalse(raw.goaways, "a GOAWAY before the third request: %r" % raw.goaways)
+                raw.send(HeadersFrame(sid, data=request_block("/plaintext"), flags=["END_HEADERS", "END_STREAM"]).serialize())
+                self.assertTrue(raw.read(lambda: sid in raw.ended or sid in raw.resets, 5), "no answer on %d" % sid)
+                self.assertEqual((raw.status(sid), raw.data.get(sid)), (200, b"Hello, World!"))
+            self.assertTrue(raw.read(lambda: raw.eof, 5), "the connection was not closed after the third request")
+        self.assertEqual(raw.goaways, [(NO_ERROR, 5)])
+
+    def test_streams_past_the_cap_in_one_write_are_refused(self):
+        block = request_block("/plaintext")
+        ids = list(range(1, 21, 2))  # ten streams, all sent before the server can answer one
+        with self.connect_raw() as raw:
+            raw.send(b"".join(HeadersFrame(sid, data=block, flags=["END_HEADERS", "END_STREAM"]).serialize()
+                              for sid in ids))
+            self.assertTrue(raw.read(lambda: raw.eof, 5), "the connection was not closed")
+        self.assertEqual(raw.goaways[:1], [(NO_ERROR, 5)], "GOAWAYs (error code, last stream id): %r" % raw.goaways)
+        self.assertEqual(sorted(raw.ended), [1, 3, 5], "streams answered: %r" % raw.order)
+        for sid in (1, 3, 5):
+            self.assertEqual((raw.status(sid), raw.data.get(sid)), (200, b"Hello, World!"))
+        self.assertEqual(raw.resets, {sid: REFUSED_STREAM for sid in ids[3:]})
+        self.assert_server_alive()
 
 
 class GracefulStop(unittest.TestCase):
