@@ -933,9 +933,9 @@ class Disabled(harness.ServerTestCase):
 
 class RequestsPerConnection(harness.ServerTestCase):
     """limits.max_requests_per_connection on HTTP/2: the stream that reaches it is the
-    last one taken. The GOAWAY names it; streams the client opened past it, even in the
-    same write, are refused (REFUSED_STREAM: never processed, safe to retry elsewhere,
-    RFC 9113 §8.7); the connection closes once the streams taken are answered."""
+    last one taken. The GOAWAY names it; streams the client opened past it, in the same
+    write, are refused (REFUSED_STREAM: never processed, safe to retry elsewhere, RFC
+    9113 §8.7); the connection closes once the streams taken are answered."""
 
     server_args = ("--workers", "0", "--threads", "1")
     server_env = {"KILN_LIMITS_MAX_REQUESTS_PER_CONNECTION": "3"}
@@ -968,6 +968,22 @@ class RequestsPerConnection(harness.ServerTestCase):
             self.assertEqual((raw.status(sid), raw.data.get(sid)), (200, b"Hello, World!"))
         self.assertEqual(raw.resets, {sid: REFUSED_STREAM for sid in ids[3:]})
         self.assert_server_alive()
+
+    def test_trailers_crossing_a_refusal_leave_the_streams_taken_alone(self):
+        # Streams 1, 3, 5 taken and still receiving, 7 and 9 refused: 7's trailers,
+        # crossing its RST_STREAM, are no protocol error that ends the streams taken.
+        block = request_block("/plaintext")
+        with self.connect_raw() as raw:
+            raw.send(b"".join(HeadersFrame(i, data=block, flags=["END_HEADERS"]).serialize() for i in (1, 3, 5, 7, 9)))
+            self.assertTrue(raw.read(lambda: 9 in raw.resets, 5), "stream 9 was not refused")
+            raw.send(HeadersFrame(7, data=literal_new_name("x-trailer", "1"), flags=["END_HEADERS", "END_STREAM"]).serialize() +
+                     b"".join(DataFrame(i, b"", flags=["END_STREAM"]).serialize() for i in (1, 3, 5)))
+            self.assertTrue(raw.read(lambda: raw.eof, 5), "the connection was not closed")
+        self.assertEqual(raw.goaways[:1], [(NO_ERROR, 5)], "GOAWAYs (error code, last stream id): %r" % raw.goaways)
+        self.assertEqual([g for g in raw.goaways if g[0] != NO_ERROR], [], "a connection error: %r" % raw.goaways)
+        for i in (1, 3, 5):
+            self.assertEqual((raw.status(i), raw.data.get(i)), (200, b"Hello, World!"), raw.order)
+        self.assertEqual(raw.resets, {7: REFUSED_STREAM, 9: REFUSED_STREAM})
 
 
 class GracefulStop(unittest.TestCase):
