@@ -83,8 +83,9 @@ class Uploads(harness.ServerTestCase):
 
     def test_large_file_goes_to_disk_and_can_be_saved(self):
         data = os.urandom(3 * 1024 * 1024 + 17)
-        dest = os.path.join(tempfile.mkdtemp(), "saved.bin")
-        self.addCleanup(lambda: os.path.exists(dest) and os.unlink(dest))
+        d = tempfile.mkdtemp(prefix="kiln-saved-")
+        self.addCleanup(shutil.rmtree, d, True)
+        dest = os.path.join(d, "saved.bin")
         body = multipart([("up", data, "big.bin", "application/octet-stream")])
         r = self.post("/form?save=" + dest, body, "multipart/form-data; boundary=" + BOUNDARY)
         self.assertEqual(r.status, 200, r)
