@@ -3,12 +3,15 @@
 // chain that waits.
 #include <gtest/gtest.h>
 
+#include <new>
 #include <stdexcept>
 #include <string>
 
 #include <kiln/kiln.hpp>
 #include <kiln/sleep.hpp>
 #include <kiln/testing.hpp>
+
+#include "app/head_hook.hpp"
 
 using kiln::Task;
 
@@ -182,4 +185,50 @@ TEST(SecurityHeaders, BadOptionsAreRefusedWhenTheMiddlewareIsMade) {
     EXPECT_NE(message({.except = {""}}).find("no path prefix"), std::string::npos);
     EXPECT_NE(message({.except = {"embed"}}).find("no path prefix"), std::string::npos);
     EXPECT_EQ(message({.referrer_policy = "no-referrer", .except = {"/embed"}}), "accepted");
+}
+
+namespace {
+// A hook that fails as only running out of memory could make the real one fail, after
+// setting a header of its own.
+struct ThrowingHook final : kiln::app::HeadHook {
+    void before_head(kiln::Request&, kiln::Response& res) const override {
+        res.header("X-Half-Set", "1");
+        throw std::bad_alloc();
+    }
+};
+}  // namespace
+
+TEST(SecurityHeaders, AHookThatThrowsMakesTheAnswerABare500) {
+    static const ThrowingHook hook;
+    kiln::App app;
+    app.use([](kiln::Request& req, kiln::Response& res, kiln::Next& next) {
+        kiln::app::HeadHook::attach(req, res, hook);
+        next();
+    });
+    app.get("/page", [](kiln::Request&, kiln::Response& res) {
+        res.header("X-Page", "1");
+        res.html("<p>the page</p>");
+    });
+    app.get("/after-wait", [](kiln::Request&, kiln::Response& res) -> Task<> {
+        co_await kiln::sleep(1);
+        res.html("<p>the page</p>");
+    });
+    bool wrote = false;
+    app.get("/stream", [&wrote](kiln::Request&, kiln::Response& res) {
+        res.write("streamed");  // its head would leave without the hook's headers: it throws
+        wrote = true;
+    });
+    kiln::testing::Client client(app);
+    for (const char* path : {"/page", "/after-wait"}) {
+        auto r = client.get(path);
+        EXPECT_EQ(r.status, 500) << path;
+        EXPECT_EQ(r.body, "Internal Server Error\n") << path;
+        EXPECT_FALSE(r.header("X-Half-Set")) << path;
+        EXPECT_FALSE(r.header("X-Page")) << path;
+    }
+    auto r = client.get("/stream");
+    EXPECT_EQ(r.status, 500);
+    EXPECT_FALSE(wrote);
+    EXPECT_EQ(r.body.find("streamed"), std::string::npos) << r.body;
+    EXPECT_FALSE(r.header("X-Half-Set"));
 }
