@@ -431,7 +431,8 @@ bool H2Session::receive(std::string_view data) {
 void H2Session::send() {
     if (closed_) return;
     if (owed_ > 0) give_back_windows();  // (their WINDOW_UPDATEs go out with this send)
-    if (!goaway_sent_ && (srv_.stop_requested() || last_taken_)) drain();
+    if (srv_.stop_requested()) drain();
+    else if (last_taken_) say_goaway();  // the cap: no new streams; a WebSocket lives on
     nghttp2_session_send(session_);  // WOULDBLOCK at the output limit is not an error
     // WebSockets whose output went out: one that had a backlog hears it drained (and may
     // write more, sent by the flush this schedules).
@@ -480,10 +481,17 @@ void H2Session::stalled(H2Stream& st) {
 bool H2Session::finished() const { return !nghttp2_session_want_read(session_) && !nghttp2_session_want_write(session_); }
 
 void H2Session::drain() {
+    if (!ws_told_ && !failed_) {  // the streams finish; a WebSocket would not
+        ws_told_ = true;
+        for (H2Stream* st = first_; st; st = st->next)
+            if (st->ws && st->ws_alive()) st->ws->going_away();
+    }
+    say_goaway();
+}
+
+void H2Session::say_goaway() {
     if (goaway_sent_) return;
     goaway_sent_ = true;
-    for (H2Stream* st = first_; st; st = st->next)  // the streams finish; a WebSocket would not
-        if (st->ws && st->ws_alive()) st->ws->going_away();
     nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, last_taken(), NGHTTP2_NO_ERROR, nullptr, 0);
 }
 

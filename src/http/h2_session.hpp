@@ -72,7 +72,8 @@ public:
     // Moves when a stream opens or closes and as request body bytes arrive (not with
     // PINGs or other frames): what restarts the keep-alive and body timeouts.
     uint64_t progress() const { return progress_; }
-    // Graceful stop: GOAWAY naming the last stream taken; those finish, no new ones.
+    // Graceful stop: GOAWAY naming the last stream taken; those finish, no new ones,
+    // and WebSockets are told to go (1001).
     void drain();
     // A handler that waited, or ran on a pool thread, is done (loop thread).
     void complete(Exchange* ex);
@@ -113,6 +114,7 @@ private:
     void fail(uint32_t code);  // a connection error: GOAWAY with code, read nothing more
     bool unexpected_stream(int32_t id) const;
     int32_t last_taken() const;  // the last stream id a GOAWAY names
+    void say_goaway();           // no new streams (once); those taken finish, WebSockets too
     // WebSocket over HTTP/2 (RFC 8441): an extended CONNECT's stream as its transport.
     bool answer_tunnel(H2Stream& s);  // true: it is a WebSocket now
     void start_ws(H2Stream& s, std::unique_ptr<WsUpgrade> up);
@@ -148,6 +150,7 @@ private:
     int32_t closed_ids_[64] = {};  // streams closed lately (a ring)
     size_t closed_at_ = 0;
     bool goaway_sent_ = false;
+    bool ws_told_ = false;         // a stop told the WebSockets to go
     std::vector<char> names_;      // lower-cased response header names for a submit
 };
 

@@ -37,7 +37,7 @@ import h2.connection  # noqa: E402
 import h2.events  # noqa: E402
 import h2.settings  # noqa: E402
 import websockets  # noqa: E402
-from hyperframe.frame import DataFrame, Frame, GoAwayFrame, RstStreamFrame  # noqa: E402
+from hyperframe.frame import DataFrame, Frame, GoAwayFrame, HeadersFrame, RstStreamFrame  # noqa: E402
 
 HOST = "127.0.0.1"
 KEY = "dGhlIHNhbXBsZSBub25jZQ=="
@@ -944,6 +944,68 @@ class BusDirectoryTest(harness.ServerTestCase):
         self.server.proc.send_signal(signal.SIGTERM)
         self.assertEqual(self.server.proc.wait(timeout=10), 0)
         self.assertFalse(os.path.exists(path), path + " is left behind")
+
+    def tearDown(self):
+        pass  # the server stops inside the test
+
+
+class PastTheCap:
+    """limits.max_requests_per_connection = 2 over HTTP/2: a WebSocket, then a request
+    whose stream reaches the cap (its GOAWAY takes no new stream)."""
+    server_args = ("--workers", "1")
+    server_env = {"KILN_LIMITS_MAX_REQUESTS_PER_CONNECTION": "2"}
+
+    def websocket_past_the_goaway(self):
+        """The client and the WebSocket's stream, which must still echo."""
+        c = H2Ws(self.port)
+        sid = c.open("/ws/echo")  # stream 1, the first request
+        self.assertEqual(c.streams[sid]["status"], 200)
+        # The second, by hand: the h2 library stops at a GOAWAY. GET /plaintext in
+        # literals that leave the server's HPACK table as it is.
+        block = b"\x82\x86\x04\x0a/plaintext\x01\x09127.0.0.1"
+        c.s.sendall(HeadersFrame(3, data=block, flags=["END_HEADERS", "END_STREAM"]).serialize())
+        frames = read_h2_frames(c.s, lambda fs: any(isinstance(f, GoAwayFrame) for f in fs) and
+                                any(f.stream_id == 3 and "END_STREAM" in f.flags for f in fs))
+        goaways = [f for f in frames if isinstance(f, GoAwayFrame)]
+        self.assertEqual([(f.error_code, f.last_stream_id) for f in goaways], [(0, 3)])
+        c.s.sendall(DataFrame(sid, RawWs.frame(1, b"still here")).serialize())
+        frames += read_h2_frames(c.s, lambda fs: any(isinstance(f, (DataFrame, RstStreamFrame)) and f.stream_id == sid
+                                                     for f in fs))
+        data = b"".join(f.data for f in frames if isinstance(f, DataFrame) and f.stream_id == sid)
+        first, _ = take_frame(data)
+        self.assertIsNotNone(first, "not a whole frame: %r in %r" % (data, frames))
+        self.assertEqual(first[2:], (1, b"still here"), "the WebSocket was told to go at the cap: %r" % (first,))
+        self.assertFalse(any(isinstance(f, RstStreamFrame) for f in frames), frames)
+        return c, sid
+
+
+class RequestCapTest(PastTheCap, harness.ServerTestCase):
+    """The GOAWAY at the cap lets a WebSocket already open live on, as one past the cap
+    on its own HTTP/1.1 connection does."""
+
+    def test_a_websocket_lives_on_past_the_goaway(self):
+        c, sid = self.websocket_past_the_goaway()
+        c.s.sendall(DataFrame(sid, RawWs.frame(1, b"and on")).serialize())
+        frames = read_h2_frames(c.s, lambda fs: any(isinstance(f, DataFrame) and f.stream_id == sid for f in fs))
+        data = b"".join(f.data for f in frames if isinstance(f, DataFrame) and f.stream_id == sid)
+        self.assertEqual(take_frame(data)[0][2:], (1, b"and on"))
+        c.close()
+
+
+class RequestCapStopTest(PastTheCap, harness.ServerTestCase):
+    def test_a_stop_after_the_caps_goaway_tells_the_websocket_to_go(self):
+        c, sid = self.websocket_past_the_goaway()
+        self.server.proc.send_signal(15)
+        frames = read_h2_frames(c.s, lambda fs: any(isinstance(f, DataFrame) and f.stream_id == sid and f.data
+                                                    for f in fs))
+        data = b"".join(f.data for f in frames if isinstance(f, DataFrame) and f.stream_id == sid)
+        close, _ = take_frame(data)
+        self.assertIsNotNone(close, "not a whole frame: %r in %r" % (data, frames))
+        self.assertEqual((close[2], struct.unpack("!H", close[3][:2])[0]), (8, 1001))
+        c.s.sendall(DataFrame(sid, RawWs.frame(8, struct.pack("!H", 1001)), flags=["END_STREAM"]).serialize())
+        read_h2_frames(c.s, lambda fs: False)  # to the connection's end
+        c.close()
+        self.assertEqual(self.server.proc.wait(timeout=10), 0)
 
     def tearDown(self):
         pass  # the server stops inside the test
