@@ -292,6 +292,25 @@ class RateLimit(harness.ServerTestCase):
         self.assertEqual(self.get_from("127.0.0.1")[0].status, 200)  # refilled
 
 
+class RateAfterALongTurn(harness.ServerTestCase):
+    """limits.rate refills by the clock at each request, not by the time the loop read
+    when its turn began: a request handled after a long turn (here one that slept 1.5 s
+    on the loop) is not refused for the time the sleep hid."""
+
+    server_args = ("--workers", "0", "--threads", "1")
+    server_env = {"KILN_LIMITS_RATE": "1", "KILN_LIMITS_RATE_BURST": "1"}
+
+    def test_a_pipelined_request_behind_a_slow_one_sees_the_refill(self):
+        time.sleep(1.1)  # the bucket full: one token
+        with self.connect() as c:
+            # One write: the second request is read in the turn that handles the first.
+            c.send(build_request("GET", "/sleep?ms=1500") + build_request("GET", "/plaintext"))
+            first = c.read_response()
+            self.assertEqual((first.status, first.body), (200, b"slept"))
+            second = c.read_response()
+            self.assertEqual(second.status, 200, "refused as if no time had passed: %r" % (second,))
+
+
 class RateTableFull(harness.ServerTestCase):
     """A full limits.rate table fails open: a client whose address finds no free slot
     is served unchecked rather than refused, and counted where an operator sees it
