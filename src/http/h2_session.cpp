@@ -167,10 +167,12 @@ struct H2Callbacks {
         h.highest_stream_ = std::max(h.highest_stream_, frame->hd.stream_id);
         if (h.last_taken_) {
             // Past limits.max_requests_per_connection (the GOAWAY names the stream that
-            // reached it): never processed, the client may retry it elsewhere. The rest
-            // of its block is decoded for the HPACK state, and handed to no one.
+            // reached it): never processed, the client may retry it elsewhere. The
+            // failure makes nghttp2 decode the rest of the block for the HPACK state
+            // only, its fields neither checked nor handed over (as on_header's past
+            // twice the limit); the reset it would add finds ours.
             nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, frame->hd.stream_id, NGHTTP2_REFUSED_STREAM);
-            return 0;
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
         }
         H2Stream* st = h.new_stream(frame->hd.stream_id);
         nghttp2_session_set_stream_user_data(s, frame->hd.stream_id, st);
@@ -238,10 +240,16 @@ struct H2Callbacks {
     static int on_frame_send(nghttp2_session* s, const nghttp2_frame* frame, void* user) {
         // A reset of ours for the client's mistake (STREAM_CLOSED, PROTOCOL_ERROR, ...)
         // closes a stream as its own RST_STREAM would: the same budget ("MadeYouReset",
-        // CVE-2025-8671). Past it, calm_down() queues the GOAWAY.
-        if (frame->hd.type == NGHTTP2_RST_STREAM && frame->rst_stream.error_code != NGHTTP2_NO_ERROR &&
-            frame->rst_stream.error_code != NGHTTP2_CANCEL && frame->rst_stream.error_code != NGHTTP2_INTERNAL_ERROR)
-            of(user).spend(1);
+        // CVE-2025-8671). Past it, calm_down() queues the GOAWAY. A stream refused past
+        // limits.max_requests_per_connection is no mistake: it started nothing, and a
+        // client may well have opened max_concurrent_streams of them before our GOAWAY.
+        if (frame->hd.type == NGHTTP2_RST_STREAM) {
+            H2Session& h = of(user);
+            const uint32_t code = frame->rst_stream.error_code;
+            if (code != NGHTTP2_NO_ERROR && code != NGHTTP2_CANCEL && code != NGHTTP2_INTERNAL_ERROR &&
+                !(code == NGHTTP2_REFUSED_STREAM && h.past_the_cap(frame->hd.stream_id)))
+                h.spend(1);
+        }
         // Answered before the request was complete (413, 431, an early error): the
         // rest of its body is not wanted (RFC 9113 §8.1).
         if ((frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) &&
@@ -514,6 +522,7 @@ bool H2Session::unexpected_stream(int32_t id) const {
     // know: a stream skipped (closed unused, RFC 9113 §5.1.1), unless it is one that
     // closed lately (trailers may cross our RST_STREAM, and nghttp2 ignores those).
     if (!(id & 1) || id >= highest_stream_ || nghttp2_session_find_stream(session_, id)) return false;
+    if (past_the_cap(id)) return false;  // refused, or ignored after the cap's GOAWAY: never a skip
     return std::find(std::begin(closed_ids_), std::end(closed_ids_), id) == std::end(closed_ids_);
 }
 

@@ -114,7 +114,9 @@ private:
     void fail(uint32_t code);  // a connection error: GOAWAY with code, read nothing more
     bool unexpected_stream(int32_t id) const;
     int32_t last_taken() const;  // the last stream id a GOAWAY names
-    void say_goaway();           // no new streams (once); those taken finish, WebSockets too
+    // A client stream opened after the one that reached max_requests_per_connection.
+    bool past_the_cap(int32_t id) const { return last_taken_ && id > last_taken_; }
+    void say_goaway();  // no new streams (once); the streams taken, WebSockets among them, go on
     // WebSocket over HTTP/2 (RFC 8441): an extended CONNECT's stream as its transport.
     bool answer_tunnel(H2Stream& s);  // true: it is a WebSocket now
     void start_ws(H2Stream& s, std::unique_ptr<WsUpgrade> up);
