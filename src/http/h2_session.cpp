@@ -145,6 +145,11 @@ struct H2Callbacks {
                 h.fail(NGHTTP2_PROTOCOL_ERROR);
                 return NGHTTP2_ERR_CALLBACK_FAILURE;
             }
+            // A stream opened after our GOAWAY, which nghttp2 ignores: a client that has
+            // read it opens none (RFC 9113 §6.8), and one past the cap could go on for
+            // as long as a WebSocket keeps the connection. Each is paid for.
+            if (h.goaway_sent_ && (hd->stream_id & 1) && hd->stream_id > h.highest_stream_ && !h.spend(1))
+                return NGHTTP2_ERR_CALLBACK_FAILURE;
             h.block_bytes_ = hd->length;
             h.block_continuations_ = 0;
         } else if (hd->type == NGHTTP2_CONTINUATION) {

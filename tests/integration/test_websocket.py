@@ -992,6 +992,21 @@ class RequestCapTest(PastTheCap, harness.ServerTestCase):
         c.close()
 
 
+class RequestCapFloodTest(PastTheCap, harness.ServerTestCase):
+    def test_streams_opened_after_the_goaway_are_paid_for(self):
+        # The WebSocket keeps the connection open past the cap; streams opened after the
+        # GOAWAY are ignored, and each costs the flood budget (1,000): 1,200 of them in
+        # one write end the connection with ENHANCE_YOUR_CALM.
+        c, sid = self.websocket_past_the_goaway()
+        block = b"\x82\x86\x04\x0a/plaintext\x01\x09127.0.0.1"
+        c.s.sendall(b"".join(HeadersFrame(i, data=block, flags=["END_HEADERS", "END_STREAM"]).serialize()
+                             for i in range(5, 5 + 2 * 1200, 2)))
+        frames = read_h2_frames(c.s, lambda fs: any(isinstance(f, GoAwayFrame) and f.error_code == 0xB for f in fs))
+        self.assertEqual([f.last_stream_id for f in frames if isinstance(f, GoAwayFrame)], [3])
+        self.assertFalse(any(isinstance(f, (DataFrame, RstStreamFrame)) and f.stream_id > 3 for f in frames), frames[:5])
+        c.close()
+
+
 class RequestCapStopTest(PastTheCap, harness.ServerTestCase):
     def test_a_stop_after_the_caps_goaway_tells_the_websocket_to_go(self):
         c, sid = self.websocket_past_the_goaway()
