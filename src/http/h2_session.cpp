@@ -147,8 +147,10 @@ struct H2Callbacks {
             }
             // A stream opened after our GOAWAY, which nghttp2 ignores: a client that has
             // read it opens none (RFC 9113 §6.8), and one past the cap could go on for
-            // as long as a WebSocket keeps the connection. Each is paid for.
-            if (h.goaway_sent_ && (hd->stream_id & 1) && hd->stream_id > h.highest_stream_ && !h.spend(1))
+            // as long as a WebSocket keeps the connection. Each is paid for. (After a
+            // connection error nothing is: the connection is ending.)
+            if (h.goaway_sent_ && !h.failed_ && (hd->stream_id & 1) && hd->stream_id > h.highest_stream_ &&
+                !h.spend(1))
                 return NGHTTP2_ERR_CALLBACK_FAILURE;
             h.block_bytes_ = hd->length;
             h.block_continuations_ = 0;
