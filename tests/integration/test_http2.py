@@ -293,6 +293,19 @@ def request_block(path):
     return b"\x82\x86" + literal(4, path) + literal(1, "127.0.0.1")  # :method GET, :scheme http, :path, :authority
 
 
+def index_a_large_entry(test, raw):
+    """Stream 1, whose x-bomb field of 4,000 bytes goes into the server's HPACK table as
+    its newest entry (index 62), answered."""
+    block = request_block("/plaintext") + literal_new_name("x-bomb", "b" * 4000, indexed=True)
+    raw.send(HeadersFrame(1, data=block, flags=["END_HEADERS", "END_STREAM"]).serialize())
+    test.assertTrue(raw.read(lambda: 1 in raw.ended, 5))
+
+
+def bomb_block():
+    """GET /plaintext and 16,000 one-byte references to entry 62: 64 MB of header list."""
+    return request_block("/plaintext") + b"\xbe" * 16000
+
+
 class RawH2(Socketed):
     """A connection that writes frames as given (hyperframe) and reads what comes back:
     headers (decoded with its own HPACK decoder), data, resets and GOAWAYs."""
@@ -1006,18 +1019,15 @@ class RequestsPerConnection(harness.ServerTestCase):
     def test_hpack_bombs_past_the_cap_do_not_hold_the_loop(self):
         # As Attacks.test_a_sustained_hpack_bomb_does_not_hold_the_loop, on streams past
         # the cap: a refused stream's fields must be no more checked than a reset one's.
-        big = "b" * 4000
         with self.connect_raw() as raw:
-            block = request_block("/plaintext") + literal_new_name("x-bomb", big, indexed=True)
-            raw.send(HeadersFrame(1, data=block, flags=["END_HEADERS", "END_STREAM"]).serialize())
-            self.assertTrue(raw.read(lambda: 1 in raw.ended, 5))
+            index_a_large_entry(self, raw)
             bombs = list(range(7, 207, 2))
             # Stream 3 holds the loop 500 ms (a blocking handler), so that what follows
             # waits in the socket and is read in the same turn, before the GOAWAY leaves.
             raw.send(HeadersFrame(3, data=request_block("/sleep?ms=500"), flags=["END_HEADERS", "END_STREAM"]).serialize())
             t0 = time.monotonic()
             raw.send(HeadersFrame(5, data=request_block("/plaintext"), flags=["END_HEADERS", "END_STREAM"]).serialize() +
-                     b"".join(HeadersFrame(i, data=request_block("/plaintext") + b"\xbe" * 16000,
+                     b"".join(HeadersFrame(i, data=bomb_block(),
                                            flags=["END_HEADERS", "END_STREAM"]).serialize() for i in bombs))
             self.assertTrue(raw.read(lambda: raw.eof, 20), "the connection was not closed")
             took = time.monotonic() - t0
@@ -1166,14 +1176,11 @@ class Attacks(harness.ServerTestCase):
         # of header list, which nghttp2 checked byte by byte before handing it over
         # (about 6 GB in all, seconds of the loop). Past twice the limit a stream is
         # reset and the rest of its block decoded unchecked.
-        big = "b" * 4000
         with self.connect_raw() as raw:
-            block = request_block("/plaintext") + literal_new_name("x-bomb", big, indexed=True)
-            raw.send(HeadersFrame(1, data=block, flags=["END_HEADERS", "END_STREAM"]).serialize())
-            self.assertTrue(raw.read(lambda: 1 in raw.ended, 5))
+            index_a_large_entry(self, raw)
             bombs = list(range(3, 203, 2))
             t0 = time.monotonic()
-            raw.send(b"".join(HeadersFrame(i, data=request_block("/plaintext") + b"\xbe" * 16000,
+            raw.send(b"".join(HeadersFrame(i, data=bomb_block(),
                                            flags=["END_HEADERS", "END_STREAM"]).serialize() for i in bombs))
             raw.send(HeadersFrame(203, data=request_block("/plaintext"), flags=["END_HEADERS", "END_STREAM"]).serialize())
             self.assertTrue(raw.read(lambda: 203 in raw.ended or raw.goaways, 20), "no answer after the bombs")
