@@ -1,11 +1,9 @@
-# kiln_test(NAME SOURCES... [DEPS libs...]): one GoogleTest binary, registered with
-# ctest. DEPS defaults to kiln_internal (all of kiln plus private headers).
+# kiln_gtest_binary(NAME SOURCES... DEPS libs...): one GoogleTest binary in tests/.
+# kiln_test(NAME SOURCES... [DEPS libs...]): the same, registered with ctest as it is.
+# DEPS defaults to kiln_internal (all of kiln plus private headers).
 find_package(GTest)
-function(kiln_test name)
+function(kiln_gtest_binary name)
   cmake_parse_arguments(T "" "" "DEPS" ${ARGN})
-  if(NOT T_DEPS)
-    set(T_DEPS kiln_internal)
-  endif()
   add_executable(${name} ${T_UNPARSED_ARGUMENTS})
   # The test's own sources at -O0: GoogleTest's macros make them the slowest files of
   # the build to optimize (2 to 3 times their -O0 time, under ASan too), and their speed
@@ -14,5 +12,13 @@ function(kiln_test name)
   set_property(SOURCE ${T_UNPARSED_ARGUMENTS} APPEND PROPERTY COMPILE_OPTIONS -O0)
   target_link_libraries(${name} PRIVATE ${T_DEPS} GTest::gtest_main)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+endfunction()
+
+function(kiln_test name)
+  cmake_parse_arguments(T "" "" "DEPS" ${ARGN})
+  if(NOT T_DEPS)
+    set(T_DEPS kiln_internal)
+  endif()
+  kiln_gtest_binary(${name} ${T_UNPARSED_ARGUMENTS} DEPS ${T_DEPS})
   add_test(NAME ${name} COMMAND ${name})
 endfunction()
