@@ -1,7 +1,7 @@
 # Every public header compiles on its own (STYLE.md, build hygiene): one generated
 # translation unit per header, built as part of the test build.
 # Compile-only, so the sanitizer builds (make asan, make tsan) skip it.
-if(NOT KILN_SANITIZE AND NOT KILN_TSAN)
+if(NOT KILN_SANITIZER_TREE)
   file(GLOB KILN_PUBLIC_HEADERS RELATIVE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/include/kiln/*.hpp)
   set(_tus)
   foreach(h ${KILN_PUBLIC_HEADERS})

@@ -3,7 +3,7 @@
 # on its own by tests/compile_fail/check.py; a refusal counts only with the expected
 # message, and the literal and trusted_sql() spellings must still build.
 # Compile-only, so the sanitizer builds (make asan, make tsan) skip it.
-if(NOT KILN_SANITIZE AND NOT KILN_TSAN)
+if(NOT KILN_SANITIZER_TREE)
   find_package(Python3 COMPONENTS Interpreter REQUIRED)
   add_test(NAME compile_fail
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check.py ${CMAKE_CXX_COMPILER}

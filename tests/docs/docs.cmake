@@ -3,7 +3,7 @@
 # a view, at configure time (an edited page re-runs it). Every block must build with
 # -Werror; a page that stops compiling fails the build.
 # Compile-only, so the sanitizer builds (make asan, make tsan) skip them.
-if(TARGET kiln AND TARGET kilnc AND NOT KILN_SANITIZE AND NOT KILN_TSAN)
+if(TARGET kiln AND TARGET kilnc AND NOT KILN_SANITIZER_TREE)
   find_package(Python3 COMPONENTS Interpreter REQUIRED)
   set(_docs ${PROJECT_SOURCE_DIR}/docs)
   set(_out ${CMAKE_CURRENT_BINARY_DIR}/docs_examples)
@@ -19,7 +19,7 @@ if(TARGET kiln AND TARGET kilnc AND NOT KILN_SANITIZE AND NOT KILN_TSAN)
   # has none); nothing is linked or run: building it is the test.
   add_library(docs_examples STATIC ${_examples})
   target_compile_definitions(docs_examples PRIVATE main=docs_example_main)
-  # Never run, so never optimized: -O0 -g0 builds them in a third of the time.
+  # Never run, so never optimized (-O0 -g0).
   target_compile_options(docs_examples PRIVATE -Werror -O0 -g0)
   target_link_libraries(docs_examples PRIVATE kiln GTest::gtest)
   if(EXISTS ${_out}/views)

@@ -52,7 +52,7 @@ if(TARGET kiln_test_server)
   # the rest of the suite runs beside it rather than after it. Under a sanitizer the
   # largest deflate cases are left out (see the test's KILN_AUTOBAHN).
   set(_kiln_autobahn all)
-  if(KILN_SANITIZE OR KILN_TSAN)
+  if(KILN_SANITIZER_TREE)
     set(_kiln_autobahn sanitizer)
   endif()
   set_tests_properties(integration_autobahn PROPERTIES TIMEOUT 1200 LABELS integration COST 1000
