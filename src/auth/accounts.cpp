@@ -14,6 +14,7 @@
 
 #include "auth/failure_counts.hpp"
 #include "auth/hash_slot.hpp"
+#include "auth/password_form.hpp"
 #include "auth/timing_pad.hpp"
 #include "util/log.hpp"
 #include "util/random.hpp"
@@ -215,6 +216,7 @@ std::string Accounts::check_password(std::string_view password) const {
         return "Password must be at most " + std::to_string(options_.max_password_bytes) + " bytes";
     std::optional<size_t> n = chars(password);
     if (!n) return "Password must be text (UTF-8)";
+    if (has_unassigned(password)) return "Password must not contain characters Unicode has not assigned";
     if (*n < options_.min_password_chars)
         return "Password must be at least " + std::to_string(options_.min_password_chars) + " characters";
     return {};

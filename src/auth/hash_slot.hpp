@@ -22,4 +22,9 @@ public:
     HashSlot& operator=(const HashSlot&) = delete;
 };
 
+// Test hook: called each time a slot is asked for, before it is counted (a test takes
+// the last slot there, to refuse one chosen hash of a log-in). nullptr, the default:
+// none. Set it while no hash runs.
+void set_slot_request_hook(void (*hook)());
+
 }  // namespace kiln::auth

@@ -17,9 +17,13 @@ void init_sodium() {
 }
 
 std::atomic<int> hashing{0};  // slots taken
+std::atomic<void (*)()> request_hook{nullptr};
 }  // namespace
 
+void set_slot_request_hook(void (*hook)()) { request_hook.store(hook, std::memory_order_release); }
+
 HashSlot::HashSlot() {
+    if (void (*hook)() = request_hook.load(std::memory_order_acquire)) hook();
     if (hashing.fetch_add(1, std::memory_order_acq_rel) >= kMaxHashing) {
         hashing.fetch_sub(1, std::memory_order_acq_rel);
         throw HashingBusy();

@@ -1,11 +1,14 @@
 // normalize_password: Unicode NFKC through utf8proc, in buffers of our own that are
-// wiped before they go (utf8proc_map would leave copies in memory it frees).
+// wiped before they go (utf8proc_map would leave copies in memory it frees); and
+// has_unassigned, from the same tables.
 #include <sodium.h>
 #include <utf8proc.h>
 
 #include <vector>
 
 #include <kiln/auth.hpp>
+
+#include "auth/password_form.hpp"
 
 namespace kiln::auth {
 
@@ -36,6 +39,20 @@ std::string normalize_password(std::string_view password) {
     }
     sodium_memzero(points.data(), points.size() * sizeof points[0]);
     return out;
+}
+
+bool has_unassigned(std::string_view utf8) {
+    const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(utf8.data());
+    auto left = static_cast<utf8proc_ssize_t>(utf8.size());
+    while (left > 0) {
+        utf8proc_int32_t point = 0;
+        utf8proc_ssize_t len = utf8proc_iterate(bytes, left, &point);
+        if (len <= 0) return false;
+        if (utf8proc_category(point) == UTF8PROC_CATEGORY_CN) return true;
+        bytes += len;
+        left -= len;
+    }
+    return false;
 }
 
 }  // namespace kiln::auth

@@ -2,7 +2,8 @@
 // holding 64 MiB while it runs; a process runs at most kMaxHashing at once, and a
 // hash asked for past that is refused at once with 503 (a log-in flood cannot take
 // the memory of every pool thread of every worker). A log-in refused so tried no
-// password, and costs no throttle count. And a throttle limit of 0 is off. Passwords
+// password, and costs no throttle count, unless the hash refused was its second (a
+// guess was checked). And a throttle limit of 0 is off. Passwords
 // are hashed and checked in Unicode NFKC, and a hash of one as typed is made again so.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -217,6 +218,52 @@ TEST(PasswordHashing, EveryPasswordCheckRefusedForWantOfASlotGivesItsCountsBack)
     EXPECT_EQ(app.client().get("/signup-other").status, 200);
 }
 
+// Takes the last slot as the log-in asks for its second hash (the password as typed),
+// so that hash alone is refused (the hook: src/auth/hash_slot.hpp).
+struct SecondHashRefused {
+    static inline int asked = 0;
+    static inline std::unique_ptr<kiln::auth::HashSlot> taken;
+    static void on_ask() {
+        if (++asked == 2) taken = std::make_unique<kiln::auth::HashSlot>();  // asks once more: 3
+    }
+    SecondHashRefused() { kiln::auth::set_slot_request_hook(&on_ask); }
+    ~SecondHashRefused() {
+        kiln::auth::set_slot_request_hook(nullptr);
+        taken.reset();
+    }
+    static void next() {
+        asked = 0;
+        taken.reset();
+    }
+};
+
+// A wrong password with a full-width letter costs two hashes: normalized (NFKC makes
+// the letter ASCII), then as typed (an account made before passwords were
+// normalized). The second refused for want of a slot is still a 503, but a guess was
+// checked: it keeps its throttle count, and the sixth is refused as too many. (Before,
+// a guesser who typed so while keeping the slots busy was never counted.)
+TEST(PasswordHashing, ALogInRefusedAtItsSecondHashKeepsItsAttemptCounted) {
+    LogInApp app;  // at most 5 failures of one account from one address
+    std::vector<std::unique_ptr<kiln::auth::HashSlot>> held;
+    for (int i = 0; i < kiln::auth::kMaxHashing - 1; ++i) held.push_back(std::make_unique<kiln::auth::HashSlot>());
+    const std::string wrong = "%EF%BD%97rong%20horse";  // U+FF57 FULLWIDTH LATIN SMALL LETTER W
+    {
+        SecondHashRefused refuse;
+        for (int i = 0; i < 5; ++i) {
+            SecondHashRefused::next();
+            auto r = app.client().get("/login?pw=" + wrong);
+            EXPECT_EQ(r.status, 503) << i << " " << r.body;
+            EXPECT_EQ(SecondHashRefused::asked, 3) << i;  // both hashes asked for a slot
+        }
+        SecondHashRefused::next();
+        auto r = app.client().get("/login?pw=" + wrong);
+        EXPECT_EQ(r.status, 401) << r.body;
+        EXPECT_EQ(r.body.rfind("Too many failed log-ins", 0), 0u) << r.body;
+        EXPECT_EQ(SecondHashRefused::asked, 0);  // refused before any hash
+    }
+    EXPECT_GT(app.failure_rows(), 0);
+}
+
 TEST(PasswordHashing, ThrottleLimitsOf0AreOff) {
     kiln::auth::Options options;
     options.max_failures_per_account_and_address = 0;
@@ -297,6 +344,23 @@ TEST(PasswordHashing, ThePasswordLogsInHoweverItsAccentsWereTyped) {
     auto r = app.client().get("/signup-as?email=dan@example.org&pw=e%CC%81e%CC%81e%CC%81e%CC%81");
     EXPECT_EQ(r.status, 422);
     EXPECT_EQ(r.body, "Password must be at least 8 characters");
+}
+
+// A code point Unicode has not assigned may get another normal form once a later
+// version does (and the library is upgraded): a new password with one is refused
+// (422) rather than hashed in a form its owner could lose. A character assigned,
+// however rare or recent, is taken.
+TEST(PasswordHashing, ANewPasswordWithAnUnassignedCodePointIsRefused) {
+    LogInApp app;
+    // U+40000 (plane 4 holds nothing) and U+FDD0 (a noncharacter, unassigned for good).
+    for (const char* unassigned : {"%F1%80%80%80", "%EF%B7%90"}) {
+        auto r = app.client().get(std::string("/signup-as?email=eve@example.org&pw=correct%20horse") + unassigned);
+        EXPECT_EQ(r.status, 422) << unassigned;
+        EXPECT_EQ(r.body, "Password must not contain characters Unicode has not assigned") << unassigned;
+    }
+    // U+1F600 (an emoji) and U+4E00 (a CJK ideograph).
+    EXPECT_EQ(app.client().get("/signup-as?email=eve@example.org&pw=correct%20horse%F0%9F%98%80%E4%B8%80").status, 200);
+    EXPECT_EQ(app.client().get("/login-as?email=eve@example.org&pw=correct%20horse%F0%9F%98%80%E4%B8%80").status, 200);
 }
 
 // An account made before passwords were normalized holds the hash of the bytes as
