@@ -137,8 +137,9 @@ struct Options {
 // Each holds its cost's memory (64 MiB by default) while it runs: at most kMaxHashing
 // run at once in a process, and one past that throws HttpError 503 (with Retry-After)
 // at once. A log-in, sign-up or password change so refused before it checked a
-// password costs no throttle count; a log-in refused at its second hash (the password
-// as typed, after the normalized form was wrong) keeps its count, as one was checked.
+// password costs no throttle count; one refused at its second hash (a log-in's or a
+// change's current password as typed, after the normalized form was wrong) keeps its
+// count, as one was checked.
 inline constexpr int kMaxHashing = 4;
 Task<std::string> hash_password(std::string password, PasswordCost cost = {});
 Task<bool> verify_password(std::string hash, std::string password);
