@@ -206,8 +206,8 @@ private:
     // no known address (a unix socket): for its account only.
     // A limit of 0 turns its key off.
     ThrottleKeys throttle_keys(std::optional<std::string_view> account, const Request& req) const;
-    // Counts the attempt under each key, narrowest first, each only while under its
-    // limit; at a key already at its limit, gives back what it took at the others and
+    // Counts the attempt under each key (its address, the account from that address,
+    // the account from all), each only while under its limit; at a key already at its limit, gives back what it took at the others and
     // throws Throttled.
     Task<> take_attempt(const ThrottleKeys& keys, int64_t now);
     // A success: the account's counts go, the address's gives back the count this

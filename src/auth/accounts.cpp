@@ -306,11 +306,13 @@ Task<> Accounts::take_attempt(const ThrottleKeys& keys, int64_t now) {
     // attempts that arrive together see each other. An attempt refused at one key
     // gives back what it took at the others, so refusals never add up (a guesser
     // stopped at its 5 tries cannot go on to lock the account). The address first: a
-    // client at its limit adds no row for each account it names.
+    // client at its limit adds no row for each account it names. The pair before the
+    // account: a guesser refused at its 5 never touches the count every address shares
+    // (a give-back a hang-up cancelled would leave it there: a lock-out from one address).
     const std::pair<const std::string*, int> limits[] = {
         {&keys.address, options_.max_failures_per_address},
-        {&keys.account, options_.max_failures_per_account},
         {&keys.pair, options_.max_failures_per_account_and_address},
+        {&keys.account, options_.max_failures_per_account},
     };
     FailureCounts counts(store_, options_.throttle_window);
     co_await purge_now_and_then(counts, now);
