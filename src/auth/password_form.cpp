@@ -9,6 +9,7 @@
 #include <kiln/auth.hpp>
 
 #include "auth/password_form.hpp"
+#include "util/utf8.hpp"
 
 namespace kiln::auth {
 
@@ -41,16 +42,13 @@ std::string normalize_password(std::string_view password) {
     return out;
 }
 
-bool has_unassigned(std::string_view utf8) {
-    const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(utf8.data());
-    auto left = static_cast<utf8proc_ssize_t>(utf8.size());
-    while (left > 0) {
-        utf8proc_int32_t point = 0;
-        utf8proc_ssize_t len = utf8proc_iterate(bytes, left, &point);
-        if (len <= 0) return false;
-        if (utf8proc_category(point) == UTF8PROC_CATEGORY_CN) return true;
-        bytes += len;
-        left -= len;
+bool has_unassigned(std::string_view text) {
+    for (size_t i = 0; i < text.size();) {
+        uint32_t point = 0;
+        size_t len = utf8::sequence_at(text, i, &point);
+        if (len == 0) return false;
+        if (utf8proc_category(static_cast<utf8proc_int32_t>(point)) == UTF8PROC_CATEGORY_CN) return true;
+        i += len;
     }
     return false;
 }
