@@ -207,8 +207,9 @@ private:
     // A limit of 0 turns its key off.
     ThrottleKeys throttle_keys(std::optional<std::string_view> account, const Request& req) const;
     // Counts the attempt under each key (its address, the account from that address,
-    // the account from all), each only while under its limit; at a key already at its limit, gives back what it took at the others and
-    // throws Throttled.
+    // the account from all), each only while under its limit; at a key already at its
+    // limit, gives back what it took at the others and throws Throttled. This and the
+    // two below run to their end when the request is cancelled meanwhile.
     Task<> take_attempt(const ThrottleKeys& keys, int64_t now);
     // A success: the account's counts go, the address's gives back the count this
     // attempt took at counted_at.

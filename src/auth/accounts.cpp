@@ -16,6 +16,7 @@
 #include "auth/hash_slot.hpp"
 #include "auth/password_form.hpp"
 #include "auth/timing_pad.hpp"
+#include "net/async.hpp"
 #include "util/log.hpp"
 #include "util/random.hpp"
 #include "util/utf8.hpp"
@@ -175,7 +176,10 @@ Task<T> giving_back_when_busy(Task<T> work, Task<> give_back) {
         busy = std::current_exception();
     }
     if (busy) {
-        co_await give_back;
+        {
+            net::AsyncScope::Enter whole(nullptr);  // a hang-up must not cut it (take_attempt says why)
+            co_await give_back;
+        }
         std::rethrow_exception(busy);
     }
     co_return std::move(*out);
@@ -309,6 +313,14 @@ Task<> Accounts::take_attempt(const ThrottleKeys& keys, int64_t now) {
     // client at its limit adds no row for each account it names. The pair before the
     // account: a guesser refused at its 5 never touches the count every address shares
     // (a give-back a hang-up cancelled would leave it there: a lock-out from one address).
+    //
+    // All of it runs to its end even when the request is cancelled meanwhile (the
+    // client hung up, its deadline passed, the server is stopping): its waits belong to
+    // no request. Cut between a count and a give-back, a refused attempt would keep the
+    // counts it took; cut in a count, no one could tell whether it was taken. The
+    // request's own next wait throws kiln::Cancelled as before. (So do forget_attempt
+    // and give_back_attempt; each is a few statements of one row.)
+    net::AsyncScope::Enter whole(nullptr);
     const std::pair<const std::string*, int> limits[] = {
         {&keys.address, options_.max_failures_per_address},
         {&keys.pair, options_.max_failures_per_account_and_address},
@@ -330,12 +342,14 @@ Task<> Accounts::take_attempt(const ThrottleKeys& keys, int64_t now) {
 
 Task<> Accounts::forget_attempt(const ThrottleKeys& keys, int64_t counted_at) {
     // The account's counts start over; its address gets back what this attempt took.
+    net::AsyncScope::Enter whole(nullptr);  // a hang-up must not cut it (take_attempt says why)
     FailureCounts counts(store_, options_.throttle_window);
     if (!keys.account.empty() || !keys.pair.empty()) co_await counts.forget(keys.account, keys.pair);
     if (!keys.address.empty()) co_await counts.give_back(keys.address, counted_at);
 }
 
 Task<> Accounts::give_back_attempt(const ThrottleKeys& keys, int64_t counted_at) {
+    net::AsyncScope::Enter whole(nullptr);  // a hang-up must not cut it (take_attempt says why)
     FailureCounts counts(store_, options_.throttle_window);
     for (const std::string* key : {&keys.address, &keys.account, &keys.pair})
         if (!key->empty()) co_await counts.give_back(*key, counted_at);

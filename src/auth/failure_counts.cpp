@@ -1,11 +1,17 @@
 #include "auth/failure_counts.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <vector>
 
 #include <kiln/auth.hpp>  // Model<Failures>
 
 namespace kiln::auth {
+namespace {
+std::atomic<void (*)()> give_back_hook{nullptr};
+}  // namespace
+
+void set_give_back_hook(void (*hook)()) { give_back_hook.store(hook, std::memory_order_release); }
 
 Task<bool> FailureCounts::count_within(const std::string& key, int limit, int64_t now) {
     // One statement, so concurrent attempts each see the others: the row changes
@@ -26,6 +32,7 @@ Task<> FailureCounts::give_back(const std::string& key, int64_t counted_at) {
     // it. A later window starts after it: count_within restarts a window only at a
     // `now` at least `window_` past the old start, and that start was later than
     // counted_at - window_.
+    if (void (*hook)() = give_back_hook.load(std::memory_order_acquire)) hook();
     co_await store_.execute(
         "UPDATE auth_failures SET failures = failures - 1 WHERE key = ? AND failures > 0 AND window_start <= ?", key,
         counted_at);

@@ -35,4 +35,9 @@ private:
     int64_t window_;
 };
 
+// Test hook: called on the loop thread as each give-back begins (a test cancels the
+// request there, as a client hanging up at that moment would). nullptr, the default:
+// none. Set it while no attempt runs.
+void set_give_back_hook(void (*hook)());
+
 }  // namespace kiln::auth

@@ -3,7 +3,7 @@
 // hash asked for past that is refused at once with 503 (a log-in flood cannot take
 // the memory of every pool thread of every worker). A log-in refused so tried no
 // password, and costs no throttle count, unless the hash refused was its second (a
-// guess was checked). And a throttle limit of 0 is off. Passwords
+// guess was checked). A hang-up cuts no give-back. And a throttle limit of 0 is off. Passwords
 // are hashed and checked in Unicode NFKC, and a hash of one as typed is made again so.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -20,7 +20,9 @@
 #include <kiln/store.hpp>
 #include <kiln/testing.hpp>
 
+#include "auth/failure_counts.hpp"
 #include "auth/hash_slot.hpp"
+#include "net/async.hpp"
 #include "support/async_test.hpp"
 
 namespace {
@@ -122,6 +124,16 @@ public:
                 res.status(401).text(e.what());
             }
         });
+        // A log-in whose request the give-back hook may cut (HangUpAtGiveBack).
+        app_.get("/login-hanging-up", [this](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
+            hanging_up = kiln::net::AsyncScope::current();
+            try {
+                co_await accounts_->log_in(req, "ada@example.org", std::string(req.query("pw").value_or("")));
+                res.text("in");
+            } catch (const kiln::auth::Error& e) {
+                res.status(401).text(e.what());
+            }
+        });
         app_.get("/hash-as-typed", [this](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
             std::string hash = co_await kiln::auth::hash_password(std::string(req.query("pw").value_or("")));
             co_await store_->execute("UPDATE users SET password_hash = ? WHERE email = 'ada@example.org'", hash);
@@ -164,11 +176,20 @@ public:
         kiln::db::Database db(path_);
         return db.scalar<int64_t>("SELECT count(*) FROM auth_failures WHERE failures > 0 AND key NOT LIKE 'sign-up:%'");
     }
+    // The failures counted under the keys that begin with `prefix`.
+    int64_t failures_of(const std::string& prefix) {
+        kiln::db::Database db(path_);
+        return db.scalar<int64_t>("SELECT coalesce(sum(failures), 0) FROM auth_failures WHERE substr(key, 1, ?) = ?",
+                                  static_cast<int64_t>(prefix.size()), prefix);
+    }
     // The sign-ups counted against the test client's address.
     int64_t sign_ups_counted() {
         kiln::db::Database db(path_);
         return db.scalar<int64_t>("SELECT coalesce(sum(failures), 0) FROM auth_failures WHERE key LIKE 'sign-up:%'");
     }
+
+    // The request /login-hanging-up serves, while it runs.
+    static inline kiln::net::AsyncScope* hanging_up = nullptr;
 
 private:
     static inline int made_ = 0;
@@ -262,6 +283,45 @@ TEST(PasswordHashing, ALogInRefusedAtItsSecondHashKeepsItsAttemptCounted) {
         EXPECT_EQ(SecondHashRefused::asked, 0);  // refused before any hash
     }
     EXPECT_GT(app.failure_rows(), 0);
+}
+
+// Cancels /login-hanging-up's request as the first give-back begins: the client hangs
+// up at that moment (the hook: src/auth/failure_counts.hpp).
+struct HangUpAtGiveBack {
+    static inline int cuts = 0;
+    static void on_give_back() {
+        if (!LogInApp::hanging_up) return;
+        LogInApp::hanging_up->cancel();
+        LogInApp::hanging_up = nullptr;
+        ++cuts;
+    }
+    HangUpAtGiveBack() { kiln::auth::set_give_back_hook(&on_give_back); }
+    ~HangUpAtGiveBack() {
+        kiln::auth::set_give_back_hook(nullptr);
+        LogInApp::hanging_up = nullptr;
+    }
+};
+
+// An attempt refused at the account's limit gives back what it counted at its address
+// and its pair, even when its client hangs up as it does: the throttle's bookkeeping
+// runs to its end. (Before, the hang-up cancelled the give-backs, and each refused
+// attempt cut so kept its counts: refusals added up.)
+TEST(PasswordHashing, AHangUpDuringAGiveBackLeavesNoCount) {
+    kiln::auth::Options options;
+    options.max_failures_per_account = 1;
+    LogInApp app(options);
+    EXPECT_EQ(app.client().get("/login?pw=wrong%20horse").body, "Wrong email address or password");
+    const int64_t address = app.failures_of("address:"), pair = app.failures_of("account:ada@example.org from:");
+    ASSERT_EQ(address, 1);
+    ASSERT_EQ(pair, 1);
+    ASSERT_EQ(app.failures_of("account:ada@example.org"), 2);  // the account's own, and the pair's
+    HangUpAtGiveBack cut;
+    for (int i = 0; i < 3; ++i) {
+        app.client().get("/login-hanging-up?pw=wrong%20horse");  // refused at the account's 1, cut
+        EXPECT_EQ(HangUpAtGiveBack::cuts, i + 1);
+        EXPECT_EQ(app.failures_of("address:"), address) << i;
+        EXPECT_EQ(app.failures_of("account:ada@example.org from:"), pair) << i;
+    }
 }
 
 TEST(PasswordHashing, ThrottleLimitsOf0AreOff) {
