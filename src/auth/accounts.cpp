@@ -229,9 +229,13 @@ std::string Accounts::check_password(std::string_view password) const {
 void Accounts::start_session(Request& req, const User& user, bool renewal) {
     Session& s = req.session();
     // Another account's session (still logged in on this browser) is not this user's
-    // to keep: it starts empty. A visitor's (a cart before the log-in) and the same
-    // user's (a password change) keep what they hold.
-    if (std::optional<int64_t> was = s.get_int(kUserKey); was && *was != user.id) s.clear();
+    // to keep: it starts empty. So does one of a deleted account whose id the user got
+    // again (SQLite reuses the highest), told by its epoch, and one its own password
+    // change logged out. A visitor's (a cart before the log-in) and the same user's
+    // keep what they hold, as does the session a password change renews (its epoch
+    // was the one before).
+    std::optional<int64_t> was = s.get_int(kUserKey);
+    if (was && (*was != user.id || (!renewal && s.get_int(kEpochKey) != user.epoch))) s.clear();
     // An id seen before the log-in is worth nothing after it. A renewal (a password
     // change) must not bring the session back if a log-out removed it meanwhile.
     s.regenerate(/*log_in=*/!renewal);

@@ -176,6 +176,10 @@ public:
         kiln::db::Database db(path_);
         return db.scalar<int64_t>("SELECT count(*) FROM auth_failures WHERE failures > 0 AND key NOT LIKE 'sign-up:%'");
     }
+    void delete_account(const std::string& email) {
+        kiln::db::Database db(path_);
+        db.exec("DELETE FROM users WHERE email = ?", email);
+    }
     // The failures counted under the keys that begin with `prefix`.
     int64_t failures_of(const std::string& prefix) {
         kiln::db::Database db(path_);
@@ -458,4 +462,23 @@ TEST(PasswordHashing, ASessionLoggedOutByAPasswordChangeKeepsNothingOfItsUser) {
     EXPECT_EQ(other.get("/login?pw=correct%20horse").body, "in");
     EXPECT_EQ(other.get("/change?pw=correct%20horse").body, "changed");
     EXPECT_EQ(app.client().get("/whoami").body, "nobody,");
+}
+
+// An account deleted while logged in on a browser, and a new one that got its id
+// again (SQLite reuses the highest): logging in there, the new one inherited what the
+// old one's session held (start_session compared the ids, not the epochs).
+TEST(PasswordHashing, ANewAccountWithADeletedOnesIdKeepsNothingOfItsSession) {
+    LogInApp app;  // the client signed up: ada is logged in on it
+    EXPECT_EQ(app.client().get("/put?cart=three%20books").status, 200);
+    EXPECT_EQ(app.client().get("/whoami").body, "ada@example.org,three books");
+    app.delete_account("ada@example.org");
+    kiln::testing::Client other(app.app());
+    ASSERT_EQ(other.get("/signup-as?email=carol@example.org&pw=battery%20staple").status, 200);
+    auto r = app.client().get("/login-as?email=carol@example.org&pw=battery%20staple");
+    EXPECT_EQ(r.body, "in");
+    EXPECT_EQ(app.client().get("/whoami").body, "carol@example.org,");
+    // Its own session, logged in again, keeps what it holds.
+    EXPECT_EQ(app.client().get("/put?cart=a%20pen").status, 200);
+    EXPECT_EQ(app.client().get("/login-as?email=carol@example.org&pw=battery%20staple").body, "in");
+    EXPECT_EQ(app.client().get("/whoami").body, "carol@example.org,a pen");
 }
