@@ -1,6 +1,7 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <exception>
 #include <iterator>
@@ -10,6 +11,7 @@
 
 #include <kiln/auth.hpp>
 #include <kiln/csrf.hpp>  // flash
+#include <kiln/sleep.hpp>
 #include <kiln/view.hpp>  // url_encode
 
 #include "auth/failure_counts.hpp"
@@ -104,6 +106,19 @@ Task<std::string> decoy_hash(PasswordCost cost) {
     co_return made;
 }
 
+// How long checking a hash made at today's cost took on this loop thread lately (a
+// moving average over the decoy's checks and those of accounts hashed at it); zero
+// before the first.
+std::chrono::nanoseconds& typical_check() {
+    thread_local std::chrono::nanoseconds t{0};
+    return t;
+}
+
+void note_check(std::chrono::nanoseconds took) {
+    std::chrono::nanoseconds& t = typical_check();
+    t = t.count() == 0 ? took : t + (took - t) / 8;
+}
+
 // Whether `password` is the account's (`user`, or none: then a decoy hash is checked,
 // so an unknown address costs what a wrong password does). Past `max_bytes`: wrong,
 // with no hash paid for it.
@@ -113,14 +128,27 @@ Task<bool> password_matches(const User* user, std::string password, const Option
     else hash = co_await decoy_hash(options.password_cost);
     if (password.size() > options.max_password_bytes) co_return false;
     std::optional<PasswordCost> pad;
-    if (user)
-        if (std::optional<PasswordCost> stored = cost_of(hash)) pad = timing_pad(*stored, options.password_cost);
+    bool at_today = !user;
+    if (user) {
+        std::optional<PasswordCost> stored = cost_of(hash);
+        if (stored) pad = timing_pad(*stored, options.password_cost);
+        at_today = stored && *stored == options.password_cost;
+    }
+    const auto started = std::chrono::steady_clock::now();
     bool ok = co_await verify_password(std::move(hash), std::move(password));
+    const std::chrono::nanoseconds took = std::chrono::steady_clock::now() - started;
+    if (at_today) note_check(took);
     if (!ok && pad) {  // made at a lower cost than the decoy: as long as it, or the address shows
+        bool busy = false;
         try {
             co_await hash_password("kiln timing pad, never anyone's", *pad);
-        } catch (const HashingBusy&) {  // every slot taken: the answer does not wait for one
+        } catch (const HashingBusy&) {
+            busy = true;
         }
+        // Every slot taken: the answer does not wait for one, but for as long as a
+        // check at today's cost lately took, less this one (no memory held meanwhile).
+        const std::chrono::nanoseconds typical = typical_check();
+        if (busy && typical > took) co_await sleep(std::chrono::duration_cast<std::chrono::milliseconds>(typical - took));
     }
     co_return ok;
 }

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -133,6 +134,14 @@ public:
             } catch (const kiln::auth::Error& e) {
                 res.status(401).text(e.what());
             }
+        });
+        // Ada's hash made at the cheapest cost (a dormant account, hashed before the
+        // cost was raised).
+        app_.get("/hash-cheaply", [this](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
+            std::string hash = co_await kiln::auth::hash_password(std::string(req.query("pw").value_or("")),
+                                                                  {.passes = 1, .memory = 8 * 1024});
+            co_await store_->execute("UPDATE users SET password_hash = ? WHERE email = 'ada@example.org'", hash);
+            res.text("stored");
         });
         app_.get("/hash-as-typed", [this](kiln::Request& req, kiln::Response& res) -> kiln::Task<> {
             std::string hash = co_await kiln::auth::hash_password(std::string(req.query("pw").value_or("")));
@@ -326,6 +335,34 @@ TEST(PasswordHashing, AHangUpDuringAGiveBackLeavesNoCount) {
         EXPECT_EQ(app.failures_of("address:"), address) << i;
         EXPECT_EQ(app.failures_of("account:ada@example.org from:"), pair) << i;
     }
+}
+
+// A dormant account's hash, made at a lower cost, checks fast: a hash of the
+// difference pads a wrong password's answer to the decoy's time (timing_pad). When
+// every slot is taken for that pad, the answer waits as long instead, without one
+// (before, it came at once: the address showed it had an account).
+TEST(PasswordHashing, ADormantAccountsWrongPasswordIsPaddedWhenNoSlotIsFree) {
+    using clock = std::chrono::steady_clock;
+    LogInApp app;
+    ASSERT_EQ(app.client().get("/hash-cheaply?pw=correct%20horse").status, 200);
+    // An unknown address: the decoy, at today's cost (the first may make the decoy).
+    EXPECT_EQ(app.client().get("/login-as?email=nobody@example.org&pw=wrong%20horse").status, 401);
+    auto started = clock::now();
+    EXPECT_EQ(app.client().get("/login-as?email=nobody@example.org&pw=wrong%20horse").status, 401);
+    const auto unknown = clock::now() - started;
+    std::vector<std::unique_ptr<kiln::auth::HashSlot>> held;
+    for (int i = 0; i < kiln::auth::kMaxHashing - 1; ++i) held.push_back(std::make_unique<kiln::auth::HashSlot>());
+    SecondHashRefused refuse;  // the second asked for is the pad's
+    SecondHashRefused::next();
+    started = clock::now();
+    auto r = app.client().get("/login?pw=wrong%20horse");
+    const auto known = clock::now() - started;
+    EXPECT_EQ(r.status, 401) << r.body;
+    EXPECT_EQ(SecondHashRefused::asked, 3);  // the check, then the pad, refused
+    // Loosely (the machine may be busy): without the wait it is a cheap hash's time,
+    // a small fraction of the decoy's.
+    EXPECT_GT(known, unknown / 3) << std::chrono::duration_cast<std::chrono::microseconds>(known).count() << " us, "
+                                  << std::chrono::duration_cast<std::chrono::microseconds>(unknown).count() << " us";
 }
 
 TEST(PasswordHashing, ThrottleLimitsOf0AreOff) {
