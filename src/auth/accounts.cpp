@@ -18,6 +18,7 @@
 #include "auth/hash_slot.hpp"
 #include "auth/password_form.hpp"
 #include "auth/timing_pad.hpp"
+#include "auth/wipe.hpp"
 #include "net/async.hpp"
 #include "util/log.hpp"
 #include "util/random.hpp"
@@ -77,15 +78,6 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
-// A copy of a password, wiped when it goes unused.
-struct WipedText {
-    std::string text;
-    WipedText() = default;
-    WipedText(const WipedText&) = delete;
-    WipedText& operator=(const WipedText&) = delete;
-    ~WipedText() { sodium_memzero(text.data(), text.size()); }
-};
-
 // 1 to 2^40: a new account's first session epoch.
 int64_t first_epoch() {
     uint64_t r = 0;
@@ -123,6 +115,7 @@ void note_check(std::chrono::nanoseconds took) {
 // so an unknown address costs what a wrong password does). Past `max_bytes`: wrong,
 // with no hash paid for it.
 Task<bool> password_matches(const User* user, std::string password, const Options& options) {
+    WipeOnExit wipe(password);
     std::string hash;
     if (user) hash = user->password_hash;
     else hash = co_await decoy_hash(options.password_cost);
@@ -135,7 +128,7 @@ Task<bool> password_matches(const User* user, std::string password, const Option
         at_today = stored && *stored == options.password_cost;
     }
     const auto started = std::chrono::steady_clock::now();
-    bool ok = co_await verify_password(std::move(hash), std::move(password));
+    bool ok = co_await verify_password(std::move(hash), password);
     const std::chrono::nanoseconds took = std::chrono::steady_clock::now() - started;
     if (at_today) note_check(took);
     if (!ok && pad) {  // made at a lower cost than the decoy: as long as it, or the address shows
@@ -179,11 +172,13 @@ Task<Match> password_form_matches(const User* user, const std::string& form, con
 }
 
 // A password typed, in the form it is hashed in (normalize_password) and as typed.
-// These two copies are wiped when they go (the hashing functions wipe theirs).
+// These two copies are wiped when they go (the hashing functions wipe theirs), and
+// so is the one they are made from.
 struct TypedPassword {
     WipedText typed, form;
-    TypedPassword(std::string text, size_t max_bytes) {
-        typed.text = std::move(text);
+    TypedPassword(std::string& text, size_t max_bytes) {
+        typed.text = text;
+        sodium_memzero(text.data(), text.size());
         // (Past max_bytes it matches nothing: no work spent on it.)
         form.text = typed.text.size() <= max_bytes ? normalize_password(typed.text) : typed.text;
     }
@@ -284,7 +279,7 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
     if (!printable(shown, true))
         throw Error(Error::Kind::Invalid, "name", "Name must not hold control characters or invisible ones");
     u.name = std::string(shown);
-    TypedPassword typed(std::move(password), options_.max_password_bytes);
+    TypedPassword typed(password, options_.max_password_bytes);
     if (std::string why = check_password(typed.typed.text); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
     if (std::string why = check_password(typed.form.text); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
     int64_t now = now_seconds();
@@ -409,7 +404,7 @@ Task<User> Accounts::log_in(Request& req, std::string email, std::string passwor
     if (!normalized) throw Error(Error::Kind::BadCredentials, "", "Wrong email address or password");
     std::vector<User> found = co_await store_.where<User>("email = ?", *normalized);
     const bool known = !found.empty();
-    TypedPassword typed(std::move(password), options_.max_password_bytes);
+    TypedPassword typed(password, options_.max_password_bytes);
     const User* user = known ? &found.front() : nullptr;
     const Match match = co_await giving_back_when_busy(
         password_form_matches(user, typed.form.text, typed.typed.text, options_), give_back_attempt(keys, now));
@@ -452,12 +447,12 @@ Task<> Accounts::change_password(Request& req, std::string current, std::string 
     int64_t now = now_seconds();
     ThrottleKeys keys = throttle_keys(me->email, req);
     co_await take_attempt(keys, now);
-    TypedPassword was(std::move(current), options_.max_password_bytes);
+    TypedPassword was(current, options_.max_password_bytes);
     const Match right = co_await giving_back_when_busy(password_form_matches(&*me, was.form.text, was.typed.text, options_),
                                                        give_back_attempt(keys, now));
     if (right == Match::None) throw Error(Error::Kind::BadCredentials, "current_password", "The current password is wrong");
     co_await forget_attempt(keys, now);  // the password was right, whatever becomes of the new one
-    TypedPassword will(std::move(next), options_.max_password_bytes);
+    TypedPassword will(next, options_.max_password_bytes);
     if (std::string why = check_password(will.typed.text); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
     if (std::string why = check_password(will.form.text); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
     me->password_hash = co_await hash_password(will.form.text, options_.password_cost);

@@ -8,6 +8,7 @@
 #include <kiln/blocking.hpp>
 
 #include "auth/hash_slot.hpp"
+#include "auth/wipe.hpp"
 
 namespace kiln::auth {
 namespace {
@@ -32,6 +33,7 @@ HashSlot::HashSlot() {
 HashSlot::~HashSlot() { hashing.fetch_sub(1, std::memory_order_acq_rel); }
 
 Task<std::string> hash_password(std::string password, PasswordCost cost) {
+    WipeOnExit wipe(password);  // also when no slot or no thread takes it
     init_sodium();
     HashSlot slot;
     co_return co_await blocking([&] {
@@ -39,7 +41,6 @@ Task<std::string> hash_password(std::string password, PasswordCost cost) {
         if (crypto_pwhash_str_alg(out, password.data(), password.size(), cost.passes, cost.memory,
                                   crypto_pwhash_ALG_ARGON2ID13) != 0)
             throw std::runtime_error("password hashing failed (out of memory, or a cost libsodium refuses)");
-        sodium_memzero(password.data(), password.size());
         return std::string(out);
     });
 }
@@ -52,12 +53,12 @@ bool password_needs_rehash(const std::string& hash, PasswordCost cost) {
 }
 
 Task<bool> verify_password(std::string hash, std::string password) {
+    WipeOnExit wipe(password);  // also when no slot or no thread takes it
     init_sodium();
     HashSlot slot;
     co_return co_await blocking([&] {
         bool ok = hash.size() < crypto_pwhash_STRBYTES &&
                   crypto_pwhash_str_verify(hash.c_str(), password.data(), password.size()) == 0;
-        sodium_memzero(password.data(), password.size());
         return ok;
     });
 }
