@@ -346,7 +346,8 @@ Task<> Accounts::take_attempt(const ThrottleKeys& keys, int64_t now) {
     // no request. Cut between a count and a give-back, a refused attempt would keep the
     // counts it took; cut in a count, no one could tell whether it was taken. The
     // request's own next wait throws kiln::Cancelled as before. (So do forget_attempt
-    // and give_back_attempt; each is a few statements of one row.)
+    // and give_back_attempt; each is a few statements of one row, bounded by the
+    // database's own timeouts: SQLite's busy timeout, PostgreSQL's reply timeout.)
     net::AsyncScope::Enter whole(nullptr);
     const std::pair<const std::string*, int> limits[] = {
         {&keys.address, options_.max_failures_per_address},
