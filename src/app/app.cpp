@@ -18,6 +18,7 @@
 #include "app/session_binding.hpp"
 #include "http/parser.hpp"
 #include "http/response.hpp"
+#include "net/async.hpp"
 #include "util/log.hpp"
 
 namespace kiln {
@@ -214,7 +215,12 @@ void Next::operator()() {
         // A plain middleware in a chain that may wait: the rest runs up to its first
         // wait; run_chain awaits what is left once the middleware returns.
         Task<> rest = app_.run_chain(*this);
-        rest.start();
+        {
+            // The request's scope stays current for the middleware's code after next(),
+            // whatever the rest left current as it suspended (a wait of no request's).
+            net::AsyncScope::Enter keep(net::AsyncScope::current());
+            rest.start();
+        }
         if (rest.done()) rest.result();  // what the rest threw, as a plain chain would
         else waiting_.push_back(std::move(rest));
         return;
