@@ -5,6 +5,7 @@
 #include <ctime>
 #include <exception>
 #include <iterator>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -85,6 +86,34 @@ int64_t first_epoch() {
     return static_cast<int64_t>(r & ((uint64_t{1} << 40) - 1)) + 1;
 }
 
+// How long checking a hash made at one cost took in this process lately: a moving
+// average over the decoy's checks and making, and the checks of accounts hashed at
+// that cost. Zero before the first, and for another cost (a new cost starts it over;
+// two Accounts at two costs in one process would keep starting it over).
+class CheckTimes {
+public:
+    void note(const PasswordCost& cost, std::chrono::nanoseconds took) {
+        std::lock_guard<std::mutex> hold(m_);
+        if (cost_ == cost && average_.count() > 0) average_ += (took - average_) / 8;
+        else average_ = took;
+        cost_ = cost;
+    }
+    std::chrono::nanoseconds typical(const PasswordCost& cost) {
+        std::lock_guard<std::mutex> hold(m_);
+        return cost_ == cost ? average_ : std::chrono::nanoseconds{0};
+    }
+
+private:
+    std::mutex m_;
+    PasswordCost cost_;
+    std::chrono::nanoseconds average_{0};
+};
+
+CheckTimes& check_times() {
+    static CheckTimes times;
+    return times;
+}
+
 // Hashed in place of an unknown account's, so a wrong e-mail address costs what a
 // wrong password does. Made once per loop thread and cost, on first use (a coroutine
 // resumes on its own loop's thread, so nothing here is shared between threads).
@@ -92,30 +121,18 @@ Task<std::string> decoy_hash(PasswordCost cost) {
     thread_local std::string made;
     thread_local PasswordCost made_at;
     if (made.empty() || !(made_at == cost)) {
+        const auto started = std::chrono::steady_clock::now();
         made = co_await hash_password("kiln decoy password, never anyone's", cost);
         made_at = cost;
+        check_times().note(cost, std::chrono::steady_clock::now() - started);  // a hash takes what a check does
     }
     co_return made;
-}
-
-// How long checking a hash made at today's cost took on this loop thread lately (a
-// moving average over the decoy's checks and those of accounts hashed at it); zero
-// before the first.
-std::chrono::nanoseconds& typical_check() {
-    thread_local std::chrono::nanoseconds t{0};
-    return t;
-}
-
-void note_check(std::chrono::nanoseconds took) {
-    std::chrono::nanoseconds& t = typical_check();
-    t = t.count() == 0 ? took : t + (took - t) / 8;
 }
 
 // Whether `password` is the account's (`user`, or none: then a decoy hash is checked,
 // so an unknown address costs what a wrong password does). Past `max_bytes`: wrong,
 // with no hash paid for it.
-Task<bool> password_matches(const User* user, std::string password, const Options& options) {
-    WipeOnExit wipe(password);
+Task<bool> password_matches(const User* user, const std::string& password, const Options& options) {
     std::string hash;
     if (user) hash = user->password_hash;
     else hash = co_await decoy_hash(options.password_cost);
@@ -128,9 +145,9 @@ Task<bool> password_matches(const User* user, std::string password, const Option
         at_today = stored && *stored == options.password_cost;
     }
     const auto started = std::chrono::steady_clock::now();
-    bool ok = co_await verify_password(std::move(hash), password);
+    bool ok = co_await verify_password(std::move(hash), secret_copy(password));
     const std::chrono::nanoseconds took = std::chrono::steady_clock::now() - started;
-    if (at_today) note_check(took);
+    if (at_today) check_times().note(options.password_cost, took);
     if (!ok && pad) {  // made at a lower cost than the decoy: as long as it, or the address shows
         bool busy = false;
         try {
@@ -140,7 +157,7 @@ Task<bool> password_matches(const User* user, std::string password, const Option
         }
         // Every slot taken: the answer does not wait for one, but for as long as a
         // check at today's cost lately took, less this one (no memory held meanwhile).
-        const std::chrono::nanoseconds typical = typical_check();
+        const std::chrono::nanoseconds typical = check_times().typical(options.password_cost);
         if (busy && typical > took) co_await sleep(std::chrono::duration_cast<std::chrono::milliseconds>(typical - took));
     }
     co_return ok;
@@ -177,10 +194,10 @@ Task<Match> password_form_matches(const User* user, const std::string& form, con
 struct TypedPassword {
     WipedText typed, form;
     TypedPassword(std::string& text, size_t max_bytes) {
-        typed.text = text;
+        typed.text = secret_copy(text);
         sodium_memzero(text.data(), text.size());
         // (Past max_bytes it matches nothing: no work spent on it.)
-        form.text = typed.text.size() <= max_bytes ? normalize_password(typed.text) : typed.text;
+        form.text = typed.text.size() <= max_bytes ? normalize_password(typed.text) : secret_copy(typed.text);
     }
 };
 
@@ -268,6 +285,7 @@ void Accounts::start_session(Request& req, const User& user, bool renewal) {
 }
 
 Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, std::string password) {
+    WipeOnExit wipe(password);  // also when refused before it is hashed
     User u;
     u.email = normalize_email(email);
     // (At sign-up only: an account made before this rule still logs in.)
@@ -302,7 +320,7 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
     // co_await beside ?: or && (a double free).
     Task<> give_back = key.empty() ? nothing() : counts.give_back(key, now);
     u.password_hash =
-        co_await giving_back_when_busy(hash_password(typed.form.text, options_.password_cost), std::move(give_back));
+        co_await giving_back_when_busy(hash_password(secret_copy(typed.form.text), options_.password_cost), std::move(give_back));
     u.created_at = now;
     u.epoch = first_epoch();
     bool taken = false;
@@ -391,6 +409,7 @@ Task<> Accounts::purge_now_and_then(FailureCounts& counts, int64_t now) {
 }
 
 Task<User> Accounts::log_in(Request& req, std::string email, std::string password) {
+    WipeOnExit wipe(password);  // also when refused before it is hashed
     int64_t now = now_seconds();
     std::optional<std::string> normalized;
     try {
@@ -427,7 +446,7 @@ Task<User> Accounts::log_in(Request& req, std::string email, std::string passwor
 Task<> Accounts::rehash(const User& user, const std::string& password) {
     std::string made;
     try {
-        made = co_await hash_password(password, options_.password_cost);
+        made = co_await hash_password(secret_copy(password), options_.password_cost);
         // Only over the hash just verified: a password changed meanwhile stays.
         co_await store_.execute("UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?", made, user.id,
                                 user.password_hash);
@@ -443,6 +462,7 @@ void Accounts::log_out(Request& req) {
 }
 
 Task<> Accounts::change_password(Request& req, std::string current, std::string next) {
+    WipeOnExit wipe_current(current), wipe_next(next);  // also when refused before they are hashed
     std::optional<User> me = co_await current_user(req);
     if (!me) throw Error(Error::Kind::NotLoggedIn, "", "Log in first");
     int64_t now = now_seconds();
@@ -456,7 +476,7 @@ Task<> Accounts::change_password(Request& req, std::string current, std::string 
     TypedPassword will(next, options_.max_password_bytes);
     if (std::string why = check_password(will.typed.text); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
     if (std::string why = check_password(will.form.text); !why.empty()) throw Error(Error::Kind::Invalid, "password", why);
-    me->password_hash = co_await hash_password(will.form.text, options_.password_cost);
+    me->password_hash = co_await hash_password(secret_copy(will.form.text), options_.password_cost);
     // Only if no other change came first (both read this epoch): the later one would
     // put its password back and keep its session at the epoch the first one gave.
     int64_t changed = co_await store_.execute("UPDATE users SET password_hash = ?, epoch = epoch + 1 WHERE id = ? AND epoch = ?",

@@ -9,6 +9,7 @@
 #include <kiln/auth.hpp>
 
 #include "auth/password_form.hpp"
+#include "auth/wipe.hpp"
 #include "util/utf8.hpp"
 
 namespace kiln::auth {
@@ -28,7 +29,7 @@ std::string normalize_password(std::string_view password) {
         points.assign(static_cast<size_t>(n) + 1, 0);
         n = utf8proc_decompose(bytes, length, points.data(), n, kOptions);
     }
-    std::string out;
+    std::string out = secret_copy({});  // on the heap (auth/wipe.hpp): the caller may move it
     if (n < 0) {  // not UTF-8: the bytes as they are (they were hashed so)
         out.assign(password);
     } else {

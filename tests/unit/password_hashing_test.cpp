@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -308,7 +309,10 @@ struct HangUpAtGiveBack {
         LogInApp::hanging_up = nullptr;
         ++cuts;
     }
-    HangUpAtGiveBack() { kiln::auth::set_give_back_hook(&on_give_back); }
+    HangUpAtGiveBack() {
+        cuts = 0;
+        kiln::auth::set_give_back_hook(&on_give_back);
+    }
     ~HangUpAtGiveBack() {
         kiln::auth::set_give_back_hook(nullptr);
         LogInApp::hanging_up = nullptr;
@@ -345,16 +349,20 @@ TEST(PasswordHashing, ADormantAccountsWrongPasswordIsPaddedWhenNoSlotIsFree) {
     using clock = std::chrono::steady_clock;
     LogInApp app;
     ASSERT_EQ(app.client().get("/hash-cheaply?pw=correct%20horse").status, 200);
-    // An unknown address: the decoy, at today's cost (the first may make the decoy).
+    // An unknown address: the decoy, at today's cost (the first may make the decoy);
+    // the quicker of two more.
     EXPECT_EQ(app.client().get("/login-as?email=nobody@example.org&pw=wrong%20horse").status, 401);
-    auto started = clock::now();
-    EXPECT_EQ(app.client().get("/login-as?email=nobody@example.org&pw=wrong%20horse").status, 401);
-    const auto unknown = clock::now() - started;
+    auto unknown = clock::duration::max();
+    for (int i = 0; i < 2; ++i) {
+        auto started = clock::now();
+        EXPECT_EQ(app.client().get("/login-as?email=nobody@example.org&pw=wrong%20horse").status, 401);
+        unknown = std::min(unknown, clock::now() - started);
+    }
     std::vector<std::unique_ptr<kiln::auth::HashSlot>> held;
     for (int i = 0; i < kiln::auth::kMaxHashing - 1; ++i) held.push_back(std::make_unique<kiln::auth::HashSlot>());
     SecondHashRefused refuse;  // the second asked for is the pad's
     SecondHashRefused::next();
-    started = clock::now();
+    auto started = clock::now();
     auto r = app.client().get("/login?pw=wrong%20horse");
     const auto known = clock::now() - started;
     EXPECT_EQ(r.status, 401) << r.body;
