@@ -158,7 +158,8 @@ Task<bool> password_matches(const User* user, const std::string& password, const
         // Every slot taken: the answer does not wait for one, but for as long as a
         // check at today's cost lately took, less this one (no memory held meanwhile).
         const std::chrono::nanoseconds typical = check_times().typical(options.password_cost);
-        if (busy && typical > took) co_await sleep(std::chrono::duration_cast<std::chrono::milliseconds>(typical - took));
+        if (busy && typical > took)
+            co_await sleep(std::chrono::duration_cast<std::chrono::milliseconds>(typical - took));
     }
     co_return ok;
 }
@@ -319,8 +320,8 @@ Task<User> Accounts::sign_up(Request& req, std::string email, std::string name, 
     // Plain statements around each co_await: GCC 12 mis-destroys temporaries of a
     // co_await beside ?: or && (a double free).
     Task<> give_back = key.empty() ? nothing() : counts.give_back(key, now);
-    u.password_hash =
-        co_await giving_back_when_busy(hash_password(secret_copy(typed.form.text), options_.password_cost), std::move(give_back));
+    u.password_hash = co_await giving_back_when_busy(
+        hash_password(secret_copy(typed.form.text), options_.password_cost), std::move(give_back));
     u.created_at = now;
     u.epoch = first_epoch();
     bool taken = false;
