@@ -44,6 +44,10 @@ bool UploadSink::finish() {
 bool UploadSink::on_part(const http::PartHead& head) {
     in_file_ = false;
     unnamed_file_ = false;
+    // What a part's head leaves in the form counts with the values: 1,000 parts of
+    // 8 KiB names and no value would hold 8 MB otherwise.
+    field_bytes_ += head.name.size() + (head.filename ? head.filename->size() + head.content_type.size() : 0);
+    if (field_bytes_ > kMaxFormFieldBytes) return fail(413, "form fields larger than 1 MiB in all");
     if (head.filename && head.filename->empty()) {  // a file input left empty, most likely
         unnamed_file_ = true;
         unnamed_field_.assign(head.name);
@@ -51,7 +55,6 @@ bool UploadSink::on_part(const http::PartHead& head) {
         return true;
     }
     if (head.filename) return start_file(head.name, *head.filename, head.content_type);
-    field_bytes_ += head.name.size();
     form_.fields_.push_back({std::string(head.name), {}});
     return true;
 }

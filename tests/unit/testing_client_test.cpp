@@ -224,6 +224,57 @@ TEST(TestingClient, AMultipartFormsMethodFieldPicksTheUploadRules) {
     EXPECT_EQ(client.post("/notes", body("PATCH", 10), multipart).status, 413);       // PATCH takes no files (POST would)
 }
 
+// A _method field after the files: the upload counted them against the POST route's
+// max_files; the route the form names must count them again (before, its handler got
+// more files than it takes).
+TEST(TestingClient, FilesBeforeTheMethodFieldAreCountedAgainstTheRouteItNames) {
+    kiln::App app;
+    app.post("/notes", [](kiln::Request&, kiln::Response& res) { res.text("note"); }, {.max_files = 2});
+    app.patch("/notes", [](kiln::Request& req, kiln::Response& res) {
+        res.text(std::to_string(req.form().files().size()));
+    }, {.max_files = 1});
+    app.put("/notes", [](kiln::Request&, kiln::Response& res) { res.text("put"); });
+    Client client(app);
+    const kiln::testing::Headers multipart{{"Content-Type", "multipart/form-data; boundary=b"}};
+    auto body = [](int files, std::string_view method) {
+        std::string out;
+        for (int i = 0; i < files; ++i)
+            out += "--b\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"f" + std::to_string(i) +
+                   "\"\r\n\r\nbytes\r\n";
+        return out + "--b\r\nContent-Disposition: form-data; name=\"_method\"\r\n\r\n" + std::string(method) +
+               "\r\n--b--\r\n";
+    };
+    auto r = client.post("/notes", body(2, "PATCH"), multipart);
+    EXPECT_EQ(r.status, 413);
+    EXPECT_EQ(r.body, "more than 1 files in one request\n");
+    r = client.post("/notes", body(1, "PUT"), multipart);
+    EXPECT_EQ(r.status, 413);
+    EXPECT_EQ(r.body, "this route accepts no file uploads\n");
+    EXPECT_EQ(client.post("/notes", body(1, "PATCH"), multipart).body, "1");
+}
+
+// A part's name (and a file's name and type) counts toward the 1 MiB of fields a form
+// holds, as its value does: parts with long names and no values were not counted.
+TEST(TestingClient, PartNamesCountTowardTheFormsFieldLimit) {
+    kiln::App app;
+    app.post("/form", [](kiln::Request& req, kiln::Response& res) {
+        res.text(std::to_string(req.form().fields().size()));
+    });
+    Client client(app);
+    const kiln::testing::Headers multipart{{"Content-Type", "multipart/form-data; boundary=b"}};
+    auto body = [](int parts) {
+        std::string out;
+        for (int i = 0; i < parts; ++i)
+            out += "--b\r\nContent-Disposition: form-data; name=\"" + std::to_string(i) + std::string(4000, 'n') +
+                   "\"\r\n\r\n\r\n";
+        return out + "--b--\r\n";
+    };
+    EXPECT_EQ(client.post("/form", body(200), multipart).body, "200");  // 800 KB of names
+    auto r = client.post("/form", body(300), multipart);                // 1.2 MB
+    EXPECT_EQ(r.status, 413);
+    EXPECT_EQ(r.body, "Content Too Large: form fields larger than 1 MiB in all\n");
+}
+
 TEST(TestingClient, CsrfWorksWithTheCookieItKept) {
     kiln::App app;
     app.use(kiln::csrf_protect());
