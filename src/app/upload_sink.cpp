@@ -15,13 +15,32 @@
 namespace kiln::app {
 
 namespace {
-std::atomic<uint64_t> g_spooled{0};  // bytes in upload temp files of this process
+std::atomic<uint64_t> g_spooled{0};    // bytes in upload temp files of this process
+std::atomic<uint64_t> g_in_memory{0};  // bytes the sinks of this process hold in memory
+constexpr const char* kBusy = "too many uploads in progress; try again later";
 }  // namespace
 
 uint64_t spooled_bytes() { return g_spooled.load(std::memory_order_relaxed); }
 void release_spool(uint64_t bytes) { g_spooled.fetch_sub(bytes, std::memory_order_relaxed); }
+uint64_t upload_memory_bytes() { return g_in_memory.load(std::memory_order_relaxed); }
 
 UploadSink::UploadSink(std::string_view boundary, UploadRules rules) : parser_(boundary), rules_(std::move(rules)) {}
+
+UploadSink::~UploadSink() { uncharge(charged_); }
+
+bool UploadSink::charge(size_t n) {
+    if (g_in_memory.fetch_add(n, std::memory_order_relaxed) + n > rules_.memory_limit) {
+        g_in_memory.fetch_sub(n, std::memory_order_relaxed);
+        return false;
+    }
+    charged_ += n;
+    return true;
+}
+
+void UploadSink::uncharge(size_t n) {
+    g_in_memory.fetch_sub(n, std::memory_order_relaxed);
+    charged_ -= n;
+}
 
 bool UploadSink::fail(int status, std::string reason) {
     status_ = status;
@@ -46,8 +65,10 @@ bool UploadSink::on_part(const http::PartHead& head) {
     unnamed_file_ = false;
     // What a part's head leaves in the form counts with the values: 1,000 parts of
     // 8 KiB names and no value would hold 8 MB otherwise.
-    field_bytes_ += head.name.size() + (head.filename ? head.filename->size() + head.content_type.size() : 0);
+    const size_t head_bytes = head.name.size() + (head.filename ? head.filename->size() + head.content_type.size() : 0);
+    field_bytes_ += head_bytes;
     if (field_bytes_ > kMaxFormFieldBytes) return fail(413, "form fields larger than 1 MiB in all");
+    if (!charge(head_bytes)) return refuse_for_memory();
     if (head.filename && head.filename->empty()) {  // a file input left empty, most likely
         unnamed_file_ = true;
         unnamed_field_.assign(head.name);
@@ -103,16 +124,20 @@ bool UploadSink::on_data(std::string_view data) {
     if (!in_file_) {
         field_bytes_ += data.size();
         if (field_bytes_ > kMaxFormFieldBytes) return fail(413, "form fields larger than 1 MiB in all");
+        if (!charge(data.size())) return refuse_for_memory();
         form_.fields_.back().value.append(data);
         return true;
     }
     UploadedFile& f = form_.files_.back();
     if (f.fd_ < 0) {
-        if (f.memory_.size() + data.size() <= kUploadMemoryThreshold) {
+        if (f.memory_.size() + data.size() <= kUploadMemoryThreshold && charge(data.size())) {
             f.memory_.append(data);
             f.size += data.size();
             return true;
         }
+        // Past the threshold, or the process's uploads hold all the memory they may:
+        // to disk, with what it held.
+        uncharge(f.memory_.size());
         f.memory_.append(data);
         return spill(f);
     }
@@ -126,7 +151,7 @@ bool UploadSink::write_to_disk(UploadedFile& f, std::string_view data) {
         g_spooled.fetch_sub(data.size(), std::memory_order_relaxed);
         util::log(util::LogLevel::Warn, "upload refused: uploads in progress hold limits.upload_spool_bytes = %llu "
                   "bytes on disk in this worker", static_cast<unsigned long long>(rules_.spool_limit));
-        return fail(507, "too many uploads in progress; try again later");
+        return fail(507, kBusy);
     }
     // Page-cache writes: the loop thread pays a memcpy, not a disk wait.
     size_t written = 0;
@@ -145,6 +170,15 @@ bool UploadSink::on_part_end() {
     return true;
 }
 
-void UploadSink::deliver(http::RequestContext& ctx) { Dispatcher::deliver_form(ctx, std::move(form_)); }
+bool UploadSink::refuse_for_memory() {
+    util::log(util::LogLevel::Warn, "upload refused: uploads in progress hold %llu bytes of form data in memory in this "
+              "worker, the most they may", static_cast<unsigned long long>(rules_.memory_limit));
+    return fail(503, kBusy);
+}
+
+void UploadSink::deliver(http::RequestContext& ctx) {
+    uncharge(charged_);  // the request's now, for as long as it runs
+    Dispatcher::deliver_form(ctx, std::move(form_));
+}
 
 }  // namespace kiln::app

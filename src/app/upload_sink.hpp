@@ -7,7 +7,10 @@
 // Nothing reaches the disk unless the route takes files (UploadRules::max_files)
 // and the request passes its gate (the CSRF check) by its first file part; the
 // bytes every sink of the process holds on disk are bounded together
-// (limits.upload_spool_bytes: 507 past it).
+// (limits.upload_spool_bytes: 507 past it), and so are those they hold in memory
+// while their bodies arrive (kUploadMemoryLimit: fields past it are refused with 503,
+// files go to disk at once). Without that, bodies that never end (a connection's
+// HTTP/2 streams, each up to 1 MiB of fields) could hold memory by the hundred MiB.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -23,6 +26,7 @@ namespace kiln::app {
 
 inline constexpr size_t kUploadMemoryThreshold = 64 * 1024;
 inline constexpr size_t kMaxFormFieldBytes = 1024 * 1024;  // all non-file fields together -> 413
+inline constexpr uint64_t kUploadMemoryLimit = 64ull << 20;  // every sink of the process, in memory
 
 struct UploadRules {
     size_t max_files = 0;                 // file parts allowed; 0: none (413)
@@ -32,16 +36,23 @@ struct UploadRules {
     // A POST form whose _method field (sent before its files) routes it as PUT, PATCH
     // or DELETE: that route's max_files, from the field's value. Empty: no override.
     std::function<size_t(std::string_view method)> overridden_max_files;
+    uint64_t memory_limit = kUploadMemoryLimit;  // bytes in memory for every sink of this process
 };
 
 // Bytes of uploads on disk in this process right now (every live UploadedFile's).
 uint64_t spooled_bytes();
 // Called when a spooled file is gone (UploadedFile's destructor).
 void release_spool(uint64_t bytes);
+// Bytes the sinks of this process hold in memory right now (fields, part heads and
+// files not on disk, of bodies still arriving).
+uint64_t upload_memory_bytes();
 
 class UploadSink final : public http::BodySink, private http::MultipartSink {
 public:
     UploadSink(std::string_view boundary, UploadRules rules);
+    ~UploadSink() override;
+    UploadSink(const UploadSink&) = delete;
+    UploadSink& operator=(const UploadSink&) = delete;
 
     bool write(std::string_view data) override;
     bool finish() override;
@@ -57,6 +68,11 @@ private:
     bool fail(int status, std::string reason);
     bool spill(UploadedFile& f);
     bool write_to_disk(UploadedFile& f, std::string_view data);
+    // Counts n more bytes in memory against rules_.memory_limit (false: no room);
+    // what is counted is given back when the sink delivers or goes.
+    bool charge(size_t n);
+    void uncharge(size_t n);
+    bool refuse_for_memory();  // 503, logged
 
     http::MultipartParser parser_;
     UploadRules rules_;
@@ -67,6 +83,7 @@ private:
     bool unnamed_file_ = false;
     std::string unnamed_field_, unnamed_type_;
     size_t field_bytes_ = 0;
+    uint64_t charged_ = 0;
     int status_ = 400;
     std::string reason_;
 };
