@@ -287,6 +287,23 @@ TEST(TestingClient, CsrfWorksWithTheCookieItKept) {
     EXPECT_EQ(client.post("/submit", "_csrf=wrong", form).status, 403);
 }
 
+// A session whose token is empty (kiln never stores one; an app's code might): an
+// empty token sent must not match it.
+TEST(TestingClient, AnEmptyCsrfTokenInTheSessionMatchesNothing) {
+    kiln::App app;
+    app.use(kiln::csrf_protect());
+    app.get("/blank", [](kiln::Request& req, kiln::Response& res) {
+        req.session().set("_csrf", "");
+        res.text("blank");
+    });
+    app.post("/submit", [](kiln::Request&, kiln::Response& res) { res.text("saved"); });
+    Client client(app);
+    EXPECT_EQ(client.get("/blank").body, "blank");
+    const kiln::testing::Headers form{{"Content-Type", "application/x-www-form-urlencoded"}};
+    EXPECT_EQ(client.post("/submit", "_csrf=", form).status, 403);
+    EXPECT_EQ(client.post("/submit", "", {{"X-CSRF-Token", ""}}).status, 403);
+}
+
 // Error paths -----------------------------------------------------------------
 
 TEST(TestingClient, WhatTheServerRefusesBeforeTheAppIsRefusedTheSameWay) {
