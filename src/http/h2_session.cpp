@@ -947,10 +947,10 @@ void H2Session::observe(H2Stream& st, int status, uint64_t bytes) {
 void H2Session::respond_error(H2Stream& st, int status, std::string_view why, uint32_t retry_after_s) {
     if (st.phase == H2Stream::Phase::Headers || st.phase == H2Stream::Phase::Body) --receiving_;
     st.phase = H2Stream::Phase::Answered;
-    st.sink.reset();
     Response& res = st.ex->response;
     res.reset(nullptr);
     res.engine_error(status, why, retry_after_s);
+    st.sink.reset();  // after: `why` may be its text (a refused upload's reason)
     srv_.count_request();
     st.source = H2Stream::Source::Body;
     submit_head(st, true, true, res.body().size());

@@ -8,7 +8,8 @@ access-log line (HTTP/2.0); 100 concurrent streams on one connection; a 3 MiB ec
 mid-way being reset while the connection lives on; coroutine handlers waiting side
 by side on one connection, and a client's RST_STREAM cancelling one; two cookie
 fields joined into one; a header list past the limit (431) and a body past a
-route's limit (413) failing only their stream; a multipart upload; static files whole
+route's limit (413) failing only their stream; a multipart upload, and multipart bodies
+that never end held to the worker's 64 MiB (503 past it, its text intact); static files whole
 and by range (h2c and TLS); the hybrid MPM's pool threads; http2.enabled = false
 (the preface is not HTTP/2, ALPN does not offer h2); a graceful stop (GOAWAY, the
 stream in flight completes). And the known attacks: rapid reset (CVE-2023-44487),
@@ -767,6 +768,49 @@ class H2c(harness.ServerTestCase, StaticChecks):
         self.assertEqual(lines[0], "title=over h2")
         self.assertRegex(lines[1], r"^file up big\.bin application/octet-stream %d %d (disk|memory)$"
                          % (len(data), byte_sum(data)))
+
+    def test_multipart_bodies_that_never_end_hold_at_most_64_mib(self):
+        # Ninety streams of one connection, each a form with a 900 KiB field whose body
+        # never ends. A multipart body's window is given back at once (its sink spools
+        # files to disk), so HTTP/2's per-connection budget does not hold them: what
+        # every upload of the worker holds in memory is bounded (64 MiB) instead. Past
+        # it a stream is answered 503; the others wait on. Once the connection goes,
+        # what they held is given back.
+        n, field = 90, 900 << 10
+        head = ("--%s\r\nContent-Disposition: form-data; name=\"f\"\r\n\r\n" % BOUNDARY).encode()
+        body = head + b"x" * field
+        ctype = [("content-type", "multipart/form-data; boundary=" + BOUNDARY)]
+        deadline = time.monotonic() + 60
+        with self.client() as c:
+            ids = []
+            for _ in range(n):
+                sid = c.open("POST", "/form", ctype)
+                ids.append(sid)
+                st, view, off = c.streams[sid], memoryview(body), 0
+                while off < len(body) and st.status is None and st.reset is None:
+                    self.assertLess(time.monotonic(), deadline, "stalled at stream %d" % sid)
+                    room = min(c.conn.local_flow_control_window(sid), c.conn.max_outbound_frame_size, len(body) - off)
+                    if room <= 0:
+                        c._read_once(0.05)
+                        continue
+                    c.conn.send_data(sid, bytes(view[off:off + room]))
+                    off += room
+                    c.flush()
+                c._read_once(0.001)
+            end = time.monotonic() + 5
+            while time.monotonic() < end:
+                c._read_once(0.1)
+            refused = [sid for sid in ids if c.streams[sid].status == 503]
+            waiting = [sid for sid in ids if c.streams[sid].status is None]
+            self.assertEqual(len(refused) + len(waiting), n, [c.streams[sid] for sid in ids])
+            # 64 MiB is 72 such fields (and a little): the rest are refused.
+            self.assertGreaterEqual(len(waiting), 70)
+            self.assertLessEqual(len(waiting), 73)
+            self.assertIn(b"too many uploads in progress", bytes(c.streams[refused[0]].body))
+        body = multipart([("f", b"x" * field)], [])
+        with self.client() as c:
+            st = c.response(c.request("POST", "/form", ctype, body))
+        self.assertEqual(st.status, 200, st)
 
     def test_static_file_whole_and_by_range(self):
         with self.client() as c:
