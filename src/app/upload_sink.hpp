@@ -58,6 +58,7 @@ public:
     bool finish() override;
     int status() const override { return status_; }
     std::string_view reason() const override { return reason_; }
+    uint32_t retry_after() const override { return status_ == 503 || status_ == 507 ? 1 : 0; }
     void deliver(http::RequestContext& ctx) override;
 
 private:

@@ -441,7 +441,7 @@ bool Connection::pump_body() {
         a.sunk += piece;
     }
     if (piece > 0 && !a.sink->write(std::string_view(a.in.readable_data() + a.head_len, piece))) {
-        respond_error(a.sink->status(), a.sink->reason());
+        respond_error(a.sink->status(), a.sink->reason(), a.sink->retry_after());
         return false;
     }
     if (a.is_chunked) {
@@ -453,7 +453,7 @@ bool Connection::pump_body() {
         if (a.sunk < a.body_len) return false;
     }
     if (!a.sink->finish()) {
-        respond_error(a.sink->status(), a.sink->reason());
+        respond_error(a.sink->status(), a.sink->reason(), a.sink->retry_after());
         return false;
     }
     return true;

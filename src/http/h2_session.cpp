@@ -780,7 +780,7 @@ bool H2Session::body_data(H2Stream& st, std::string_view data) {
         return false;
     }
     if (st.sink) {  // spooled (to disk, within the upload limits): not held here
-        if (!st.sink->write(data)) respond_error(st, st.sink->status(), st.sink->reason());
+        if (!st.sink->write(data)) respond_error(st, st.sink->status(), st.sink->reason(), st.sink->retry_after());
         return false;
     }
     st.ex->body_bytes.append(data);
@@ -831,7 +831,7 @@ void H2Session::body_done(H2Stream& st) {
     st.request_done = true;
     if (st.tunnel) return queue_ws(st);  // the peer's orderly end
     if (st.phase != H2Stream::Phase::Body) return;
-    if (st.sink && !st.sink->finish()) return respond_error(st, st.sink->status(), st.sink->reason());
+    if (st.sink && !st.sink->finish()) return respond_error(st, st.sink->status(), st.sink->reason(), st.sink->retry_after());
     ready_.push_back(st.id);
 }
 

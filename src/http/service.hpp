@@ -6,6 +6,7 @@
 // that runs the request (the loop's, or a pool thread's for handle()).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string_view>
 
@@ -32,6 +33,9 @@ public:
     virtual bool finish() = 0;
     virtual int status() const = 0;             // 400, 413, 500 ...
     virtual std::string_view reason() const = 0;  // for the error response
+    // Seconds for the error response's Retry-After (0: none): a refusal for want of
+    // room that passes (503, 507).
+    virtual uint32_t retry_after() const { return 0; }
     // Hands what was collected to the context of the request about to be handled.
     virtual void deliver(RequestContext& ctx) = 0;
 };

@@ -807,6 +807,7 @@ class H2c(harness.ServerTestCase, StaticChecks):
             self.assertGreaterEqual(len(waiting), 70)
             self.assertLessEqual(len(waiting), 73)
             self.assertIn(b"too many uploads in progress", bytes(c.streams[refused[0]].body))
+            self.assertEqual(c.streams[refused[0]].header("retry-after"), "1")
         body = multipart([("f", b"x" * field)], [])
         with self.client() as c:
             st = c.response(c.request("POST", "/form", ctype, body))

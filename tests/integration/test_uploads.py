@@ -384,6 +384,7 @@ class SpoolLimitPerWorker(harness.ServerTestCase):
             b.send(upload_head("POST", "/form", len(first)) + first, tolerate_close=True)
             r = b.read_response()
         self.assertEqual(r.status, 507, r)
+        self.assertEqual(r.header("retry-after"), "1")  # room comes back as uploads end
         self.assertIn("upload_spool_bytes", self.server.output())
         a.send(first[-100:])
         self.assertEqual(a.read_response().status, 200)

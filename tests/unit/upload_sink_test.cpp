@@ -39,6 +39,7 @@ TEST(UploadSink, FormDataHeldInMemoryIsBoundedForTheWholeProcess) {
     EXPECT_FALSE(second.write(field("g", 100 * 1024)));
     EXPECT_EQ(second.status(), 503);
     EXPECT_EQ(second.reason(), "too many uploads in progress; try again later");
+    EXPECT_EQ(second.retry_after(), 1u);  // room comes back as uploads end
 
     // A file under the 64 KiB a file keeps in memory goes to disk instead.
     UploadSink third("b", rules);
