@@ -45,6 +45,10 @@ void UploadSink::uncharge(size_t n) {
 bool UploadSink::fail(int status, std::string reason) {
     status_ = status;
     reason_ = std::move(reason);
+    // Refused: nothing of the body is kept (an HTTP/1.1 connection may linger a while
+    // before its sink goes): its fields, memory and files are let go and count no more.
+    form_ = Form();
+    uncharge(charged_);
     return false;
 }
 
@@ -151,6 +155,7 @@ bool UploadSink::write_to_disk(UploadedFile& f, std::string_view data) {
         g_spooled.fetch_sub(data.size(), std::memory_order_relaxed);
         util::log(util::LogLevel::Warn, "upload refused: uploads in progress hold limits.upload_spool_bytes = %llu "
                   "bytes on disk in this worker", static_cast<unsigned long long>(rules_.spool_limit));
+        busy_ = true;
         return fail(507, kBusy);
     }
     // Page-cache writes: the loop thread pays a memcpy, not a disk wait.
@@ -173,6 +178,7 @@ bool UploadSink::on_part_end() {
 bool UploadSink::refuse_for_memory() {
     util::log(util::LogLevel::Warn, "upload refused: uploads in progress hold %llu bytes of form data in memory in this "
               "worker, the most they may", static_cast<unsigned long long>(rules_.memory_limit));
+    busy_ = true;
     return fail(503, kBusy);
 }
 

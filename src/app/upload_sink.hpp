@@ -9,7 +9,8 @@
 // bytes every sink of the process holds on disk are bounded together
 // (limits.upload_spool_bytes: 507 past it), and so are those they hold in memory
 // while their bodies arrive (kUploadMemoryLimit: fields past it are refused with 503,
-// files go to disk at once). Without that, bodies that never end (a connection's
+// files go to disk at once; it counts the bytes, and strings may take up to twice
+// that as they grow). Without that, bodies that never end (a connection's
 // HTTP/2 streams, each up to 1 MiB of fields) could hold memory by the hundred MiB.
 #pragma once
 #include <cstdint>
@@ -58,7 +59,7 @@ public:
     bool finish() override;
     int status() const override { return status_; }
     std::string_view reason() const override { return reason_; }
-    uint32_t retry_after() const override { return status_ == 503 || status_ == 507 ? 1 : 0; }
+    uint32_t retry_after() const override { return busy_ ? 1 : 0; }  // room comes back as uploads end
     void deliver(http::RequestContext& ctx) override;
 
 private:
@@ -85,6 +86,7 @@ private:
     std::string unnamed_field_, unnamed_type_;
     size_t field_bytes_ = 0;
     uint64_t charged_ = 0;
+    bool busy_ = false;  // refused for want of room (memory or spool)
     int status_ = 400;
     std::string reason_;
 };

@@ -65,6 +65,14 @@ TEST(UploadSink, EverySinkGivesBackWhatItHeld) {
         EXPECT_GT(kiln::app::upload_memory_bytes(), 35u * 1024);
     }
     EXPECT_EQ(kiln::app::upload_memory_bytes(), 0u);
+    // A body refused keeps nothing, though its sink lives on (a connection lingering).
+    UploadSink refused("b", rules);
+    ASSERT_TRUE(refused.write(field("f", 500 * 1024)));
+    EXPECT_GT(kiln::app::upload_memory_bytes(), 400u * 1024);
+    EXPECT_FALSE(refused.write(std::string(600 * 1024, 'x')));  // past the form's 1 MiB
+    EXPECT_EQ(refused.status(), 413);
+    EXPECT_EQ(refused.retry_after(), 0u);  // no use trying again
+    EXPECT_EQ(kiln::app::upload_memory_bytes(), 0u);
 }
 
 }  // namespace
