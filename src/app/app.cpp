@@ -400,8 +400,9 @@ void App::override_method(Request& req) const {
     }
     if (size > prepare(req)) throw HttpError(413, "request body larger than this route accepts");
     // Files come before a _method field that follows them: the upload counted them
-    // against the POST route's max_files, not this one's.
-    if (size_t most = max_files(req); form.files().size() > most)
+    // against the POST route's max_files, not this one's. (No such route: 404 or 405
+    // as for any request.)
+    if (size_t most = max_files(req); req.route_ && form.files().size() > most)
         throw HttpError(413, most == 0 ? std::string("this route accepts no file uploads")
                                        : "more than " + std::to_string(most) + " files in one request");
 }
