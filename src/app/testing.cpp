@@ -201,6 +201,7 @@ Result Client::request(std::string_view method, std::string_view target, std::st
         if (!sink->write(body) || !sink->finish()) {
             out.status = sink->status();
             out.body = error_body(out.status, sink->reason());
+            if (uint32_t s = sink->retry_after()) out.headers.emplace_back("Retry-After", std::to_string(s));
             return out;
         }
         sink->deliver(*ctx);
