@@ -190,13 +190,12 @@ Task<Match> password_form_matches(const User* user, const std::string& form, con
 }
 
 // A password typed, in the form it is hashed in (normalize_password) and as typed.
-// These two copies are wiped when they go (the hashing functions wipe theirs), and
-// so is the one they are made from.
+// These two copies are wiped when they go (the hashing functions wipe theirs; the
+// caller wipes the text they are made from).
 struct TypedPassword {
     WipedText typed, form;
-    TypedPassword(std::string& text, size_t max_bytes) {
+    TypedPassword(const std::string& text, size_t max_bytes) {
         typed.text = secret_copy(text);
-        sodium_memzero(text.data(), text.size());
         // (Past max_bytes it matches nothing: no work spent on it.)
         form.text = typed.text.size() <= max_bytes ? normalize_password(typed.text) : secret_copy(typed.text);
     }
