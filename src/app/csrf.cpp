@@ -4,6 +4,7 @@
 #include <openssl/evp.h>
 
 #include <ctime>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -139,12 +140,14 @@ bool csrf_token_matches(SessionStore& store, std::string_view session_id, std::s
 std::function<bool(const Form&)> App::upload_gate(const Request& req) const {
     if (!impl_->csrf || !impl_->store || !unsafe(req.method())) return {};
     // Copies: the request's buffers move on while the body is still arriving.
-    std::string header(req.header(kCsrfHeader).value_or(""));
+    // A header sent empty is the token sent, as csrf_protect() reads it: the field
+    // is read only when there is no header at all.
+    std::optional<std::string> header;
+    if (auto h = req.header(kCsrfHeader)) header.emplace(*h);
     std::string sid(req.cookie(impl_->session_options.cookie).value_or(""));
     SessionStore* store = impl_->store;
     return [header = std::move(header), sid = std::move(sid), store](const Form& fields_so_far) {
-        std::string_view sent = header;
-        if (sent.empty()) sent = fields_so_far.get(kCsrfField).value_or("");
+        std::string_view sent = header ? std::string_view(*header) : fields_so_far.get(kCsrfField).value_or("");
         return app::csrf_token_matches(*store, sid, sent, static_cast<int64_t>(time(nullptr)));
     };
 }

@@ -348,6 +348,19 @@ class UploadTokenIsCheckedBeforeAnyFile(harness.ServerTestCase):
         self.assertEqual(r.status, 403)
         self.assertIn(b"CSRF", r.body)
 
+    def test_an_empty_header_is_the_token_sent_even_with_a_field(self):
+        # csrf_protect() reads a header sent empty as the token, and refuses it; the
+        # gate must not fall back to the field and spool the files first.
+        cookie, token = self.session()
+        body = multipart(files(3, 200 * 1024, first=[("_csrf", token.encode(), None, None)]), close=False)
+        head = upload_head("POST", "/form", len(body) + 4096, [("Cookie", cookie), ("X-CSRF-Token", "")])
+        with self.connect() as c:
+            c.send(head + body, tolerate_close=True)
+            r = c.read_response()
+            self.assertEqual(spooled_files(self.server), 0)
+        self.assertEqual(r.status, 403)
+        self.assertIn(b"before the files", r.body)
+
     def test_token_in_a_field_before_the_files_or_in_the_header(self):
         cookie, token = self.session()
         ok = self.post(files(1, 100 * 1024, first=[("_csrf", token.encode(), None, None)]), [("Cookie", cookie)])
