@@ -46,6 +46,10 @@
 // password bumps the epoch, so every other session of the account is logged out.
 // An account's first epoch is random, so a session of a deleted account does not
 // fit a later one that got its id again (SQLite reuses the highest id).
+// The account, or the new password, is stored before the session is (after the
+// handler): a session store that cannot save it (Redis unreachable: 503) leaves the
+// account made, or the password changed, and its user logs in again. Never the
+// other way round: no session names an account that was not stored.
 // The tables (users, auth_failures) are the app's: `kiln generate auth` writes their
 // migration, a controller and views.
 #pragma once
