@@ -4,8 +4,8 @@ certificates, the same self-signed certificate from every worker, keep-alive,
 pipelining, large bodies both ways and files through sendfile's TLS path,
 req.secure(), a plain listener beside a TLS one, and the error paths: plain HTTP to
 the TLS port is closed, a client that says nothing is closed at the header timeout,
-an old protocol, a cipher without forward secrecy or AEAD and a renegotiation are
-refused, a connection past limits.max_connections is closed unanswered, SIGHUP takes
+an old protocol, a cipher without forward secrecy or AEAD, a finite-field key
+exchange and a renegotiation are refused, a connection past limits.max_connections is closed unanswered, SIGHUP takes
 up a renewed certificate, and a bad certificate stops the start naming its file."""
 
 import os
@@ -164,6 +164,26 @@ class SelfSigned(harness.ServerTestCase):
                 with self.assertRaises((ssl.SSLError, ConnectionError)):
                     with tls_connect(self.port, ctx=ctx) as s:
                         get(s, "/plaintext")
+
+    def test_key_exchange_on_elliptic_curves_only(self):
+        # A finite-field group is the client's choice and costs the server up to 400
+        # X25519 handshakes (ffdhe8192): TLS 1.3 does not offer them (and TLS 1.2 has
+        # no DHE suite). In TLS 1.2 the ECDSA certificate's own curve must be offered.
+        def handshake(version, group):
+            return subprocess.run(["openssl", "s_client", "-connect", "127.0.0.1:%d" % self.port, version,
+                                   "-groups", group], input="", capture_output=True, text=True, timeout=30)
+        for version, group, shown in (("-tls1_3", "X25519", "X25519"), ("-tls1_3", "P-256", "prime256v1"),
+                                      ("-tls1_3", "P-384", "secp384r1"), ("-tls1_2", "X25519:P-256", "X25519"),
+                                      ("-tls1_2", "P-384:P-256", "secp384r1")):
+            with self.subTest(version=version, group=group):
+                p = handshake(version, group)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertRegex(p.stdout, "Server Temp Key: [^\\n]*" + shown)
+        for group in ("ffdhe2048", "ffdhe8192"):
+            with self.subTest(group=group):
+                p = handshake("-tls1_3", group)
+                self.assertNotEqual(p.returncode, 0, p.stdout)
+                self.assertNotIn("Server Temp Key", p.stdout)
 
     def test_tls_1_2_renegotiation_is_refused(self):
         # s_client renegotiates when its input starts a line with R (and it is not
