@@ -39,6 +39,15 @@ constexpr AlpnList kAlpnHttp11{kHttp11, sizeof kHttp11};
 constexpr AlpnList kAlpnH2{kH2Http11, sizeof kH2Http11};
 constexpr size_t kMaxPendingOutput = 256 * 1024;  // encrypted, not yet sent: then writev waits
 constexpr size_t kRecord = 16 * 1024;             // TLS's largest record
+// What writev can leave waiting: past the bound, one more seal of up to four records
+// and the gathered one, with their records' overheads.
+constexpr size_t kMaxHeldOutput = kMaxPendingOutput + 8 * kRecord;
+// A TLS 1.3 peer may ask for new keys (KeyUpdate), and each costs a key derivation
+// and, when it asks for ours too, an answer. Nothing in TLS bounds how often: a few
+// are free, then one per MiB of plaintext read. A client needs one per 2^24 records
+// or so (RFC 8446 5.5); one that asks for more is cut off.
+constexpr uint32_t kFreeKeyUpdates = 16;
+constexpr uint64_t kPlaintextPerKeyUpdate = 1 << 20;
 
 std::string ssl_error() {
     unsigned long e = ERR_get_error();
@@ -202,7 +211,11 @@ int TlsContext::on_ticket(SSL* ssl, unsigned char* name, unsigned char* iv, EVP_
                           int encrypt) {
     auto* self = static_cast<const TlsContext*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), context_index()));
     if (!self || !self->tickets_) return -1;
-    TicketKeys keys = self->tickets_->read();
+    struct Wiped {  // the copy of the keys, whichever way this returns
+        TicketKeys keys;
+        ~Wiped() { OPENSSL_cleanse(&keys, sizeof keys); }
+    } held{self->tickets_->read()};
+    const TicketKeys& keys = held.keys;
     const TicketKey* key = &keys.current;
     int found = 1;
     if (encrypt) {
@@ -222,7 +235,6 @@ int TlsContext::on_ticket(SSL* ssl, unsigned char* name, unsigned char* iv, EVP_
     int ok = encrypt ? EVP_EncryptInit_ex(cipher, EVP_aes_256_cbc(), nullptr, key->aes, iv)
                      : EVP_DecryptInit_ex(cipher, EVP_aes_256_cbc(), nullptr, key->aes, iv);
     ok = ok && EVP_MAC_CTX_set_params(mac, params);
-    OPENSSL_cleanse(&keys, sizeof keys);
     return ok ? found : -1;
 }
 
@@ -302,6 +314,19 @@ TlsStream::TlsStream(SSL* ssl) : ssl_(ssl), rbio_(BIO_new(BIO_s_mem())), wbio_(B
     BIO_set_mem_eof_return(rbio_, -1);  // empty means "more to come", not end of stream
     SSL_set_bio(ssl_, rbio_, wbio_);    // ssl_ owns both now
     SSL_set_accept_state(ssl_);
+    SSL_set_msg_callback(ssl_, on_message);
+    SSL_set_msg_callback_arg(ssl_, this);
+}
+
+void TlsStream::on_message(int write_p, int, int content_type, const void* buf, size_t len, SSL*, void* arg) {
+    auto* self = static_cast<TlsStream*>(arg);
+    if (!write_p && self->established_ && content_type == SSL3_RT_HANDSHAKE && len > 0 &&
+        *static_cast<const unsigned char*>(buf) == SSL3_MT_KEY_UPDATE)
+        ++self->key_updates_;
+}
+
+bool TlsStream::over_budget() const {
+    return key_updates_ > kFreeKeyUpdates + plaintext_in_ / kPlaintextPerKeyUpdate;
 }
 
 void TlsStream::trim() {
@@ -400,7 +425,15 @@ ssize_t TlsStream::read(int fd, char* buf, size_t n) {
                 else if (e != SSL_ERROR_WANT_READ) failed = true;
                 break;
             }
+            plaintext_in_ += got;
             if (drain_wbio()) flush(fd);  // post-handshake messages (a KeyUpdate's answer)
+            // A peer that asks for new keys past its budget, or for answers it does not
+            // read, would hold the loop and our memory: cut off, whatever else it sent.
+            if (over_budget() || out_.size() - out_off_ > kMaxHeldOutput) {
+                ERR_clear_error();
+                errno = EPROTO;
+                return -1;
+            }
             if (got > 0) return static_cast<ssize_t>(got);
             if (failed) {
                 ERR_clear_error();

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -122,12 +123,18 @@ public:
 
 private:
     bool drain_wbio();  // what OpenSSL wrote, into out_
+    // Counts the peer's KeyUpdates (OpenSSL's message callback).
+    static void on_message(int write_p, int version, int content_type, const void* buf, size_t len, SSL* ssl,
+                           void* arg);
+    bool over_budget() const;  // more KeyUpdates than the plaintext read pays for
     SSL* ssl_;
     BIO* rbio_;  // ciphertext in (owned by ssl_)
     BIO* wbio_;  // ciphertext out (owned by ssl_)
     std::string out_;
     size_t out_off_ = 0;
     size_t bio_peak_ = 0;  // the most either BIO held since the last trim()
+    uint64_t plaintext_in_ = 0;  // bytes read, once established
+    uint32_t key_updates_ = 0;   // KeyUpdate messages the peer sent
     bool established_ = false;
     bool eof_ = false;
 };

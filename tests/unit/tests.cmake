@@ -51,6 +51,7 @@ if(TARGET kiln)
   kiln_test(ws_topics_test unit/ws_topics_test.cpp)
   kiln_test(process_bus_test unit/process_bus_test.cpp)
   kiln_test(reuseport_steer_test unit/reuseport_steer_test.cpp)
+  kiln_test(tls_stream_test unit/tls_stream_test.cpp)
   target_include_directories(ws_topics_test PRIVATE ${PROJECT_SOURCE_DIR}/tests)  # support/async_test.hpp
   target_include_directories(failure_counts_test PRIVATE ${PROJECT_SOURCE_DIR}/tests)  # support/async_test.hpp
   target_include_directories(loop_test PRIVATE ${PROJECT_SOURCE_DIR}/tests)  # support/async_test.hpp
