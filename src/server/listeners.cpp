@@ -149,6 +149,19 @@ void warn_of_unlimited_listeners(const ServerOptions& o, const Bound& b) {
                       b.addresses[i].host.c_str());
 }
 
+std::string check_tls_listeners(const ServerOptions& o) {
+    if (tls_configured(o)) return {};
+    std::vector<ListenFlags> flags = listener_flags(o);
+    for (size_t i = 0; i < flags.size(); ++i) {
+        if (!flags[i].tls) continue;
+        std::string which = i == 0 ? o.host + ":" + std::to_string(o.port)
+                                   : o.also_listen[i - 1].substr(0, o.also_listen[i - 1].find(' '));
+        return "listener '" + which + "' is marked tls, but no certificate is configured (tls.cert, "
+               "tls.certificates or tls.self_signed)";
+    }
+    return {};
+}
+
 std::string https_port(const ServerOptions& o) {
     std::vector<ListenFlags> flags = listener_flags(o);
     uint16_t port = 0;

@@ -43,6 +43,11 @@ void warn_of_unlimited_listeners(const ServerOptions& o, const Bound& b);
 // host:port speak TLS.
 std::vector<ListenFlags> listener_flags(const ServerOptions& o);
 
+// A listener marked tls with no certificate to present (tls.cert, tls.certificates
+// and tls.self_signed all unset): the error naming it, else "". Checked at the start
+// and by every worker, so such a reload fails instead of serving plain HTTP there.
+std::string check_tls_listeners(const ServerOptions& o);
+
 // ":PORT" of the first TLS listener, for https:// links; "" for 443 or none known.
 std::string https_port(const ServerOptions& o);
 

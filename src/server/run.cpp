@@ -226,6 +226,7 @@ int App::run(const ServerOptions& options) {
         opts.tls_generated_pem = net::make_self_signed_pem(&err);
         if (opts.tls_generated_pem.empty()) return refuse(err);
     }
+    if (std::string e = server::check_tls_listeners(opts); !e.empty()) return refuse(e);
     server::TicketSegment tickets;
     if (server::tls_configured(opts)) {  // before binding: a bad certificate fails fast, naming its file
         if (std::string e = tickets.create(); !e.empty()) return refuse(e);

@@ -273,6 +273,10 @@ int serve(const App& app, const SessionStore* sessions, const ServerOptions& opt
     if (opts.mpm == Mpm::Hybrid) pool = std::make_unique<PoolExecutor>(opts.pool_threads, opts.pool_queue);
 
     std::unique_ptr<net::TlsContext> tls;
+    if (std::string e = check_tls_listeners(opts); !e.empty()) {  // a reload that lost its certificate
+        util::log(util::LogLevel::Error, "%s", e.c_str());
+        return 2;
+    }
     if (tls_configured(opts)) {
         std::string err;
         tls = make_tls_context(opts, &err);

@@ -609,6 +609,20 @@ class ReloadTurningOnTheRateLimit(SupervisorCase):
         self.assertIn("restart the node to turn it on", out)
 
 
+class ReloadThatLosesItsCertificate(SupervisorCase):
+
+    def test_a_tls_listener_without_a_certificate_fails_the_reload(self):
+        # A reload whose configuration lost tls.* (a unit file without its
+        # certificate's variable) kept the listener's tls mark: its workers served
+        # plain HTTP on the HTTPS port, and the reload said it had succeeded.
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            extra = probe.getsockname()[1]
+        listen = 'listen = ["127.0.0.1:0", "127.0.0.1:%d tls"]\n' % extra
+        out = self.refused_reload(listen + '[tls]\nself_signed = true\n', listen)
+        self.assertIn("listener '127.0.0.1:%d' is marked tls, but no certificate is configured" % extra, out)
+
+
 class GracefulStop(SupervisorCase):
 
     # Regression: `pkill` reaches the workers as well as the supervisor; the

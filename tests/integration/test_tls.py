@@ -605,6 +605,10 @@ class BadCertificates(unittest.TestCase):
         self.assertIn(locked + ": the private key is encrypted", p.stderr)
         p = self.run_server(["--listen", "127.0.0.1:1 tls proxy_protocol"])
         self.assertEqual(p.returncode, 2, p.stderr)
+        # A listener marked tls and no certificate: not plain HTTP on the HTTPS port.
+        p = self.run_server(["--listen", "127.0.0.1:0 tls"])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("is marked tls, but no certificate is configured", p.stderr)
         p = self.run_server(["--listen", "127.0.0.1:1 ssl"])
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("unknown listener parameter 'ssl'", p.stderr)
