@@ -246,7 +246,13 @@ int App::run(const ServerOptions& options) {
                  p.processes, p.processes == 1 ? "" : "s", p.threads, p.threads == 1 ? "" : "s", std::string(mpm_name(opts.mpm)).c_str());
     server::warn_of_unlimited_listeners(opts, bound);
     if (!opts.user.empty()) {
-        if (std::string e = server::drop_privileges(identity); !e.empty()) {
+        std::string e = server::drop_privileges(identity);
+        // The workers read the certificate and key as the user they run as: a key
+        // only root may read (certbot's) passed the check above, and would have
+        // made every worker exit, again and again.
+        if (e.empty() && server::tls_configured(opts) && !server::make_tls_context(opts, &e))
+            e += " (as the user " + opts.user + ", whom the workers run as: it must be able to read the files)";
+        if (!e.empty()) {
             server::close_fd_groups(bound.fds);
             bound.remove_unix_files();
             return refuse(e);

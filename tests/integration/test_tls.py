@@ -613,6 +613,32 @@ class BadCertificates(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("unknown listener parameter 'ssl'", p.stderr)
 
+    def test_a_key_the_user_cannot_read_stops_the_start(self):
+        # Checked as root before the privileges are dropped, a key only root may read
+        # (certbot's) passed, and every worker (nobody) exited at its start, again and
+        # again, the port bound and nothing served.
+        if os.geteuid() != 0:
+            self.fail("this test needs root (kiln started as root with --user nobody); run `make test` as root")
+        d = tempfile.mkdtemp(prefix="kiln-tls-key-")
+        self.addCleanup(shutil.rmtree, d, True)
+        os.chmod(d, 0o755)
+        cert, key, _ = make_cert(d, "a.test")
+        os.chmod(cert, 0o644)
+        os.chmod(key, 0o600)
+        e = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
+        p = subprocess.run([harness.BINARIES["server"], "--port", "0", "--workers", "1", "--user", "nobody",
+                            "--tls-cert", cert, "--tls-key", key], env=e, capture_output=True, text=True, timeout=20)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(key + ": ", p.stderr)
+        self.assertIn("as the user nobody", p.stderr)
+        os.chmod(key, 0o644)  # readable by nobody: the same start serves
+        srv = harness.ServerProcess(harness.BINARIES["server"], ["--workers", "1", "--user", "nobody",
+                                                                 "--tls-cert", cert, "--tls-key", key])
+        self.addCleanup(harness.check_clean_stop, srv)
+        srv.start()
+        with tls_connect(srv.port) as s:
+            self.assertEqual(get(s, "/plaintext")[0], 200)
+
 
 if __name__ == "__main__":
     harness.main()
