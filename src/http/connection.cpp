@@ -703,6 +703,7 @@ void Connection::observe(const Request* req, int status, uint64_t body_bytes) {
 void Connection::begin(Response& res) {
     if (fd_ < 0) return;
     a_->streamed = 0;
+    a_->stream_open = true;
     a_->keep_alive = a_->keep_alive && !res.closes_connection() && !srv_.stop_requested();
     Framing announced;
     if (status_has_no_body(res.status())) {
@@ -739,7 +740,9 @@ void Connection::chunk(std::string_view data) {
 }
 
 void Connection::finish() {
-    if (fd_ >= 0 && a_->stream_framing == Framing::Chunked) a_->out.append("0\r\n\r\n", srv_.loop_.buffers());
+    if (fd_ < 0) return;
+    a_->stream_open = false;
+    if (a_->stream_framing == Framing::Chunked) a_->out.append("0\r\n\r\n", srv_.loop_.buffers());
 }
 
 void Connection::respond_error(int status, std::string_view why, uint32_t retry_after_s) {
@@ -840,7 +843,7 @@ void Connection::start_linger() {
         close_now();
         return;
     }
-    if (tls_ && !cut_) tls_->shutdown(fd_);  // close_notify: the response ended here, not cut
+    if (tls_ && !cut()) tls_->shutdown(fd_);  // close_notify: the response ended here, not cut
     ::shutdown(fd_, SHUT_WR);
     arm(srv_.linger_timers_);
     discard_input();
@@ -897,7 +900,10 @@ void Connection::drain() {
 void Connection::close_now() {
     if (fd_ < 0) return;
     timer_.disarm();
-    if (tls_ && !cut_) tls_->shutdown(fd_);  // close_notify, best effort: a closing peer knows it was not cut
+    // close_notify, best effort: a closing peer knows it was not cut. Not while a
+    // response streams (a stop's drain timeout, a write timeout): a client reading an
+    // HTTP/1.0 response to the close would take what it has for the whole.
+    if (tls_ && !cut()) tls_->shutdown(fd_);
     ::close(fd_);  // also removes it from epoll
     fd_ = -1;
     if (a_) {
@@ -914,6 +920,7 @@ void Connection::close_now() {
         a_->in.consume(a_->in.size());
         a_->in.release(pool);
         a_->out.clear(pool);
+        a_->stream_open = false;
         srv_.give_back(a_);
         a_ = nullptr;
     }

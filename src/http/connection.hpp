@@ -68,6 +68,7 @@ struct ActiveState {
     bool http10 = false;
     bool client_closes = false;  // the request being answered said Connection: close (or was 1.0)
     Framing stream_framing = Framing::Length;
+    bool stream_open = false;  // a streamed response's head went out, its end not yet
 };
 
 class Connection final : public net::IoHandler, public ResponseStream, private WsTransport {
@@ -191,6 +192,7 @@ private:
     bool close_after_flush_ = false;
     bool plain_close_ = false;    // close without lingering (see finish_request)
     bool cut_ = false;            // a streamed response was cut: no TLS close_notify (it would say "complete")
+    bool cut() const { return cut_ || (a_ && a_->stream_open); }  // also one closed before its end
     bool write_blocked_ = false;
     bool read_paused_ = false;
     bool peer_eof_ = false;       // read() returned 0

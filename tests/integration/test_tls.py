@@ -284,6 +284,34 @@ class SelfSigned(harness.ServerTestCase):
         self.assertNotIn("unexpected eof", p.stderr, "the server ends with close_notify")
 
 
+class StopMidStream(unittest.TestCase):
+    def test_a_stream_the_stop_cuts_ends_without_close_notify(self):
+        # A stop whose drain time runs out closes the connections still streaming: an
+        # HTTP/1.0 response, read to the close, must not end with close_notify, or the
+        # client takes what it has for the whole.
+        server = harness.ServerProcess(harness.BINARIES["server"], ["--workers", "0", "--tls-self-signed"],
+                                       env={"KILN_TIMEOUTS_DRAIN_MS": "300"})
+        self.addCleanup(harness.check_clean_stop, server)
+        server.start()
+        raw = socket.create_connection((HOST, server.port), timeout=10)
+        with client_context().wrap_socket(raw, server_hostname="localhost", suppress_ragged_eofs=False) as s:
+            s.sendall(b"GET /events?n=10&ms=5000 HTTP/1.0\r\nHost: localhost\r\n\r\n")
+            data = b""
+            while b"line two 0" not in data:
+                chunk = s.recv(65536)
+                self.assertTrue(chunk, data)
+                data += chunk
+            server.proc.send_signal(signal.SIGTERM)
+            try:
+                while s.recv(65536):
+                    pass
+                end = "close_notify"
+            except ssl.SSLEOFError:
+                end = "cut"
+        self.assertEqual(end, "cut", "a stream the stop cut short ended as a complete one")
+        self.assertEqual(server.proc.wait(timeout=10), 0, server.output())
+
+
 class RefusedWhenFull(harness.ServerTestCase):
     """Past limits.max_connections a TLS listener closes the new connection without
     writing: a client in its handshake waits for a ServerHello, and a plain-text 503
