@@ -192,7 +192,9 @@ private:
     bool close_after_flush_ = false;
     bool plain_close_ = false;    // close without lingering (see finish_request)
     bool cut_ = false;            // a streamed response was cut: no TLS close_notify (it would say "complete")
-    bool cut() const { return cut_ || (a_ && a_->stream_open); }  // also one closed before its end
+    // Also a response closed before its end: still streaming, or some of it unsent
+    // (a close-delimited body whose last bytes are dropped must not end cleanly).
+    bool cut() const { return cut_ || (a_ && (a_->stream_open || !a_->out.empty())); }
     bool write_blocked_ = false;
     bool read_paused_ = false;
     bool peer_eof_ = false;       // read() returned 0

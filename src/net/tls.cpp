@@ -39,8 +39,8 @@ constexpr AlpnList kAlpnHttp11{kHttp11, sizeof kHttp11};
 constexpr AlpnList kAlpnH2{kH2Http11, sizeof kH2Http11};
 constexpr size_t kMaxPendingOutput = 256 * 1024;  // encrypted, not yet sent: then writev waits
 constexpr size_t kRecord = 16 * 1024;             // TLS's largest record
-// What writev can leave waiting: past the bound, one more seal of up to four records
-// and the gathered one, with their records' overheads.
+// What writev can leave waiting: under the bound, one more seal of up to four records
+// with their overheads (about 320 KiB in all). Past this, the peer is cut off.
 constexpr size_t kMaxHeldOutput = kMaxPendingOutput + 8 * kRecord;
 // A TLS 1.3 peer may ask for new keys (KeyUpdate), and each costs a key derivation
 // and, when it asks for ours too, an answer. Nothing in TLS bounds how often: a few

@@ -65,6 +65,13 @@ std::vector<Bound::Address> addresses_of(const ServerOptions& opts) {
     return out;
 }
 
+// As the log names it: unix:PATH, HOST:PORT, [V6]:PORT.
+std::string name_of(const Bound::Address& a) {
+    if (a.is_unix) return "unix:" + a.host;
+    bool v6 = a.host.find(':') != std::string::npos;
+    return (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(a.port);
+}
+
 }  // namespace
 
 std::string check_inherited(const ServerOptions& o, const FdGroups& fds) {
@@ -76,8 +83,7 @@ std::string check_inherited(const ServerOptions& o, const FdGroups& fds) {
                    "bound " + std::to_string(group.size()) + restart;
         for (size_t i = 0; i < want.size(); ++i)
             if (!same_listener(group[i], want[i]))
-                return "listener " + std::to_string(i + 1) + " (" + (want[i].is_unix ? "unix:" : "") + want[i].host +
-                       (want[i].is_unix ? "" : ":" + std::to_string(want[i].port)) +
+                return "listener " + std::to_string(i + 1) + " (" + name_of(want[i]) +
                        ") is not the socket the node bound in its place" + restart;
     }
     return {};
@@ -95,8 +101,7 @@ std::string bind_listeners(const ServerOptions& opts, size_t loops, bool reusepo
             net::ListenResult l = net::listen_unix(a.host, opts.backlog);
             if (l.fd < 0) err = l.error;
             else for (auto& g : out->fds) g.push_back(l.fd);
-            out->where += (out->where.empty() ? "" : ", ") + std::string("unix:") + a.host +
-                          (scheme == "https://" ? " (tls)" : "");
+            out->where += (out->where.empty() ? "" : ", ") + name_of(a) + (scheme == "https://" ? " (tls)" : "");
         } else {
             ServerOptions probe = opts;
             probe.host = a.host;
@@ -111,9 +116,7 @@ std::string bind_listeners(const ServerOptions& opts, size_t loops, bool reusepo
                 if (a.port == 0) a.port = bound_port(l.fd);  // the others join the picked port
                 out->fds[i].push_back(l.fd);
             }
-            bool v6 = a.host.find(':') != std::string::npos;
-            out->where += (out->where.empty() ? scheme : ", " + scheme) + (v6 ? "[" + a.host + "]" : a.host) + ":" +
-                          std::to_string(a.port);
+            out->where += (out->where.empty() ? scheme : ", " + scheme) + name_of(a);
         }
         if (!err.empty()) {  // a socket file in the way is not ours to remove: the caller stops
             close_fd_groups(out->fds);
@@ -152,12 +155,11 @@ void warn_of_unlimited_listeners(const ServerOptions& o, const Bound& b) {
 std::string check_tls_listeners(const ServerOptions& o) {
     if (tls_configured(o)) return {};
     std::vector<ListenFlags> flags = listener_flags(o);
-    for (size_t i = 0; i < flags.size(); ++i) {
+    std::vector<Bound::Address> addresses = addresses_of(o);
+    for (size_t i = 0; i < flags.size() && i < addresses.size(); ++i) {
         if (!flags[i].tls) continue;
-        std::string which = i == 0 ? o.host + ":" + std::to_string(o.port)
-                                   : o.also_listen[i - 1].substr(0, o.also_listen[i - 1].find(' '));
-        return "listener '" + which + "' is marked tls, but no certificate is configured (tls.cert, "
-               "tls.certificates or tls.self_signed)";
+        return "listener '" + name_of(addresses[i]) + "' is marked tls, but no certificate is configured "
+               "(tls.cert, tls.certificates or tls.self_signed)";
     }
     return {};
 }

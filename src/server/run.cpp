@@ -249,9 +249,10 @@ int App::run(const ServerOptions& options) {
         std::string e = server::drop_privileges(identity);
         // The workers read the certificate and key as the user they run as: a key
         // only root may read (certbot's) passed the check above, and would have
-        // made every worker exit, again and again.
+        // made every worker exit, again and again. (A lone server loads it again
+        // right after: the same files, read twice at its start.)
         if (e.empty() && server::tls_configured(opts) && !server::make_tls_context(opts, &e))
-            e += " (as the user " + opts.user + ", whom the workers run as: it must be able to read the files)";
+            e += " (read as the user " + opts.user + ", whom the server runs as: it must be able to read the files)";
         if (!e.empty()) {
             server::close_fd_groups(bound.fds);
             bound.remove_unix_files();
