@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
         co_await store.find<blog::Post>(0);
         co_return std::string();
     });
+    app.use(kiln::security_headers());  // CSP, nosniff, Referrer-Policy, X-Frame-Options, HSTS on HTTPS
     app.use(blog::not_found_pages(accounts));
     app.use(kiln::csrf_protect());
     app.use(accounts.require_login(&C::needs_login));

@@ -253,6 +253,16 @@ class Crud(BlogCase):
         self.assertTrue(r.header("Content-Type", "").startswith("text/css"), r)
         self.assertIn(b".notice", r.body)
 
+    def test_pages_carry_the_security_headers(self):
+        # The blog is the app people copy: its pages (the forms, the 404 page) go out
+        # with a CSP that keeps scripts and frames out, as a `kiln new` app's do.
+        for target in ("/posts", "/signup", "/nothing/here"):
+            with self.subTest(target=target):
+                r = self.client.get(target)
+                self.assertIn("default-src 'self'", r.header("Content-Security-Policy", ""), r)
+                self.assertEqual(r.header("X-Content-Type-Options"), "nosniff")
+                self.assertEqual(r.header("X-Frame-Options"), "SAMEORIGIN")
+
     # -- error paths ---------------------------------------------------------------
 
     def test_blank_title_is_422_with_the_input_kept(self):
