@@ -1,3 +1,6 @@
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -43,6 +46,13 @@ Connection::Connection(const std::filesystem::path& p, const Options& options)
             throw_kiln(ErrorKind::Io, "cannot create the directory " + path.parent_path().string() +
                                           " for database " + path.string() + ": " + ec.message());
         }
+    }
+    // A new database is its owner's only (SQLite would make it 0644 less the umask):
+    // it holds the app's users, their emails and password hashes. Its -wal and -shm
+    // files take its mode. An existing file keeps the mode it has.
+    if (!memory) {
+        int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0) ::close(fd);  // empty: SQLite makes it a database
     }
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
     int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);

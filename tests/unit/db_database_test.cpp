@@ -52,6 +52,26 @@ TEST_F(DbTest, OpensCreatingParentDirectoriesInWalModeWithForeignKeys) {
     EXPECT_EQ(db.scalar<int>("PRAGMA busy_timeout"), 5000);
 }
 
+TEST_F(DbTest, ANewDatabaseAndItsLogAreTheOwnersOnly) {
+    // It holds users' emails and password hashes: not for the machine's other users.
+    fs::path path = dir_ / "app.db";
+    {
+        Database db(path);
+        db.exec("CREATE TABLE t (x INTEGER)");
+        db.exec("INSERT INTO t VALUES (1)");
+        for (const char* suffix : {"", "-wal", "-shm"}) {
+            fs::path f = path.string() + suffix;
+            ASSERT_TRUE(fs::exists(f)) << f;
+            EXPECT_EQ(fs::status(f).permissions() & (fs::perms::group_all | fs::perms::others_all), fs::perms::none)
+                << f;
+        }
+    }
+    fs::permissions(path, fs::perms::group_read | fs::perms::others_read, fs::perm_options::add);
+    Database again(path);  // one that exists keeps the mode its owner gave it
+    EXPECT_EQ(again.scalar<int>("SELECT x FROM t"), 1);
+    EXPECT_NE(fs::status(path).permissions() & fs::perms::others_read, fs::perms::none);
+}
+
 TEST_F(DbTest, BusyTimeoutIsConfigurable) {
     Database db(dir_ / "a.db", Options{.busy_timeout = std::chrono::milliseconds(250)});
     EXPECT_EQ(db.scalar<int>("PRAGMA busy_timeout"), 250);
