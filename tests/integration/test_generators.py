@@ -200,6 +200,8 @@ class Generated(unittest.TestCase):
         self.assertIn("find_package(kiln QUIET)", cmake)
         self.assertRegex(cmake, r'set\(KILN_SOURCE_DIR "/[^"]+"')
         self.assertIn("create    main.cpp", STATE["new"].stdout)
+        with open(os.path.join(self.root, "kiln.toml")) as f:  # committed: it says where secrets go instead
+            self.assertIn("keep secrets out of it", f.read())
 
     def test_scaffold_prints_each_file_and_numbers_the_migration(self):
         out = STATE["scaffold"].stdout
@@ -335,6 +337,7 @@ class Generated(unittest.TestCase):
             self.assertIn("create    " + f, r.stdout)
             self.assertTrue(os.path.isfile(os.path.join(self.root, f)), f)
         self.assertFalse(os.path.exists(os.path.join(self.root, "models", "user.hpp")))  # kiln::auth::User is it
+        self.assertIn("A log-in, not ownership", r.stdout)  # what the log-in gate does not do, said
         self.assertIn("update    app.cpp", r.stdout)
         self.assertIn("update    routes.hpp", r.stdout)
         with open(os.path.join(self.root, "app.cpp")) as f:

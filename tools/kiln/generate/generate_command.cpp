@@ -125,6 +125,8 @@ constexpr const char* kAuthNext =
     "next: build and run (make run); accounts are at /signup, /login and /password.\n"
     "  What needs a log-in: app::needs_login in lib/auth.cpp (now /password, every write\n"
     "  but the account forms, and the /new and /edit forms; pages that read stay open).\n"
+    "  A log-in, not ownership: a scaffold's records stay anyone's to change; to give\n"
+    "  them owners, see docs/getting-started.md (Generators).\n"
     "  views/layouts/app.html is yours and was left alone. For the account links in its\n"
     "  header (Sign up and Log in; or the user's name, Password and Log out), add with its\n"
     "  other params:\n"
