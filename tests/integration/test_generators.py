@@ -317,6 +317,39 @@ class Generated(unittest.TestCase):
             self.assertEqual(status, 200)
             self.assertIn("Water plants", page)
             self.assertIn("Ada", page)
+
+            # Generated after auth, the tasks have owners: another account may read a
+            # task but not open its edit form, change it or delete it (403), and a
+            # user_id in the form is not read. Its owner still may.
+            task = headers["location"]
+            status, headers, form = request(port, "GET", "/signup")
+            other_token, other = csrf_of(form), cookie_of(headers)
+            status, headers, _ = form_post(port, "/signup", other, {"_csrf": other_token, "email": "other@example.com",
+                                                                    "name": "Other", "password": "correct horse"})
+            self.assertEqual(status, 303, "sign-up failed")
+            other = cookie_of(headers, other)
+            other_token = csrf_of(request(port, "GET", "/tasks/new", headers={"Cookie": other})[2])
+            other_hdrs = {"Cookie": other, "Content-Type": "application/x-www-form-urlencoded"}
+            self.assertEqual(request(port, "GET", task, headers={"Cookie": other})[0], 200)
+            self.assertEqual(request(port, "GET", task + "/edit", headers={"Cookie": other})[0], 403)
+            for method in ("PATCH", "DELETE"):
+                body = urllib.parse.urlencode({"_csrf": other_token, "_method": method, "title": "Taken",
+                                               "order": "1", "from": "Eve"})
+                self.assertEqual(request(port, "POST", task, body, other_hdrs)[0], 403, method)
+            self.assertIn("Water plants", request(port, "GET", task)[2])
+            # Other's own task, whatever user_id its form says, is Other's: Crud may not change it.
+            body = urllib.parse.urlencode({"_csrf": other_token, "title": "Mine", "order": "2", "from": "O",
+                                           "user_id": "1"})
+            status, headers, _ = request(port, "POST", "/tasks", body, other_hdrs)
+            self.assertEqual(status, 303)
+            body = urllib.parse.urlencode({"_csrf": token, "_method": "DELETE"})
+            self.assertEqual(request(port, "POST", headers["location"], body, hdrs)[0], 403)
+            body = urllib.parse.urlencode({"_csrf": token, "_method": "PATCH", "title": "Watered", "order": "3",
+                                           "from": "Ada"})
+            self.assertEqual(request(port, "POST", task, body, hdrs)[0], 303)
+            self.assertIn("Watered", request(port, "GET", task)[2])
+            self.assertEqual(request(port, "POST", task, urllib.parse.urlencode({"_csrf": token, "_method": "DELETE"}),
+                                     hdrs)[0], 303)
         finally:
             proc.terminate()
             try:
@@ -325,6 +358,14 @@ class Generated(unittest.TestCase):
                 proc.kill()
                 proc.wait()
         self.assertNotIn("AddressSanitizer", proc.stderr.read().decode(errors="replace"))
+
+    def test_a_scaffold_with_accounts_refuses_a_user_id_field(self):
+        # With accounts, user_id is the owner, set from the log-in: a field of that
+        # name would be read from the form (anyone could claim another's row).
+        r = run_kiln(["generate", "scaffold", "note", "user_id:integer", "text:text"], cwd=self.root)
+        self.assertEqual(r.returncode, 2, r.stdout)
+        self.assertIn("field 'user_id'", r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.root, "models", "note.hpp")))
 
     def test_auth_prints_each_file_and_hooks_the_routes(self):
         r = STATE["auth"]
@@ -337,7 +378,7 @@ class Generated(unittest.TestCase):
             self.assertIn("create    " + f, r.stdout)
             self.assertTrue(os.path.isfile(os.path.join(self.root, f)), f)
         self.assertFalse(os.path.exists(os.path.join(self.root, "models", "user.hpp")))  # kiln::auth::User is it
-        self.assertIn("A log-in, not ownership", r.stdout)  # what the log-in gate does not do, said
+        self.assertIn("gives each record an owner", r.stdout)  # and what it does not do for older ones
         self.assertIn("update    app.cpp", r.stdout)
         self.assertIn("update    routes.hpp", r.stdout)
         with open(os.path.join(self.root, "app.cpp")) as f:

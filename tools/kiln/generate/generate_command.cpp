@@ -125,8 +125,9 @@ constexpr const char* kAuthNext =
     "next: build and run (make run); accounts are at /signup, /login and /password.\n"
     "  What needs a log-in: app::needs_login in lib/auth.cpp (now /password, every write\n"
     "  but the account forms, and the /new and /edit forms; pages that read stay open).\n"
-    "  A log-in, not ownership: a scaffold's records stay anyone's to change; to give\n"
-    "  them owners, see docs/getting-started.md (Generators).\n"
+    "  A scaffold generated from now on gives each record an owner, who alone may change\n"
+    "  or delete it; the records of one generated before stay anyone's to change (a\n"
+    "  log-in, not ownership): see docs/getting-started.md (Generators).\n"
     "  views/layouts/app.html is yours and was left alone. For the account links in its\n"
     "  header (Sign up and Log in; or the user's name, Password and Log out), add with its\n"
     "  other params:\n"
@@ -213,6 +214,12 @@ int generate_main(const Args& args) {
         if (!fields) return refuse(error);
         if (fields->empty()) return refuse("name at least one field, e.g. title:string");
         Resource r{*names.names, *fields, req.command, {}};
+        r.owned = req.kind == "scaffold" && fs::exists(project->root / "lib" / "auth.hpp", ec);
+        for (const Field& f : r.fields)
+            if (r.owned && f.name == "user_id")
+                return refuse("field 'user_id': in a project with accounts a scaffold's rows have an owner, "
+                              "user_id, which kiln sets from the log-in (never from the form); name the field "
+                              "otherwise");
         plan_model(plan, *project, r);
         if (req.kind == "scaffold") {
             plan_scaffold(plan, r);

@@ -21,6 +21,10 @@ struct Resource {
     std::vector<Field> fields;
     std::string command;    // the command line that generated it, for the files' comments
     std::string migration;  // "002_create_posts"
+    // A scaffold made in a project with accounts (lib/auth.hpp): each row has an owner
+    // (user_id, set from the log-in at create, never from the form), and only the
+    // owner may change or delete it.
+    bool owned = false;
 };
 
 struct ControllerSpec {
