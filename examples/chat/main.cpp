@@ -8,6 +8,7 @@
 //   build/bin/chat --topics-store redis --redis-url redis://127.0.0.1:6379   (one room across nodes)
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -18,6 +19,11 @@ namespace {
 
 constexpr std::string_view kTopic = "room";
 constexpr size_t kMaxText = 2000;
+// What one WebSocket may send: every message goes to everyone, and a reader slower
+// than the room is cut past its backlog (1 MiB), so a flood from one would cut off
+// the others. A person types far slower; a client past it is closed (1008).
+constexpr double kMessagesPerSecond = 5;
+constexpr double kBurst = 10;
 const std::string kWorker = std::to_string(getpid());
 
 // A name as shown: 1 to 32 characters, "anonymous" otherwise.
@@ -35,8 +41,22 @@ std::string welcome(std::string_view transport) {
     return nlohmann::json{{"welcome", true}, {"worker", kWorker}, {"transport", transport}}.dump();
 }
 
-struct Name {
-    std::string value;
+// One WebSocket's member of the room: its name, and its allowance of messages (a
+// token bucket, kBurst at most, kMessagesPerSecond more each second).
+struct Member {
+    std::string name;
+    double allowance = kBurst;
+    std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+
+    bool may_send() {
+        auto now = std::chrono::steady_clock::now();
+        double seconds = std::chrono::duration<double>(now - last).count();
+        last = now;
+        allowance = std::min(kBurst, allowance + seconds * kMessagesPerSecond);
+        if (allowance < 1) return false;
+        allowance -= 1;
+        return true;
+    }
 };
 
 }  // namespace
@@ -47,13 +67,15 @@ int main(int argc, char** argv) {
 
     app.ws("/ws", kiln::WsHandlers{
         .open = [](kiln::WebSocket& ws, kiln::Request& req) {
-            ws.set_local(Name{clean_name(req.query("name").value_or(""))});
+            ws.set_local(Member{clean_name(req.query("name").value_or(""))});
             ws.subscribe(kTopic);
             ws.send(welcome("websocket"));
         },
         .message = [](kiln::WebSocket& ws, std::string_view data, bool binary) {
             if (binary || data.empty() || data.size() > kMaxText) return;
-            kiln::publish(kTopic, chat_line(ws.local<Name>()->value, data));
+            Member& me = *ws.local<Member>();
+            if (!me.may_send()) return ws.close(1008, "too many messages: at most 5 a second");
+            kiln::publish(kTopic, chat_line(me.name, data));
         }});
 
     // The fallback: events down, POSTs up.
@@ -67,6 +89,7 @@ int main(int argc, char** argv) {
             else events.comment("keep-alive");
         }
     });
+    // (Each POST is a request: limits.rate bounds a client's, per address.)
     app.post("/send", [](kiln::Request& req, kiln::Response& res) {
         // JSON only: a cross-site form cannot send it without the page's origin (CORS).
         if (!req.header("content-type").value_or("").starts_with("application/json"))

@@ -4,7 +4,8 @@
 // workers (each page shows its worker). Then each types a message, and it appears
 // on both pages, the sender's included; a third page on the server-sent events
 // fallback (?transport=sse, POST /send) talks with them both ways. A name with
-// markup shows as text. Then, against a server on HTTPS (a throwaway certificate), two
+// markup shows as text, and a WebSocket that floods the room is closed. Then,
+// against a server on HTTPS (a throwaway certificate), two
 // pages talk over WebSockets that Chromium carries on its HTTP/2 connection (RFC
 // 8441's extended CONNECT, as the server's access log shows). Saves OUT/chat.png.
 //
@@ -88,6 +89,17 @@ async function run(browser, base, outDir) {
   await sees(a.page, 'bob', '<b>bold</b>');
   assert.equal(await a.page.evaluate(() => window.pwned), undefined);
   assert.equal(await a.page.locator('#log b').count(), 0);
+
+  step('a WebSocket that floods the room is closed (1008), and the room talks on');
+  const code = await a.page.evaluate(() => new Promise((resolve) => {
+    const ws = new WebSocket(location.origin.replace(/^http/, 'ws') + '/ws?name=flood');
+    ws.onopen = () => { for (let i = 0; i < 200; i++) ws.send('flood ' + i); };
+    ws.onclose = (e) => resolve(e.code);
+    setTimeout(() => resolve('still open after 10 s'), 10_000);
+  }));
+  assert.equal(code, 1008);
+  await say(b.page, 'still here after the flood');
+  await sees(a.page, 'bob', 'still here after the flood');
 
   await a.page.screenshot({ path: path.join(outDir, 'chat.png') });
   for (const p of [...pages, c]) await p.page.close();
