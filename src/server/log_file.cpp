@@ -11,19 +11,54 @@
 namespace kiln::server {
 namespace {
 
+constexpr int kLogFlags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY;
+// Its owner's only: a log holds whole targets and referers (a reset link's token).
+constexpr mode_t kLogMode = 0600;
+
 std::string parent_dir(const std::string& path) {
     size_t slash = path.rfind('/');
     if (slash == std::string::npos) return ".";
     return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+// As root: the directory a log file lives in, reached from / (or the working
+// directory) one name at a time without following a link, so a link planted on
+// the way (by the app user, in a directory it owns or a sticky one) cannot send the
+// file, and the chown that gives it to the app user, elsewhere. The descriptor, or
+// -1 and *error.
+int open_directory(const std::string& path, const char* what, std::string* error) {
+    std::string dir = parent_dir(path);
+    int fd = ::open(dir[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    std::string walked = dir[0] == '/' ? "" : ".";
+    for (size_t at = 0; fd >= 0 && at < dir.size();) {
+        size_t end = dir.find('/', at);
+        if (end == std::string::npos) end = dir.size();
+        std::string name = dir.substr(at, end - at);
+        at = end + 1;
+        if (name.empty() || name == ".") continue;
+        walked += "/" + name;
+        int next = ::openat(fd, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int err = errno;
+        ::close(fd);
+        fd = next;
+        if (fd < 0) {
+            *error = std::string("cannot open ") + what + " '" + path + "': " + walked + ": " +
+                     (err == ENOTDIR ? "a symbolic link or not a directory (as root, kiln follows no link to a "
+                                       "log: give the real path)"
+                                     : std::strerror(err));
+            return -1;
+        }
+    }
+    if (fd < 0) *error = std::string("cannot open ") + what + " '" + path + "': " + std::strerror(errno);
+    return fd;
+}
+
 // As root: the directory a log file lives in must be writable by no one but root
 // and the app user, or they could replace the file by a link between our opens.
-std::string check_directory(const std::string& path, const char* what, LogOwner owner) {
-    if (geteuid() != 0) return {};  // without privileges there is nothing to steal
+std::string check_directory(int dir_fd, const std::string& path, const char* what, LogOwner owner) {
     std::string dir = parent_dir(path);
     struct stat st;
-    if (stat(dir.c_str(), &st) != 0) return std::string("cannot open ") + what + " '" + path + "': " + dir + ": " + std::strerror(errno);
+    if (fstat(dir_fd, &st) != 0) return std::string("cannot open ") + what + " '" + path + "': " + dir + ": " + std::strerror(errno);
     std::string writer;  // someone untrusted who can write (or chmod) the directory
     if (st.st_uid != 0 && st.st_uid != owner.uid) writer = "its owner (uid " + std::to_string(st.st_uid) + ")";
     else if ((st.st_mode & S_IWGRP) && st.st_gid != 0 && st.st_gid != owner.gid)
@@ -35,8 +70,23 @@ std::string check_directory(const std::string& path, const char* what, LogOwner 
            "only by root and the user kiln runs as";
 }
 
-int open_no_follow(const std::string& path) {
-    return ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
+std::string base_name(const std::string& path) {
+    size_t slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The file, by its name in the directory reached without links (as root), or by its
+// path (without privileges there is nothing to steal). -1 with errno, or *error.
+int open_no_follow(const std::string& path, const char* what, LogOwner owner, std::string* error) {
+    if (geteuid() != 0) return ::open(path.c_str(), kLogFlags, kLogMode);
+    int dir = open_directory(path, what, error);
+    if (dir < 0) return -1;
+    *error = check_directory(dir, path, what, owner);
+    int fd = error->empty() ? ::openat(dir, base_name(path).c_str(), kLogFlags, kLogMode) : -1;
+    int err = errno;
+    ::close(dir);
+    errno = err;
+    return fd;
 }
 
 // What the opened descriptor must be: never a second name for someone else's file.
@@ -59,8 +109,9 @@ std::string open_error(const char* verb, const char* what, const std::string& pa
 
 // Every check, then the open: the fd in *out, or why not (nothing left open).
 std::string open_checked(const std::string& path, const char* what, LogOwner owner, const char* verb, int* out) {
-    if (std::string e = check_directory(path, what, owner); !e.empty()) return e;
-    int fd = open_no_follow(path);
+    std::string refused;
+    int fd = open_no_follow(path, what, owner, &refused);
+    if (!refused.empty()) return refused;
     if (fd < 0) return open_error(verb, what, path, errno);
     if (std::string e = check_opened(fd, path, what); !e.empty()) {
         ::close(fd);

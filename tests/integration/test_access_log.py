@@ -275,6 +275,22 @@ class LogFilesAsRoot(unittest.TestCase):
             self.assertIn("symbolic link", p.stderr)
             self.assert_target_untouched()
 
+    def test_a_linked_directory_on_the_way_is_refused(self):
+        # The link is a directory on the way, not the file: in a sticky directory
+        # everyone may write (or one the app user owns), pub/logs -> a directory of
+        # root's. Only the last directory was checked (through the link) and only the
+        # file was opened without following one: root's file was handed to nobody.
+        os.chmod(self.dir, 0o1777)
+        roots = os.path.dirname(self.target)
+        os.symlink(roots, os.path.join(self.dir, "logs"))
+        p = self.start("--access-log", os.path.join(self.dir, "logs", os.path.basename(self.target)))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("a symbolic link or not a directory", p.stderr)
+        self.assert_target_untouched()
+        p = self.start("--access-log", os.path.join(self.dir, "logs", "new.log"))  # nor made there
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(roots, "new.log")))
+
     def test_a_hard_link_is_refused(self):
         link = os.path.join(self.dir, "access.log")
         os.link(self.target, link)
@@ -301,6 +317,7 @@ class LogFilesAsRoot(unittest.TestCase):
             send(srv.port, b"GET /users/1 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
             wait_lines(path, 1)
             self.assertEqual(os.stat(path).st_uid, self.nobody.pw_uid)
+            self.assertEqual(os.stat(path).st_mode & 0o077, 0, "a log is its owner's only")
             os.rename(path, path + ".1")  # logrotate, then SIGUSR1: the workers (nobody) make the new file
             srv.proc.send_signal(signal.SIGUSR1)
             wait_reopened(path)
