@@ -19,6 +19,7 @@ SessionSegment::~SessionSegment() {
 bool SessionSegment::map(size_t size) {
     void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
     if (p == MAP_FAILED) return false;
+    madvise(p, size, MADV_DONTDUMP);  // every session's data: never in a core dump
     base_ = p;
     size_ = size;
     return true;

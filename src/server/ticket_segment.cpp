@@ -41,6 +41,7 @@ std::string TicketSegment::create() {
     if (ftruncate(fd_, sizeof(Shared)) != 0) return std::string("tls: ticket keys: ") + std::strerror(errno);
     void* p = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
     if (p == MAP_FAILED) return std::string("tls: ticket keys: ") + std::strerror(errno);
+    madvise(p, sizeof(Shared), MADV_DONTDUMP);  // the node's ticket keys: never in a core dump
     shared_ = new (p) Shared();
     owner_ = true;
     if (!fresh(shared_->keys.current) || !fresh(shared_->keys.previous)) return "tls: no randomness for ticket keys";
@@ -56,6 +57,7 @@ bool TicketSegment::adopt_from_env() {
     if (lseek(fd_, 0, SEEK_END) != static_cast<off_t>(sizeof(Shared))) return false;
     void* p = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
     if (p == MAP_FAILED) return false;
+    madvise(p, sizeof(Shared), MADV_DONTDUMP);
     shared_ = static_cast<Shared*>(p);
     return true;
 }

@@ -623,6 +623,31 @@ class ReloadThatLosesItsCertificate(SupervisorCase):
         self.assertIn("listener '127.0.0.1:%d' is marked tls, but no certificate is configured" % extra, out)
 
 
+class SecretsStayOutOfCoreDumps(SupervisorCase):
+
+    def test_the_session_and_ticket_segments_are_not_dumped(self):
+        # Every session's data and the node's TLS ticket keys live in shared memory
+        # that a crashing worker's core dump would hold (memfd mappings are dumped
+        # by default): the supervisor and every worker mark them "do not dump".
+        self.start_server("--workers", "2", "--tls-self-signed")
+        pids = [self.server.proc.pid] + sorted(self.wait_ready_tls(2))
+        for pid in pids:
+            with open("/proc/%d/smaps" % pid) as f:
+                text = f.read()
+            for name in ("kiln-sessions", "kiln-tickets"):
+                with self.subTest(pid=pid, segment=name):
+                    m = re.search(r"memfd:%s.*?\nVmFlags:([^\n]*)" % name, text, re.S)
+                    self.assertIsNotNone(m, "no %s mapping in %d" % (name, pid))
+                    self.assertIn(" dd", m.group(1))
+
+    def wait_ready_tls(self, count):
+        deadline = time.monotonic() + READY_TIMEOUT
+        while time.monotonic() < deadline:
+            if len(self.workers()) == count and self.server.wait_for_output(r"ready: every worker serves", timeout=0.1):
+                return self.workers()
+        self.fail("workers not ready:\n" + self.server.output())
+
+
 class GracefulStop(SupervisorCase):
 
     # Regression: `pkill` reaches the workers as well as the supervisor; the
