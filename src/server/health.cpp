@@ -7,6 +7,8 @@
 
 #include <kiln/json_writer.hpp>
 
+#include "util/log.hpp"
+
 namespace kiln::server {
 namespace {
 
@@ -57,8 +59,13 @@ Task<> check_health(const App& app, Response& res, bool draining, uint64_t uptim
     if (failing.empty()) {
         w.key("status").value("ok").key("uptime_seconds").value(uptime_seconds);
     } else {
+        // Which checks fail, not why: a check's exception (libpq's, say) names hosts,
+        // ports and users, and the path answers whoever asks. Why goes to the log.
         w.key("status").value("unavailable").key("failing").begin_object();
-        for (const auto& [name, why] : failing) w.key(name).value(why);
+        for (const auto& [name, why] : failing) {
+            util::log(util::LogLevel::Warn, "health: %s failing: %s", name.c_str(), why.c_str());
+            w.key(name).value("failing");
+        }
         w.end_object();
         res.status(503);
     }

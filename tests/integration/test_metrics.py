@@ -114,6 +114,20 @@ class Metrics(harness.ServerTestCase):
         self.assertRegex(body, r'^\{"status":"ok","uptime_seconds":\d+\}$')
 
 
+class HealthSaysWhichCheckFailsNotWhy(harness.ServerTestCase):
+    server_args = ("--workers", "0", "--health-path", "/health")
+    server_env = {"KILNTEST_HEALTH_FAIL": "1"}
+
+    def test_the_reason_goes_to_the_log(self):
+        # A check's exception (libpq's) names hosts, ports and users; the path
+        # answers any client.
+        status, _, body = get(self.port, "/health")
+        self.assertEqual(status, 503)
+        self.assertEqual(body, '{"status":"unavailable","failing":{"database":"failing"}}')
+        self.assertTrue(self.server.wait_for_output(r"health: database failing: connection to 10\.0\.0\.5:5432",
+                                                    timeout=5), self.server.output())
+
+
 class HealthFailsWhileTheNodeDrains(unittest.TestCase):
     """After SIGTERM, with timeouts.lame_duck_ms set, the node serves on for that long
     with /health answering 503 (a balancer's check takes it out), then stops. Both

@@ -79,6 +79,11 @@ int main(int argc, char** argv) {
     // The whole app under CSRF protection (test_uploads.py: an upload's token is
     // checked before any file is written), instead of /guarded only (below).
     if (std::getenv("KILNTEST_CSRF_EVERYWHERE")) app.use(kiln::csrf_protect());
+    if (std::getenv("KILNTEST_HEALTH_FAIL"))  // what libpq would say: not for the client
+        app.health_check("database", []() -> kiln::Task<std::string> {
+            throw std::runtime_error("connection to 10.0.0.5:5432 as user shop refused");
+            co_return std::string();
+        });
 
     // Runs around every request: /private answers 401 without reaching a handler;
     // everything else gets a marker header once the chain has run (a streamed
