@@ -2,6 +2,7 @@
 // (started by exec with its sockets inherited), or prepares the node (logs,
 // session store, listening sockets, privileges, the secret) and serves alone or
 // supervises worker processes (server/supervisor.hpp), which land here again.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -240,12 +241,23 @@ int App::run(const ServerOptions& options) {
         }
     }
     server::Bound bound;
-    if (std::string e = server::bind_listeners(opts, p.loops(), !p.prefork, &bound); !e.empty()) return refuse(e);
+    // A unix socket is made 0660: its user and group may connect (a proxy running
+    // in the group), no one else, whatever the umask would have given.
+    const mode_t umask_was = ::umask(0117);
+    std::string bind_error = server::bind_listeners(opts, p.loops(), !p.prefork, &bound);
+    ::umask(umask_was);
+    if (!bind_error.empty()) return refuse(bind_error);
     opts.port = bound.addresses.front().port;
     std::fprintf(stderr, "kiln: listening on %s with %u worker%s of %u thread%s (%s)\n", bound.where.c_str(),
                  p.processes, p.processes == 1 ? "" : "s", p.threads, p.threads == 1 ? "" : "s", std::string(mpm_name(opts.mpm)).c_str());
     server::warn_of_unlimited_listeners(opts, bound);
     if (!opts.user.empty()) {
+        // A unix socket bound as root is root's: the app user and group could not
+        // connect to it (a proxy in the group). lchown: never through a link.
+        for (const server::Bound::Address& a : bound.addresses)
+            if (a.is_unix && ::lchown(a.host.c_str(), identity.uid, identity.gid) != 0)
+                util::log(util::LogLevel::Warn, "listener unix:%s: cannot give it to %s: %s", a.host.c_str(),
+                          opts.user.c_str(), std::strerror(errno));
         std::string e = server::drop_privileges(identity);
         // The workers read the certificate and key as the user they run as: a key
         // only root may read (certbot's) passed the check above, and would have

@@ -3,6 +3,7 @@ config array, in every concurrency model; the unix socket file is removed at sto
 a stale one is replaced, and anything else in the way is refused."""
 import http.client
 import os
+import pwd
 import socket
 import subprocess
 import tempfile
@@ -88,6 +89,52 @@ class ListenAddresses(unittest.TestCase):
                 self.assertEqual(code, 0, err)
                 self.assertIn("unix:" + self.sock, err)
                 self.assertFalse(os.path.exists(self.sock), "the socket file must be removed at stop")
+
+    def test_started_as_root_the_socket_is_the_users(self):
+        # Bound as root, it was root's (0755 under the usual umask): not even the app
+        # user, nor a proxy running as it, could connect.
+        if os.geteuid() != 0:
+            self.fail("this test needs root (kiln started as root with --user nobody); run `make test` as root")
+        nobody = pwd.getpwnam("nobody")
+        os.chmod(self.dir.name, 0o755)
+        os.chown(self.dir.name, nobody.pw_uid, nobody.pw_gid)  # the run directory is the app user's
+
+        def status_as_nobody():
+            """GET /plaintext over the socket from a child process running as nobody."""
+            read, write = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the child: never returns into the test
+                out = b"?"
+                try:
+                    os.setgid(nobody.pw_gid)
+                    os.setgroups([])
+                    os.setuid(nobody.pw_uid)
+                    c = socket.socket(socket.AF_UNIX)
+                    c.settimeout(10)
+                    c.connect(self.sock)
+                    c.sendall(b"GET /plaintext HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                    out = c.recv(64).split(b" ")[1]
+                except OSError as e:
+                    out = str(e).encode()
+                finally:
+                    os.write(write, out)
+                    os._exit(0)
+            os.close(write)
+            os.waitpid(pid, 0)
+            with os.fdopen(read, "rb") as f:
+                return f.read().decode()
+
+        v4 = harness.free_port()
+        proc = start(["--port", str(v4), "--listen", "unix:" + self.sock, "--workers", "1", "--user", "nobody"])
+        try:
+            wait_tcp("127.0.0.1", v4)
+            st = os.stat(self.sock)
+            self.assertEqual((st.st_uid, st.st_gid, st.st_mode & 0o777), (nobody.pw_uid, nobody.pw_gid, 0o660))
+            self.assertEqual(status_as_nobody(), "200")
+        finally:
+            code, err = stop(proc)
+        self.assertEqual(code, 0, err)
+        self.assertFalse(os.path.exists(self.sock), "the socket file must be removed at stop")
 
     def test_config_array(self):
         v4, v6 = harness.free_port(), harness.free_port()
