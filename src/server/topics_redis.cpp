@@ -112,7 +112,15 @@ void loop_joined(net::Loop& loop) {
 }  // namespace
 
 void share_topics_through_redis(const ServerOptions& options) {
-    if (!shared) shared = new Shared{redis::PerLoop(redis::options_from(options)), options.redis_prefix + "topics"};
+    if (!shared) {
+        redis::Options redis = redis::options_from(options);
+        // Publish and subscribe span a Redis server, not one of its numbered
+        // databases: apps kept apart by /0 and /1 (staging, production) would hear
+        // each other.
+        std::string channel = options.redis_prefix + "topics";
+        if (int db = redis::parse_url(redis.url).db; db != 0) channel += ":db" + std::to_string(db);
+        shared = new Shared{redis::PerLoop(std::move(redis)), std::move(channel)};
+    }
     app::set_topic_bridge({&send, &loop_joined});
 }
 

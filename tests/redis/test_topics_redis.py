@@ -6,8 +6,8 @@ message published on one node reaches every member of the room on both nodes, th
 sender included, and nobody twice; a topic's message goes to its own room only; while
 Redis is down the servers keep serving (a publish is lost, nothing else); once Redis
 is back, the rooms carry messages again without a restart; a publish off the event
-loops (a pool thread) arrives from a node with no subscriber; node-wide topics (the
-default) stay on their node."""
+loops (a pool thread) arrives from a node with no subscriber; apps on two databases
+of one Redis do not hear each other; node-wide topics (the default) stay on their node."""
 
 import asyncio
 import os
@@ -45,12 +45,13 @@ async def quiet(ws, seconds=0.3):
 
 
 class TopicsThroughRedis(unittest.TestCase):
-    def start_nodes(self, store, args=(["--workers", "2"], ["--workers", "2"])):
+    def start_nodes(self, store, args=(["--workers", "2"], ["--workers", "2"]), urls=None):
         if not URL or not CTL:
             self.fail("KILN_TEST_REDIS_URL / KILN_TEST_REDIS_CTL not set: run through tests/redis/redis_server.py")
-        env = {"KILN_TOPICS_STORE": store, "KILN_REDIS_URL": URL, "KILN_REDIS_PREFIX": "t%d:" % os.getpid()}
         nodes = []
-        for node_args in args:
+        for i, node_args in enumerate(args):
+            env = {"KILN_TOPICS_STORE": store, "KILN_REDIS_URL": urls[i] if urls else URL,
+                   "KILN_REDIS_PREFIX": "t%d:" % os.getpid()}
             node = harness.ServerProcess(harness.BINARIES["server"], node_args, threads=1, env=env)
             self.addCleanup(harness.check_clean_stop, node)
             node.start()
@@ -112,6 +113,26 @@ class TopicsThroughRedis(unittest.TestCase):
                 r = c.request("POST", "/publish/lobby", body=b"from a pool thread")
                 self.assertEqual(r.status, 200)
             self.assertEqual(await asyncio.wait_for(on_b.recv(), 5), "from a pool thread")
+            await on_b.close()
+
+        asyncio.run(asyncio.wait_for(go(), 30))
+
+    def test_apps_on_two_databases_of_one_redis_do_not_hear_each_other(self):
+        # Pub/sub spans the Redis server, not its numbered databases: two apps kept
+        # apart by /1 and /2 (staging, production) heard each other's rooms.
+        base = URL.split("?")[0].rstrip("/")
+        if base.rsplit("/", 1)[-1].isdigit() and base.count("/") > 2:
+            base = base.rsplit("/", 1)[0]
+        a, b = self.start_nodes("redis", urls=[base + "/1", base + "/2"])
+
+        async def go():
+            on_a = await join(a.port, "lobby", "a")
+            on_b = await join(b.port, "lobby", "b")
+            await asyncio.sleep(0.3 * harness.TIME_SCALE)
+            await on_a.send("staging only")
+            self.assertEqual(await asyncio.wait_for(on_a.recv(), 5), "staging only")  # through Redis
+            self.assertTrue(await quiet(on_b, 0.5))
+            await on_a.close()
             await on_b.close()
 
         asyncio.run(asyncio.wait_for(go(), 30))
