@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include <kiln/kiln.hpp>
 #include <nlohmann/json.hpp>
@@ -41,23 +43,37 @@ std::string welcome(std::string_view transport) {
     return nlohmann::json{{"welcome", true}, {"worker", kWorker}, {"transport", transport}}.dump();
 }
 
-// One WebSocket's member of the room: its name, and its allowance of messages (a
-// token bucket, kBurst at most, kMessagesPerSecond more each second).
-struct Member {
-    std::string name;
-    double allowance = kBurst;
+// An allowance of messages: a token bucket, kBurst at most, kMessagesPerSecond more
+// each second.
+struct Allowance {
+    double left = kBurst;
     std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
 
-    bool may_send() {
+    bool take() {
         auto now = std::chrono::steady_clock::now();
-        double seconds = std::chrono::duration<double>(now - last).count();
+        left = std::min(kBurst, left + std::chrono::duration<double>(now - last).count() * kMessagesPerSecond);
         last = now;
-        allowance = std::min(kBurst, allowance + seconds * kMessagesPerSecond);
-        if (allowance < 1) return false;
-        allowance -= 1;
+        if (left < 1) return false;
+        left -= 1;
         return true;
     }
 };
+
+// One WebSocket's member of the room: its name and its allowance.
+struct Member {
+    std::string name;
+    Allowance allowance;
+};
+
+// The POSTs to /send of one client (IPv6 by its /64) share an allowance, in each
+// worker process; a flood of addresses starts them all over rather than grow.
+bool client_may_send(const std::string& client) {
+    static std::mutex mutex;
+    static std::unordered_map<std::string, Allowance> by_client;
+    std::lock_guard lock(mutex);
+    if (by_client.size() >= 100000 && !by_client.count(client)) by_client.clear();
+    return by_client[client].take();
+}
 
 }  // namespace
 
@@ -74,7 +90,7 @@ int main(int argc, char** argv) {
         .message = [](kiln::WebSocket& ws, std::string_view data, bool binary) {
             if (binary || data.empty() || data.size() > kMaxText) return;
             Member& me = *ws.local<Member>();
-            if (!me.may_send()) return ws.close(1008, "too many messages: at most 5 a second");
+            if (!me.allowance.take()) return ws.close(1008, "too many messages: at most 5 a second");
             kiln::publish(kTopic, chat_line(me.name, data));
         }});
 
@@ -89,7 +105,6 @@ int main(int argc, char** argv) {
             else events.comment("keep-alive");
         }
     });
-    // (Each POST is a request: limits.rate bounds a client's, per address.)
     app.post("/send", [](kiln::Request& req, kiln::Response& res) {
         // JSON only: a cross-site form cannot send it without the page's origin (CORS).
         if (!req.header("content-type").value_or("").starts_with("application/json"))
@@ -97,6 +112,12 @@ int main(int argc, char** argv) {
         const nlohmann::json& body = req.json();
         std::string text = body.value("text", "");
         if (text.empty() || text.size() > kMaxText) throw kiln::HttpError(400, "text: 1 to 2000 bytes");
+        if (!client_may_send(req.client_block())) {
+            res.status(429);
+            res.header("Retry-After", "1");
+            res.text("too many messages: at most 5 a second\n");
+            return;
+        }
         kiln::publish(kTopic, chat_line(clean_name(body.value("name", "")), text));
         res.status(204);
     });

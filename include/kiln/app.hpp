@@ -199,7 +199,8 @@ public:
     // What the health endpoint (health.path) checks besides the server itself: each
     // check returns "" when its part is fine, or why not (or throws). With any, the
     // endpoint runs them all on every probe and answers 503 {"status":"unavailable",
-    // "failing":{NAME:REASON}} if one fails, so a balancer takes a node whose
+    // "failing":{NAME:"failing"}} if one fails (the reason goes to the error log when
+    // it changes, not to the client), so a balancer takes a node whose
     // database is unreachable out until it is back. A session store in Redis is
     // checked without being named here.
     //   app.health_check("database", [&]() -> kiln::Task<std::string> { co_await store.check(); co_return ""; });

@@ -50,7 +50,7 @@ Connection::Connection(const std::filesystem::path& p, const Options& options)
     // A new database is its owner's only (SQLite would make it 0644 less the umask):
     // it holds the app's users, their emails and password hashes. Its -wal and -shm
     // files take its mode. An existing file keeps the mode it has.
-    if (!memory) {
+    if (!memory && !path.string().starts_with("file:")) {  // (a URI is SQLite's to read)
         int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (fd >= 0) ::close(fd);  // empty: SQLite makes it a database
     }

@@ -1,6 +1,8 @@
 #include "server/health.hpp"
 
 #include <exception>
+#include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +37,23 @@ Task<std::string> session_store_verdict(AsyncSessionStore& store) {
     }
 }
 
+// Why each check fails, into the error log when it changes (not on every probe: any
+// client may probe). A check that passes again is forgotten.
+void log_changes(const std::vector<std::pair<std::string, std::string>>& failing) {
+    static std::mutex mutex;
+    static std::map<std::string, std::string> said;
+    std::lock_guard lock(mutex);
+    std::map<std::string, std::string> now(failing.begin(), failing.end());
+    for (const auto& [name, why] : now) {
+        auto was = said.find(name);
+        if (was == said.end() || was->second != why)
+            util::log(util::LogLevel::Warn, "health: %s failing: %s", name.c_str(), why.c_str());
+    }
+    for (const auto& [name, why] : said)
+        if (!now.count(name)) util::log(util::LogLevel::Info, "health: %s passes again", name.c_str());
+    said = std::move(now);
+}
+
 }  // namespace
 
 Task<> check_health(const App& app, Response& res, bool draining, uint64_t uptime_seconds) {
@@ -53,6 +72,7 @@ Task<> check_health(const App& app, Response& res, bool draining, uint64_t uptim
         std::string why = co_await verdict(check);
         if (!why.empty()) failing.emplace_back(name, std::move(why));
     }
+    log_changes(failing);
     std::string body;
     JsonWriter w(body);
     w.begin_object();
@@ -60,12 +80,9 @@ Task<> check_health(const App& app, Response& res, bool draining, uint64_t uptim
         w.key("status").value("ok").key("uptime_seconds").value(uptime_seconds);
     } else {
         // Which checks fail, not why: a check's exception (libpq's, say) names hosts,
-        // ports and users, and the path answers whoever asks. Why goes to the log.
+        // ports and users, and the path answers whoever asks (log_changes says why).
         w.key("status").value("unavailable").key("failing").begin_object();
-        for (const auto& [name, why] : failing) {
-            util::log(util::LogLevel::Warn, "health: %s failing: %s", name.c_str(), why.c_str());
-            w.key(name).value("failing");
-        }
+        for (const auto& [name, why] : failing) w.key(name).value("failing");
         w.end_object();
         res.status(503);
     }

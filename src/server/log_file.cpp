@@ -79,6 +79,10 @@ std::string base_name(const std::string& path) {
 // path (without privileges there is nothing to steal). -1 with errno, or *error.
 int open_no_follow(const std::string& path, const char* what, LogOwner owner, std::string* error) {
     if (geteuid() != 0) return ::open(path.c_str(), kLogFlags, kLogMode);
+    if (base_name(path).empty()) {
+        errno = EISDIR;  // "dir/": no file named
+        return -1;
+    }
     int dir = open_directory(path, what, error);
     if (dir < 0) return -1;
     *error = check_directory(dir, path, what, owner);

@@ -242,8 +242,10 @@ int App::run(const ServerOptions& options) {
     }
     server::Bound bound;
     // A unix socket is made 0660: its user and group may connect (a proxy running
-    // in the group), no one else, whatever the umask would have given.
+    // in the group), no one else, whatever the umask would have given; 0600 under a
+    // umask that shuts the group out (077). No thread runs yet: the umask is ours.
     const mode_t umask_was = ::umask(0117);
+    if ((umask_was & 0060) == 0060) ::umask(0177);
     std::string bind_error = server::bind_listeners(opts, p.loops(), !p.prefork, &bound);
     ::umask(umask_was);
     if (!bind_error.empty()) return refuse(bind_error);
@@ -253,12 +255,13 @@ int App::run(const ServerOptions& options) {
     server::warn_of_unlimited_listeners(opts, bound);
     if (!opts.user.empty()) {
         // A unix socket bound as root is root's: the app user and group could not
-        // connect to it (a proxy in the group). lchown: never through a link.
+        // connect to it (a proxy in the group). lchown does not follow the socket's
+        // own name (a link put in its place is what changes owner).
+        std::string e;
         for (const server::Bound::Address& a : bound.addresses)
-            if (a.is_unix && ::lchown(a.host.c_str(), identity.uid, identity.gid) != 0)
-                util::log(util::LogLevel::Warn, "listener unix:%s: cannot give it to %s: %s", a.host.c_str(),
-                          opts.user.c_str(), std::strerror(errno));
-        std::string e = server::drop_privileges(identity);
+            if (e.empty() && a.is_unix && ::lchown(a.host.c_str(), identity.uid, identity.gid) != 0)
+                e = "listener unix:" + a.host + ": cannot give it to " + opts.user + ": " + std::strerror(errno);
+        if (e.empty()) e = server::drop_privileges(identity);
         // The workers read the certificate and key as the user they run as: a key
         // only root may read (certbot's) passed the check above, and would have
         // made every worker exit, again and again. (A lone server loads it again

@@ -6,7 +6,8 @@
 namespace kiln::server {
 
 // In a process about to serve (a worker, or a lone server): every loop thread that
-// gains a subscriber subscribes to the channel PREFIX "topics" (redis.prefix) on a
+// gains a subscriber subscribes to the channel PREFIX "topics" (redis.prefix; then
+// ":dbN" for a Redis database N other than 0) on a
 // Redis client of its own, and publish() sends PUBLISH from the publishing loop's
 // client (from another thread, through a loop of this process that has subscribers;
 // without one the message is dropped). A Redis outage loses what is published during

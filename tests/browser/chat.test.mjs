@@ -90,7 +90,7 @@ async function run(browser, base, outDir) {
   assert.equal(await a.page.evaluate(() => window.pwned), undefined);
   assert.equal(await a.page.locator('#log b').count(), 0);
 
-  step('a WebSocket that floods the room is closed (1008), and the room talks on');
+  step('a WebSocket that floods the room is closed (1008), POSTs past the same allowance get 429, and the room talks on');
   const code = await a.page.evaluate(() => new Promise((resolve) => {
     const ws = new WebSocket(location.origin.replace(/^http/, 'ws') + '/ws?name=flood');
     ws.onopen = () => { for (let i = 0; i < 200; i++) ws.send('flood ' + i); };
@@ -98,6 +98,17 @@ async function run(browser, base, outDir) {
     setTimeout(() => resolve('still open after 10 s'), 10_000);
   }));
   assert.equal(code, 1008);
+  const statuses = await a.page.evaluate(async () => {  // the fallback's POSTs: the same allowance
+    const out = [];
+    for (let i = 0; i < 20; i++) {
+      const r = await fetch('/send', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+                                       body: JSON.stringify({ name: 'flood', text: 'post ' + i }) });
+      out.push(r.status);
+    }
+    return out;
+  });
+  assert.ok(statuses.slice(0, 5).every((s) => s === 204), statuses.join(','));
+  assert.ok(statuses.includes(429), statuses.join(','));
   await say(b.page, 'still here after the flood');
   await sees(a.page, 'bob', 'still here after the flood');
 

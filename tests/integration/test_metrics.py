@@ -126,6 +126,9 @@ class HealthSaysWhichCheckFailsNotWhy(harness.ServerTestCase):
         self.assertEqual(body, '{"status":"unavailable","failing":{"database":"failing"}}')
         self.assertTrue(self.server.wait_for_output(r"health: database failing: connection to 10\.0\.0\.5:5432",
                                                     timeout=5), self.server.output())
+        for _ in range(3):  # said once, not on every probe (any client may probe)
+            self.assertEqual(get(self.port, "/health")[0], 503)
+        self.assertEqual(self.server.output().count("health: database failing"), 1, self.server.output())
 
 
 class HealthFailsWhileTheNodeDrains(unittest.TestCase):
