@@ -79,14 +79,15 @@ std::string base_name(const std::string& path) {
 // path (without privileges there is nothing to steal). -1 with errno, or *error.
 int open_no_follow(const std::string& path, const char* what, LogOwner owner, std::string* error) {
     if (geteuid() != 0) return ::open(path.c_str(), kLogFlags, kLogMode);
-    if (base_name(path).empty()) {
+    const std::string name = base_name(path);
+    if (name.empty()) {
         errno = EISDIR;  // "dir/": no file named
         return -1;
     }
     int dir = open_directory(path, what, error);
     if (dir < 0) return -1;
     *error = check_directory(dir, path, what, owner);
-    int fd = error->empty() ? ::openat(dir, base_name(path).c_str(), kLogFlags, kLogMode) : -1;
+    int fd = error->empty() ? ::openat(dir, name.c_str(), kLogFlags, kLogMode) : -1;
     int err = errno;
     ::close(dir);
     errno = err;

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -54,6 +55,12 @@ TEST_F(DbTest, OpensCreatingParentDirectoriesInWalModeWithForeignKeys) {
 
 TEST_F(DbTest, ANewDatabaseAndItsLogAreTheOwnersOnly) {
     // It holds users' emails and password hashes: not for the machine's other users.
+    // Under the usual umask (022), which left it readable by all; restored after.
+    const mode_t umask_was = umask(022);
+    struct Restore {
+        mode_t mask;
+        ~Restore() { umask(mask); }
+    } restore{umask_was};
     fs::path path = dir_ / "app.db";
     {
         Database db(path);

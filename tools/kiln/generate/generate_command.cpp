@@ -1,6 +1,7 @@
 // kiln generate scaffold|model|controller|auth: plans every file (see
 // file_plan.hpp), refuses if one is in the way (unless --force), then writes them
 // and adds the route registration at the marked lines of app.cpp and routes.hpp.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <system_error>
@@ -215,11 +216,10 @@ int generate_main(const Args& args) {
         if (fields->empty()) return refuse("name at least one field, e.g. title:string");
         Resource r{*names.names, *fields, req.command, {}};
         r.owned = req.kind == "scaffold" && fs::exists(project->root / "lib" / "auth.hpp", ec);
-        for (const Field& f : r.fields)
-            if (r.owned && f.name == "user_id")
-                return refuse("field 'user_id': in a project with accounts a scaffold's rows have an owner, "
-                              "user_id, which kiln sets from the log-in (never from the form); name the field "
-                              "otherwise");
+        if (r.owned && std::any_of(r.fields.begin(), r.fields.end(), [](const Field& f) { return f.name == "user_id"; }))
+            return refuse("field 'user_id': in a project with accounts a scaffold's rows have an owner, "
+                          "user_id, which kiln sets from the log-in (never from the form); name the field "
+                          "otherwise");
         plan_model(plan, *project, r);
         if (req.kind == "scaffold") {
             plan_scaffold(plan, r);
