@@ -1,6 +1,8 @@
 #include "server/access_log.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 
@@ -14,6 +16,132 @@ constexpr uint32_t kFlushEveryMs = 1000;
 void append_num(std::string& out, uint64_t v) {
     char b[24];
     out.append(b, static_cast<size_t>(std::to_chars(b, b + sizeof b, v).ptr - b));
+}
+
+// One access line's fields, as they are (append_line escapes them).
+struct Line {
+    bool parsed = false;  // false: the request could not be parsed
+    bool truncated = false;
+    std::string_view remote, method, target, referer, agent;
+    const char* version = "HTTP/1.1";
+    int status = 0;
+    uint64_t bytes = 0, elapsed_us = 0;
+};
+
+constexpr size_t kClientFields = 4;  // method, target, referer, user agent: the client's, maybe long
+
+constexpr std::string_view kCutMark = "...";
+constexpr std::string_view kTruncatedMember = ",\"truncated\":true";
+
+void append_field(std::string& out, AccessLogFormat format, std::string_view s) {
+    if (format == AccessLogFormat::Json)
+        append_json_string(out, s);
+    else
+        append_clf(out, s);
+}
+
+void append_line(std::string& out, AccessLogFormat format, const std::string& date, const Line& l) {
+    if (format == AccessLogFormat::Json) {
+        out += "{\"time\":\"";
+        out += date;
+        out += "\",\"remote\":";
+        append_json_string(out, l.remote);
+        out += ",\"method\":";
+        append_json_string(out, l.method);
+        out += ",\"target\":";
+        append_json_string(out, l.target);
+        out += ",\"protocol\":\"";
+        out += l.version;
+        out += "\",\"status\":";
+        append_num(out, static_cast<uint64_t>(l.status));
+        out += ",\"bytes\":";
+        append_num(out, l.bytes);
+        out += ",\"referer\":";
+        append_json_string(out, l.referer);
+        out += ",\"user_agent\":";
+        append_json_string(out, l.agent);
+        out += ",\"duration_us\":";
+        append_num(out, l.elapsed_us);
+        if (l.truncated) out += kTruncatedMember;
+        out += "}\n";
+        return;
+    }
+    out += l.remote;
+    out += " - - ";
+    out += date;
+    out += " \"";
+    if (l.parsed) {
+        append_clf(out, l.method);
+        out += ' ';
+        append_clf(out, l.target);
+        out += ' ';
+        out += l.version;
+    } else {
+        out += '-';
+    }
+    out += "\" ";
+    append_num(out, static_cast<uint64_t>(l.status));
+    out += ' ';
+    append_num(out, l.bytes);
+    out += " \"";
+    append_clf(out, l.referer);
+    out += "\" \"";
+    append_clf(out, l.agent);
+    out += "\" ";
+    // Elapsed seconds with microsecond precision, like nginx's $request_time.
+    append_num(out, l.elapsed_us / 1'000'000);
+    out += '.';
+    char us[8];
+    std::snprintf(us, sizeof us, "%06llu", static_cast<unsigned long long>(l.elapsed_us % 1'000'000));
+    out += us;
+    out += '\n';
+}
+
+// The longest start of `s`, cut at a character's first byte and followed by "...",
+// whose escaped form takes at most `budget` bytes ("..." alone if none does).
+// `escaped_size` is the escaped size of the whole of `s`.
+std::string cut_field(std::string_view s, AccessLogFormat format, size_t escaped_size, size_t budget) {
+    std::string value, escaped;
+    size_t n = s.size() * budget / escaped_size;
+    for (;;) {
+        while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+        value.assign(s.substr(0, n));
+        value += kCutMark;
+        escaped.clear();
+        append_field(escaped, format, value);
+        if (escaped.size() <= budget || n == 0) return value;
+        n = std::min(n - 1, n * budget / escaped.size());
+    }
+}
+
+// Cuts the client's fields of a line that takes `size` bytes so that it takes at most
+// `limit`. Each field is given its whole escaped size or an equal share of what is
+// left, the shortest first, so one long field never cuts a short one. A cut field ends
+// in "..." (its text goes to `cut`), and a JSON line says "truncated":true.
+void fit_line(Line& l, AccessLogFormat format, size_t size, size_t limit, std::string (&cut)[kClientFields]) {
+    std::string_view* fields[kClientFields] = {&l.method, &l.target, &l.referer, &l.agent};
+    size_t sizes[kClientFields], order[kClientFields], fields_size = 0;
+    std::string escaped;
+    for (size_t i = 0; i < kClientFields; ++i) {
+        escaped.clear();
+        append_field(escaped, format, *fields[i]);
+        sizes[i] = escaped.size();
+        fields_size += sizes[i];
+        order[i] = i;
+    }
+    size_t fixed = size - fields_size + (format == AccessLogFormat::Json ? kTruncatedMember.size() : 0);
+    if (fixed + kClientFields * 8 > limit) return;  // cannot happen: the rest is short
+    std::sort(order, order + kClientFields, [&](size_t a, size_t b) { return sizes[a] < sizes[b]; });
+    size_t left = limit - fixed;
+    for (size_t k = 0; k < kClientFields; ++k) {
+        size_t i = order[k];
+        size_t budget = std::min(sizes[i], left / (kClientFields - k));
+        left -= budget;
+        if (budget == sizes[i]) continue;
+        cut[i] = cut_field(*fields[i], format, sizes[i], budget);
+        *fields[i] = cut[i];
+        l.truncated = true;
+    }
 }
 
 }  // namespace
@@ -55,70 +183,30 @@ void AccessLog::refresh_date(time_t now) {
 void AccessLog::on_response(const Record& r) {
     refresh_date(loop_.wall_seconds());
     char addr[64];
-    std::string_view remote(addr, r.peer.format(addr, sizeof addr));
-    std::string_view method = r.request ? r.request->method_name() : std::string_view();
-    std::string_view target = r.request ? r.request->target() : std::string_view();
-    std::string_view referer, agent;
+    Line line;
+    line.parsed = r.request != nullptr;
+    line.remote = std::string_view(addr, r.peer.format(addr, sizeof addr));
     if (r.request) {
-        referer = r.request->header("referer").value_or("");
-        agent = r.request->header("user-agent").value_or("");
+        line.method = r.request->method_name();
+        line.target = r.request->target();
+        line.referer = r.request->header("referer").value_or("");
+        line.agent = r.request->header("user-agent").value_or("");
+        line.version = r.request->version_major() == 2  ? "HTTP/2.0"
+                       : r.request->version_minor() == 0 ? "HTTP/1.0"
+                                                         : "HTTP/1.1";
     }
-    const char* version = !r.request                         ? "HTTP/1.1"
-                          : r.request->version_major() == 2  ? "HTTP/2.0"
-                          : r.request->version_minor() == 0 ? "HTTP/1.0"
-                                                             : "HTTP/1.1";
-    if (format_ == AccessLogFormat::Json) {
-        buf_ += "{\"time\":\"";
-        buf_ += date_;
-        buf_ += "\",\"remote\":";
-        append_json_string(buf_, remote);
-        buf_ += ",\"method\":";
-        append_json_string(buf_, method);
-        buf_ += ",\"target\":";
-        append_json_string(buf_, target);
-        buf_ += ",\"protocol\":\"";
-        buf_ += version;
-        buf_ += "\",\"status\":";
-        append_num(buf_, static_cast<uint64_t>(r.status));
-        buf_ += ",\"bytes\":";
-        append_num(buf_, r.body_bytes);
-        buf_ += ",\"referer\":";
-        append_json_string(buf_, referer);
-        buf_ += ",\"user_agent\":";
-        append_json_string(buf_, agent);
-        buf_ += ",\"duration_us\":";
-        append_num(buf_, r.elapsed_us);
-        buf_ += "}\n";
-    } else {
-        buf_ += remote;
-        buf_ += " - - ";
-        buf_ += date_;
-        buf_ += " \"";
-        if (r.request) {
-            append_clf(buf_, method);
-            buf_ += ' ';
-            append_clf(buf_, target);
-            buf_ += ' ';
-            buf_ += version;
-        } else {
-            buf_ += '-';
-        }
-        buf_ += "\" ";
-        append_num(buf_, static_cast<uint64_t>(r.status));
-        buf_ += ' ';
-        append_num(buf_, r.body_bytes);
-        buf_ += " \"";
-        append_clf(buf_, referer);
-        buf_ += "\" \"";
-        append_clf(buf_, agent);
-        buf_ += "\" ";
-        // Elapsed seconds with microsecond precision, like nginx's $request_time.
-        append_num(buf_, r.elapsed_us / 1'000'000);
-        buf_ += '.';
-        char us[8];
-        std::snprintf(us, sizeof us, "%06llu", static_cast<unsigned long long>(r.elapsed_us % 1'000'000));
-        buf_ += us;
-        buf_ += '\n';
+    line.status = r.status;
+    line.bytes = r.body_bytes;
+    line.elapsed_us = r.elapsed_us;
+    size_t start = buf_.size();
+    append_line(buf_, format_, date_, line);
+    // On a pipe, a write of more than PIPE_BUF bytes may be split and interleaved with
+    // another process's lines: such a line is written again with its longest fields cut.
+    if (buf_.size() - start > PIPE_BUF && file_.is_pipe()) {
+        std::string cut[kClientFields];
+        fit_line(line, format_, buf_.size() - start, PIPE_BUF, cut);
+        buf_.resize(start);
+        append_line(buf_, format_, date_, line);
     }
     if (buf_.size() >= kFlushAt) flush();
 }

@@ -1,7 +1,10 @@
 // The access log: AccessLog is one loop's writer of access lines, "combined"
 // (Apache/nginx) or "json", into a LogFile (server/log_file.hpp). Lines go into its
 // own buffer, written out when it passes 32 KiB and once a second, so the hot path
-// takes no lock and makes no syscall.
+// takes no lock and makes no syscall. On a pipe (stdout under systemd or a container)
+// a line is kept within PIPE_BUF (4096 bytes), so the lines of several workers never
+// interleave: the longest of the client's fields are cut, each ending in "...", and a
+// JSON line says "truncated":true. A file keeps every line whole.
 #pragma once
 #include <ctime>
 #include <string>

@@ -33,6 +33,8 @@ public:
     std::string reopen();  // same path again (no-op for stdout/stderr)
     void write(const char* data, size_t len) const;
     int fd() const { return fd_; }
+    // A pipe or socket: only writes of at most PIPE_BUF bytes are kept whole.
+    bool is_pipe() const { return pipe_; }
     LogFile() = default;
     LogFile(const LogFile&) = delete;
     LogFile& operator=(const LogFile&) = delete;

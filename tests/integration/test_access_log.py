@@ -182,6 +182,72 @@ class AccessLog(unittest.TestCase):
         with open(self.path + ".1") as f:
             self.assertNotIn("/events", f.read())
 
+    # Three long fields (the agent 10,000 bytes) and a short one; on a pipe a line
+    # over PIPE_BUF could be split and interleaved with another worker's lines.
+    LONG = (b"GET /plaintext?q=" + b"t" * 3000 + b" HTTP/1.1\r\nHost: h\r\nReferer: http://r/" + b"r" * 2000 +
+            b"\r\nUser-Agent: " + "\u00e9".encode() * 3000 + b'"\\' * 500 + b"\r\nConnection: close\r\n\r\n")
+
+    def read_fifo_lines(self, *extra):
+        """Starts a server logging to a FIFO, sends LONG, and returns the line it wrote."""
+        fifo = os.path.join(self.dir.name, "access.fifo")
+        os.mkfifo(fifo)
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader first, or the server's open waits
+        data = b""
+        try:
+            srv = Server("--access-log", fifo, *extra)
+            try:
+                send(srv.port, self.LONG)
+                deadline = time.monotonic() + 5
+                while not data.endswith(b"\n") and time.monotonic() < deadline:
+                    try:
+                        data += os.read(fd, 65536)
+                    except BlockingIOError:
+                        time.sleep(0.05)
+            finally:
+                code, err = srv.stop()
+            self.assertEqual(code, 0, err)
+        finally:
+            os.close(fd)
+        self.assertTrue(data.endswith(b"\n"), data[-200:])
+        return data.decode().splitlines()
+
+    def test_on_a_pipe_a_long_line_is_cut_to_pipe_buf(self):
+        (line,) = self.read_fifo_lines()
+        self.assertLessEqual(len(line) + 1, 4096)
+        m = COMBINED.match(line)
+        self.assertTrue(m, line[:300])
+        # Each field gets an equal share of what the line has room for, or less if
+        # it needs less: the referer and agent get the same, the request line's target too.
+        self.assertTrue(m.group(3).startswith("GET /plaintext?q=ttt"), m.group(3)[:100])
+        self.assertTrue(m.group(3).endswith("t... HTTP/1.1"), m.group(3)[-100:])
+        self.assertTrue(m.group(6).startswith("http://r/rrr") and m.group(6).endswith("r..."), m.group(6)[-20:])
+        self.assertTrue(m.group(7).startswith(r"\xC3\xA9") and m.group(7).endswith("..."), m.group(7)[-20:])
+        self.assertGreater(len(m.group(7)), 1000)
+        self.assertLess(abs(len(m.group(6)) - len(m.group(7))), 16)
+
+    def test_on_a_pipe_a_long_json_line_stays_json(self):
+        (line,) = self.read_fifo_lines("--access-log-format", "json")
+        self.assertLessEqual(len(line.encode()) + 1, 4096)
+        record = json.loads(line)
+        self.assertIs(record["truncated"], True)
+        self.assertTrue(record["target"].startswith("/plaintext?q=ttt") and record["target"].endswith("t..."))
+        # Cut between characters: é whole, none split into U+FFFD.
+        self.assertRegex(record["user_agent"], r"^(\u00e9)+\.\.\.$")
+        self.assertEqual(record["status"], 200)
+
+    def test_a_file_keeps_a_long_line_whole(self):
+        srv = Server("--access-log", self.path, "--access-log-format", "json")
+        try:
+            send(srv.port, self.LONG)
+            (line,) = wait_lines(self.path, 1)
+        finally:
+            code, err = srv.stop()
+        self.assertEqual(code, 0, err)
+        record = json.loads(line)
+        self.assertNotIn("truncated", record)
+        self.assertEqual(record["user_agent"], "\u00e9" * 3000 + '"\\' * 500)
+        self.assertEqual(len(record["target"]), len("/plaintext?q=") + 3000)
+
     def test_unwritable_destination_is_refused_before_starting(self):
         p = subprocess.run([harness.BINARIES["server"], "--port", str(harness.free_port()), "--access-log",
                             "/nonexistent-dir/a.log"], capture_output=True, text=True, timeout=10)
