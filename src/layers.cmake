@@ -191,6 +191,7 @@ kiln_layer(kiln_server
   server/secret_handoff.cpp
   server/stats.cpp
   server/privileges.cpp
+  server/fd_limit.cpp
   server/session_segment.cpp
   server/rate_segment.cpp
   server/health.cpp

@@ -21,6 +21,7 @@
 #include "app/app_impl.hpp"
 #include "app/ws_bus.hpp"
 #include "server/config.hpp"
+#include "server/fd_limit.hpp"
 #include "server/stats.hpp"
 #include "server/topics_redis.hpp"
 #include "server/listeners.hpp"
@@ -215,6 +216,10 @@ int App::run(const ServerOptions& options) {
     server::Identity identity;
     if (std::string e = resolve_user(opts, &identity); !e.empty()) return refuse(e);
     if (std::string e = open_logs(opts, identity); !e.empty()) return refuse(e);
+    if (geteuid() == 0 && opts.user.empty())
+        util::log(util::LogLevel::Warn, "started as root without `user` (--user): the workers, and every handler, "
+                  "run as root; name an unprivileged user to run as once the ports are bound");
+    server::raise_fd_limit(opts.max_connections);  // before any worker: they inherit it
     if (!has_session_store()) {  // before binding: a bad session.* setting fails fast
         if (std::string e = sessions.create(opts); !e.empty()) return refuse(e);
         impl_->store = sessions.store();

@@ -1025,6 +1025,63 @@ class Privileges(SupervisorCase):
         self.assertIn("no such user 'no-such-user-kiln'", p.stderr)
 
 
+    def test_started_as_root_without_a_user_it_warns(self):
+        self.start_server("--workers", "1", threads=1)
+        self.wait_ready(1)
+        self.assertIn("started as root without `user`", self.server.output())
+
+    def test_started_as_root_with_a_user_it_does_not_warn(self):
+        self.start_server("--workers", "1", "--user", "nobody", threads=1)
+        self.wait_ready(1)
+        self.assertNotIn("without `user`", self.server.output())
+
+
+def open_file_limits(pid):
+    """(soft, hard) "Max open files" of a process, from /proc."""
+    with open("/proc/%d/limits" % pid) as f:
+        for line in f:
+            if line.startswith("Max open files"):
+                soft, hard = line.split()[3:5]
+                return int(soft), int(hard)
+    return None
+
+
+class OpenFileLimit(SupervisorCase):
+    """A shell's or systemd's soft limit of 1024 descriptors would refuse connections
+    past about a thousand per worker: the server raises it to the hard limit."""
+
+    def start_with_soft_limit(self, soft, *args):
+        was = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if was[1] != resource.RLIM_INFINITY and was[1] <= soft:
+            self.fail("the hard open-file limit (%d) must be above %d for this test" % (was[1], soft))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, was[1]))  # inherited by the server
+        try:
+            self.start_server("--workers", "1", *args, threads=1)
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, was)
+        return was[1]
+
+    def test_the_soft_limit_is_raised_to_the_hard_one(self):
+        hard = self.start_with_soft_limit(256)
+        (worker,) = self.wait_ready(1)
+        self.assertEqual(open_file_limits(worker), (hard, hard))
+        self.assertEqual(open_file_limits(self.server.proc.pid), (hard, hard))
+        self.assertIn("open-file limit %d" % hard, self.server.output())
+
+    def test_max_connections_above_the_hard_limit_is_warned_of(self):
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        if hard == resource.RLIM_INFINITY or hard >= 1 << 24:
+            self.fail("the hard open-file limit (%d) must be below 2^24 for this test" % hard)
+        cfg = os.path.join(tempfile.mkdtemp(prefix="kiln-nofile-"), "kiln.toml")
+        self.addCleanup(shutil.rmtree, os.path.dirname(cfg), True)
+        with open(cfg, "w") as f:
+            f.write("[limits]\nmax_connections = %d\n" % hard)
+        self.start_with_soft_limit(256, "--config", cfg)
+        self.wait_ready(1)
+        self.assertRegex(self.server.output(), r"open-file limit \(RLIMIT_NOFILE\) is %d, too low for "
+                         r"limits.max_connections \(%d\)" % (hard, hard))
+
+
 class HandlerChildren(SupervisorCase):
     """Security finding 5: a process a handler starts (system(), popen) inherited the
     session store's memfd (read-write), the statistics memfd and the listening
