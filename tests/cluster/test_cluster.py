@@ -121,6 +121,9 @@ defaults
     timeout server 30s
     retries 3
     option redispatch
+    # A node is checked every 200 ms; a killed one refuses at once. A slow /health
+    # on a busy machine (ctest -j2 on 2 cores) is given 1 s before it counts as failed.
+    timeout check 1s
     default-server inter 200ms fall 2 rise 2
 frontend web
     bind %s:%d
@@ -210,6 +213,8 @@ class Writer(threading.Thread):
                     kind = "ok"
                 elif r.status == 303 and loc.startswith("/login"):
                     kind = "logged out"
+                elif r.status == 503 and b"No server is available" in r.body:
+                    kind = "503 from HAProxy: no node up"  # both health checks failed
                 else:
                     kind = "status %d" % r.status
             except (OSError, RuntimeError, AssertionError) as e:
