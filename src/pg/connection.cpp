@@ -55,7 +55,7 @@ Connection::Connection(net::Loop& loop, Owner& owner, const ConnectSpec& spec, M
 }
 
 Connection::~Connection() {
-    if (flush_ticket_) flush_ticket_->conn = nullptr;
+    if (deferred_) deferred_->conn = nullptr;
     if (state_ == State::Dead) return;  // die() let go of everything already
     unwatch();
     loop_.deadlines().disarm(connect_deadline_);
@@ -255,18 +255,28 @@ void Connection::flush() {
     watch(r == 1 ? kRead | EPOLLOUT : kRead);
 }
 
-void Connection::flush_soon() {
-    if (flush_ticket_) return;
-    flush_ticket_ = new FlushTicket{this};
-    loop_.defer(
-        [](void* arg) {
-            std::unique_ptr<FlushTicket> ticket(static_cast<FlushTicket*>(arg));
-            Connection* c = ticket->conn;
-            if (!c) return;  // destroyed meanwhile
-            c->flush_ticket_ = nullptr;
-            if (c->state_ == State::Ready) c->flush();
-        },
-        flush_ticket_);
+void Connection::flush_soon() { defer(/*drain=*/false); }
+
+void Connection::drain_soon() { defer(/*drain=*/true); }
+
+void Connection::defer(bool drain) {
+    if (!deferred_) {
+        deferred_ = new Deferred{this};
+        loop_.defer(
+            [](void* arg) {
+                std::unique_ptr<Deferred> work(static_cast<Deferred*>(arg));
+                Connection* c = work->conn;
+                if (!c) return;  // destroyed meanwhile
+                c->deferred_ = nullptr;
+                if (work->drain && c->state_ == State::Ready) {
+                    if (!c->take_answers()) return;
+                    if (!c->ending_.empty()) return c->die(c->ending_);
+                }
+                if (work->flush && c->state_ == State::Ready) c->flush();
+            },
+            deferred_);
+    }
+    (drain ? deferred_->drain : deferred_->flush) = true;
 }
 
 void Connection::on_io(uint32_t events) {
@@ -279,22 +289,29 @@ void Connection::on_io(uint32_t events) {
     if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
         heard_ms_ = loop_.now_ms();
         bool ok = PQconsumeInput(conn_) == 1;
-        drain();  // what arrived before a failure still goes to its queries
-        if (state_ != State::Ready) return;
-        deliver_notifications();
-        if (state_ != State::Ready) return;
+        if (!take_answers()) return;  // what arrived before a failure still goes to its queries
         if (!ok) return die(one_line(PQerrorMessage(conn_)));
     }
     if (!ending_.empty()) return die(ending_);
     if (PQstatus(conn_) == CONNECTION_BAD) return die(one_line(PQerrorMessage(conn_)));
 }
 
+bool Connection::take_answers() {
+    drain();
+    if (state_ == State::Ready) deliver_notifications();
+    return state_ == State::Ready;
+}
+
 void Connection::drain() {
-    // Bounded: libpq on a broken socket must not keep us here.
-    size_t budget = 2 * sent_.size() + 8;
+    // Bounded, so that one connection's answers do not hold the loop for long. Each
+    // place in the pipeline takes at most three results (a statement's own and its
+    // null; a Sync's error at commit, its null and its own), but what is left is not
+    // left behind: libpq holds it already read, and the socket will not say so again.
+    size_t budget = 3 * sent_.size() + 8;
     int nulls = 0;
-    while (!sent_.empty() && budget-- > 0) {
+    while (!sent_.empty()) {
         if (PQisBusy(conn_)) return;  // the rest has not arrived
+        if (budget-- == 0) return drain_soon();
         PGresult* r = PQgetResult(conn_);
         Pending& p = sent_.front();
         if (!r) {
@@ -350,7 +367,10 @@ void Connection::grouped_done(Pending& p) {
         note_ending(p.got);
     }
     if (p.kind == Pending::Prepare) {
-        group_prepared_.push_back(p.stmt);
+        // One that went through is prepared on the server whatever becomes of the
+        // group (a rollback does not undo a Parse): it stays in the cache, to be used
+        // or dropped. One that failed, or was skipped, is forgotten.
+        if (!ok_status(p.got)) group_prepared_.push_back(p.stmt);
         PQclear(p.got);
         return;
     }
@@ -365,8 +385,8 @@ void Connection::settle_group() {
         for (Pending& p : held) answer(p);
         return;
     }
-    // Rolled back. Its Prepares are forgotten (a fresh name next time, whatever the
-    // server kept), and each member goes again alone, in order.
+    // Rolled back. Its Prepares that did not go through are forgotten (prepared again
+    // under a fresh name), and each member goes again alone, in order.
     for (const auto& stmt : prepared) {
         auto it = statements_.find(stmt->sql);
         if (it != statements_.end() && it->second == stmt) statements_.erase(it);

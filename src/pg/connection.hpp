@@ -143,8 +143,11 @@ private:
     void note_ending(const PGresult* r);  // a FATAL that means the server is closing
     void flush();
     void flush_soon();  // once per loop iteration, whatever was sent in it
+    void drain_soon();  // what drain() left, in the loop's next turn
+    void defer(bool drain);
     void drain();
     void deliver_notifications();
+    bool take_answers();  // drain() and deliver_notifications(); false once the session died
     void answer(Pending& p);
     bool replan(Pending& p);  // a stale cached plan: prepared and sent again, or false
     void prepared(Pending& p);
@@ -180,12 +183,14 @@ private:
     std::string ending_;  // why the server is closing the session, once it said so
     std::string lost_;    // die()'s message, for an op that was being sent
     std::vector<const char*> values_;  // scratch for libpq's parameter array
-    // The deferred flush, while one is due; it outlives the Connection if need be
-    // (the loop's deferred work may run after the owner destroyed it).
-    struct FlushTicket {
+    // The deferred flush or drain, while one is due; it outlives the Connection if
+    // need be (the loop's deferred work may run after the owner destroyed it).
+    struct Deferred {
         Connection* conn;
+        bool drain = false;
+        bool flush = false;
     };
-    FlushTicket* flush_ticket_ = nullptr;
+    Deferred* deferred_ = nullptr;
 };
 
 }  // namespace kiln::pg::detail

@@ -479,6 +479,47 @@ TEST(PgClient, AnErrorAtCommitReachesItsStatementAndNoOther) {
     });
 }
 
+TEST(PgClient, ManyErrorsAtCommitInOneReadAreAllAnsweredAtOnce) {
+    // Each statement failing at its Sync takes five of libpq's results for its two
+    // places in the pipeline: all must be taken from one read, none left in libpq's
+    // buffer until a later answer (or the reply timeout) comes.
+    kiln::net::Loop loop;
+    pg::Client db({.url = pg_url(), .pool = 1, .reply_timeout = 5s});
+    run(loop, [&]() -> Task<> {
+        co_await db.exec("DROP TABLE IF EXISTS deferred_many");
+        co_await db.exec("CREATE TABLE deferred_many (x int UNIQUE DEFERRABLE INITIALLY DEFERRED)");
+        std::vector<pg::Query> twice;
+        for (int i = 0; i < 40; ++i) twice.push_back(db.exec("INSERT INTO deferred_many VALUES ($1), ($1)", i));
+        auto started = std::chrono::steady_clock::now();
+        for (pg::Query& q : twice) {
+            auto e = co_await error_of<db::ConstraintViolation>(std::move(q));
+            EXPECT_TRUE(e.has_value()) << "a write rolled back at commit was reported as done";
+        }
+        EXPECT_LT(std::chrono::steady_clock::now() - started, 2s) << "answers waited for the reply timeout";
+        EXPECT_EQ(db.connected(), 1u);
+        co_await db.exec("DROP TABLE deferred_many");
+    });
+}
+
+TEST(PgClient, AFailedGroupLeavesNoPreparedStatementBehind) {
+    // A SELECT failing among others rolls their group back and each goes again alone;
+    // the statements the group prepared are still prepared on the server (a Parse is
+    // not undone by a rollback): kept, or dropped, never forgotten there.
+    kiln::net::Loop loop;
+    pg::Client db({.url = pg_url(), .pool = 1, .statement_cache = 4});
+    run(loop, [&]() -> Task<> {
+        for (int i = 0; i < 40; ++i) {
+            pg::Query fine = db.exec(kiln::db::trusted_sql("SELECT " + std::to_string(i) + "::int AS n"));
+            pg::Query bad = db.exec("SELECT $1::int", "not a number");
+            EXPECT_EQ((co_await fine)[0].get<int>(0), i);
+            auto e = co_await error_of<db::Error>(std::move(bad));
+            EXPECT_TRUE(e.has_value());
+        }
+        long kept = co_await db.scalar<long>("SELECT count(*) FROM pg_prepared_statements");
+        EXPECT_LE(kept, 5);  // this query's own included
+    });
+}
+
 TEST(PgClient, AStatementWhosePlanWentStaleIsPreparedAgain) {
     // A table changed under a kept statement (a column added under SELECT *, a type
     // altered): PostgreSQL refuses the cached plan (0A000, "cached plan must not change
