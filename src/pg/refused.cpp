@@ -57,20 +57,6 @@ constexpr std::array<std::string_view, 4> kSession = {"SET", "RESET", "DISCARD",
 
 }  // namespace
 
-std::string refusal(std::string_view sql) {
-    std::string_view rest = sql;
-    std::string w = keyword(&rest);
-    if (one_of(w, kTransaction) || (w == "PREPARE" && keyword(&rest) == "TRANSACTION"))
-        return "kiln refuses " + w + " on the shared connection, where every coroutine's statements would run "
-               "inside the transaction: use begin() (a transaction has a connection of its own)";
-    if (w == "COPY") return "kiln refuses COPY: it takes the connection out of pipeline mode";
-    if (w == "LISTEN" || w == "UNLISTEN") return "kiln refuses " + w + " on the shared connection: use listen()";
-    if (one_of(w, kSession))
-        return "kiln refuses " + w + ": it changes the session every coroutine of the loop shares, until its next "
-               "reconnect; use the URL's options, SET LOCAL inside begin(), or set_config(name, value, true)";
-    return "";
-}
-
 namespace {
 char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
@@ -142,6 +128,26 @@ bool changes_session(std::string_view sql) {
     if (find_ci(sql, "into temp") != sql.npos) return true;  // SELECT ... INTO TEMP t
     if (!every_set_config_is_local(sql)) return true;
     return find_ci(sql, "pg_advisory_lock") != sql.npos || find_ci(sql, "pg_try_advisory_lock") != sql.npos;
+}
+
+std::string refusal(std::string_view sql) {
+    std::string_view rest = sql;
+    std::string w = keyword(&rest);
+    if (one_of(w, kTransaction) || (w == "PREPARE" && keyword(&rest) == "TRANSACTION"))
+        return "kiln refuses " + w + " on the shared connection, where every coroutine's statements would run "
+               "inside the transaction: use begin() (a transaction has a connection of its own)";
+    if (w == "COPY") return "kiln refuses COPY: it takes the connection out of pipeline mode";
+    if (w == "LISTEN" || w == "UNLISTEN") return "kiln refuses " + w + " on the shared connection: use listen()";
+    if (one_of(w, kSession))
+        return "kiln refuses " + w + ": it changes the session every coroutine of the loop shares, until its next "
+               "reconnect; use the URL's options, or SET LOCAL inside begin()";
+    // Anywhere in the text: a setting (set_config, even a local one, reaches the
+    // SELECTs other coroutines sent beside it, which share its implicit transaction),
+    // a session advisory lock, a temporary object.
+    if (find_ci(sql, "set_config") != sql.npos || changes_session(sql))
+        return "kiln refuses this statement on the shared connection: it changes a setting, a lock or a temporary "
+               "object every coroutine of the loop would share; run it inside begin()";
+    return "";
 }
 
 }  // namespace kiln::pg::detail

@@ -9,8 +9,10 @@
 namespace kiln::pg::detail {
 
 // Why `sql` is refused on the shared connection; "" if it is not. Looks at its first
-// keyword (after blanks and comments) only: the server refuses what hides later (a
-// second statement in one string is a syntax error in the extended protocol).
+// keyword (after blanks and comments): the server refuses what hides later (a second
+// statement in one string is a syntax error in the extended protocol); and anywhere
+// in the text for what changes_session() finds, and for any set_config (a local one
+// reaches the SELECTs sent beside it, which share its implicit transaction).
 std::string refusal(std::string_view sql);
 
 // Whether `sql`, run inside a transaction, may change its session beyond the commit:

@@ -404,9 +404,15 @@ TEST(PgClient, StatementsThatWouldChangeTheSharedSessionAreRefused) {
         EXPECT_NE((co_await refused(db.exec("set search_path = nowhere"))).find("session"), std::string::npos);
         EXPECT_NE((co_await refused(db.exec("DISCARD ALL"))).find("session"), std::string::npos);
         EXPECT_NE((co_await refused(db.exec("DEALLOCATE ALL"))).find("session"), std::string::npos);
+        // Anywhere in the text: a setting (even a local one: the SELECTs sent beside it
+        // share its implicit transaction), a session lock, a temporary table.
+        for (auto sql : {"SELECT set_config('search_path', 'nowhere', true)", "select 1, SET_CONFIG('a.b', $1, false)",
+                         "SELECT pg_advisory_lock(1)", "SELECT 1 AS x INTO TEMP t", "CREATE TEMP TABLE t (x int)"})
+            EXPECT_NE((co_await refused(db.exec(kiln::db::trusted_sql(sql), "x"))).find("begin()"), std::string::npos) << sql;
         // Their look-alikes pass.
         EXPECT_EQ(co_await refused(db.exec("SELECT 'BEGIN'")), "not refused");
-        EXPECT_EQ(co_await refused(db.exec("SELECT set_config('search_path', 'public', true)")), "not refused");
+        EXPECT_EQ(co_await refused(db.exec("SELECT relname FROM pg_class WHERE relname = 'temperatures'")), "not refused");
+        EXPECT_EQ(co_await refused(db.exec("SELECT pg_advisory_xact_lock(1)")), "not refused");
         EXPECT_EQ(co_await db.scalar<std::string>("SHOW search_path"), "\"$user\", public");  // unchanged
         pg::Transaction tx = co_await db.begin();  // the way to a transaction
         EXPECT_EQ(co_await tx.scalar<int>("SELECT 1"), 1);
