@@ -18,8 +18,8 @@
 // at once with the last reason, instead of waiting. A reply slower than
 // `command_timeout` closes its connection (the server is stuck or gone), failing
 // what it carried; the connection of subscriptions, which waits without owing a
-// reply, is probed that often (it subscribes again to a channel of its own, "kiln:probe")
-// and is closed when the next probe finds nothing heard since.
+// reply, is probed that often (it subscribes again to a channel of its own,
+// Options::probe_channel) and is closed when the next probe finds nothing heard since.
 #pragma once
 #include <charconv>
 #include <chrono>
@@ -268,6 +268,11 @@ struct Options {
     // all of it (so that the connections a server restart cut come back spread out).
     std::chrono::milliseconds reconnect_min{50};
     std::chrono::milliseconds reconnect_max{2000};
+    // The channel the connection of subscriptions stays subscribed to and probes on
+    // (nothing is published there). Under an ACL that limits a user's channels (Redis
+    // 7's default for a new user), one it may subscribe to: options_from() gives
+    // <redis.prefix>probe.
+    std::string probe_channel = "kiln:probe";
 };
 
 // Where a URL leads; throws Error(Misuse) naming what is wrong with it.

@@ -131,7 +131,7 @@ struct ServerOptions {
     std::string topics_store = "node";
     uint32_t redis_pool = 1;              // connections per event loop thread
     uint32_t redis_command_timeout_ms = 5000;  // no reply in this long closes the connection
-    std::string redis_prefix = "kiln:";   // the session store's keys: <prefix>session:<id>
+    std::string redis_prefix = "kiln:";   // session keys <prefix>session:<id>, channels <prefix>topics, <prefix>probe
     // The app's own settings, as text: the [app] table of kiln.toml (nested tables
     // as dotted names), KILN_APP_<NAME> variables (lower-cased: KILN_APP_DB_PATH is
     // "db_path"), --set NAME=VALUE flags, later sources winning. Read them with

@@ -126,6 +126,7 @@ Options options_from(const ServerOptions& server) {
     o.url = server.redis_url;
     o.pool = server.redis_pool;
     o.command_timeout = std::chrono::milliseconds(server.redis_command_timeout_ms);
+    o.probe_channel = server.redis_prefix + "probe";  // among the app's channels, for an ACL
     return o;
 }
 

@@ -10,9 +10,6 @@
 namespace kiln::redis::detail {
 namespace {
 char subscriber_tag;  // the privdata of subscription callbacks
-// What a subscriber connection stays subscribed to, and subscribes to again as its
-// probe; nothing is published there (a message would be ignored: no Subscription has it).
-const std::string kProbeChannel = "kiln:probe";
 
 Reply convert(const redisReply* r) {
     switch (r->type) {
@@ -138,7 +135,7 @@ void Connection::on_connect(const redisAsyncContext* ac, int status) {
     if (self->mode_ == Mode::Commands) return;
     self->loop_.deadlines().disarm(self->deadline_);
     if (self->options_.command_timeout.count() > 0) {
-        self->subscription("SUBSCRIBE", kProbeChannel);  // for good: the connection never leaves pub/sub mode
+        self->subscription("SUBSCRIBE", self->options_.probe_channel);  // for good: the connection never leaves pub/sub mode
         self->heard_ = true;
         self->loop_.deadlines().arm(self->probe_, self->loop_.now_ms() +
                                                       static_cast<uint64_t>(self->options_.command_timeout.count()));
@@ -347,7 +344,7 @@ void Connection::probe() {
     heard_ = false;
     pinged_ms_ = loop_.now_ms();
     loop_.deadlines().arm(probe_, pinged_ms_ + limit);
-    subscription("SUBSCRIBE", kProbeChannel);  // again: Redis confirms it, which is all we need
+    subscription("SUBSCRIBE", options_.probe_channel);  // again: Redis confirms it, which is all we need
 }
 
 void Connection::die(const std::string& why) {

@@ -20,7 +20,7 @@
 // SUBSCRIBE, Redis 6 in RESP2 accepts nothing but (UN)SUBSCRIBE and PING on it).
 // A subscriber owes nothing while it waits for messages, so the command timeout
 // would never see its server go silent. So while it is up it is subscribed to one
-// more channel, "kiln:probe", and subscribes to it again every command_timeout: Redis
+// more channel (Options::probe_channel), and subscribes to it again every command_timeout: Redis
 // confirms each time, and a connection that heard nothing at all (no byte) since the
 // previous probe is closed. Not PING: hiredis 0.14 keeps the callback of each command
 // sent in pub/sub mode for ever (sub.invalid) and drops the PONG unread, and a PING

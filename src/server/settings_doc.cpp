@@ -144,7 +144,7 @@ const std::vector<SettingDoc>& table() {
         {"redis.pool", "--redis-pool", "N", "Redis connections per event loop thread", [](const O& o) { return num(o.redis_pool); }},
         {"redis.command_timeout_ms", "", "", "no reply from Redis in this long closes the connection; a subscribed one is probed this often (0: wait)",
          [](const O& o) { return num(o.redis_command_timeout_ms); }},
-        {"redis.prefix", "", "", "the session store's keys: PREFIXsession:ID", [](const O& o) { return quoted(o.redis_prefix); }},
+        {"redis.prefix", "", "", "the session store's keys (PREFIXsession:ID) and kiln's Redis channels (PREFIXtopics, PREFIXprobe)", [](const O& o) { return quoted(o.redis_prefix); }},
         {"server.trusted_proxies", "--trusted-proxies", "LIST", "proxies whose Forwarded / X-Forwarded-For (the client) and "
          "X-Forwarded-Proto count: addresses or CIDR blocks (also proxy.trusted)",
          [](const O&) { return std::string("none"); }},

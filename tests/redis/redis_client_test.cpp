@@ -481,6 +481,78 @@ TEST(RedisClient, PublishSubscribe) {
     });
 }
 
+// Redis 7 gives a new ACL user no channel (acl-pubsub-default resetchannels): one
+// allowed app:* only must be able to subscribe there, probe channel included.
+struct AclUser {
+    redis::Client& admin;
+    std::string url;
+    static Task<AclUser> make(redis::Client& admin, std::string channels) {
+        co_await admin.command("ACL", "SETUSER", "kiln_acl_test", "reset", "on", ">acl password", "resetchannels",
+                               channels, "+@all", "~*");
+        co_return AclUser{admin, "redis://kiln_acl_test:acl%20password@" + redis_url().substr(8)};
+    }
+    Task<> drop() { co_await admin.command("ACL", "DELUSER", "kiln_acl_test"); }
+};
+
+Task<int64_t> connections_received(redis::Client& admin) {
+    redis::Reply info = co_await admin.command("INFO", "stats");
+    std::string text(info.str());
+    const std::string field = "total_connections_received:";
+    size_t at = text.find(field);
+    if (at == std::string::npos) ADD_FAILURE() << "INFO stats has no " << field;
+    co_return at == std::string::npos ? -1 : std::stoll(text.substr(at + field.size()));
+}
+
+TEST(RedisClient, ASubscriberLimitedToItsChannelsProbesOnOneOfThem) {
+    kiln::net::Loop loop;
+    redis::Client admin({.url = redis_url()});
+    run(loop, [&]() -> Task<> {
+        AclUser user = co_await AclUser::make(admin, "&app:*");
+        {
+            redis::Client r({.url = user.url, .probe_channel = "app:probe"});
+            redis::Subscription s = co_await r.subscribe("app:news");
+            co_await admin.publish("app:news", "hello");
+            EXPECT_EQ((co_await s.next()).payload, "hello");
+        }
+        {
+            // kiln's own default is refused to this user: the subscription fails (at once,
+            // or as soon as the refusal follows its confirmation) and says why.
+            redis::Client r({.url = user.url, .reconnect_min = 100ms});
+            try {
+                redis::Subscription s = co_await r.subscribe("app:news");
+                co_await s.next();
+                ADD_FAILURE() << "subscribed with a probe channel the ACL refuses";
+            } catch (const redis::Error& e) {
+                EXPECT_NE(std::string(e.what()).find("NOPERM"), std::string::npos) << e.what();
+            }
+        }
+        co_await user.drop();
+    });
+}
+
+TEST(RedisClient, ASubscriberRedisDropsAtOnceBacksOff) {
+    // A channel the ACL no longer allows ends the subscriber connection each time it
+    // is asked for again (Redis closes the subscriber at the change, and hiredis on the
+    // refusal): the reconnects back off, as refused set-ups do, instead of coming back
+    // every reconnect_min.
+    kiln::net::Loop loop;
+    redis::Client admin({.url = redis_url()});
+    run(loop, [&]() -> Task<> {
+        AclUser user = co_await AclUser::make(admin, "&app:*");
+        {
+            redis::Client r({.url = user.url, .reconnect_min = 10ms, .reconnect_max = 2000ms, .probe_channel = "app:probe"});
+            redis::Subscription s = co_await r.subscribe("app:news");
+            int64_t before = co_await connections_received(admin);
+            co_await admin.command("ACL", "SETUSER", "kiln_acl_test", "resetchannels", "&app:probe");
+            co_await kiln::sleep(1000ms);
+            int64_t made = co_await connections_received(admin) - before;
+            EXPECT_GE(made, 1);
+            EXPECT_LE(made, 15) << "the back-off was reset by connections Redis dropped at once";
+        }
+        co_await user.drop();
+    });
+}
+
 // With a pool of several connections one publisher's messages still arrive in the
 // order it published them: before, each took the lightest connection, and Redis ran
 // the connections' commands in whatever order they came.
