@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -28,9 +29,28 @@ constexpr double kMessagesPerSecond = 5;
 constexpr double kBurst = 10;
 const std::string kWorker = std::to_string(getpid());
 
-// A name as shown: 1 to 32 characters, "anonymous" otherwise.
+// Whether a (valid UTF-8) name shows as it reads: no control character (C0, DEL,
+// C1), no line or paragraph separator, and none of the marks and overrides that
+// reorder the text around them (a name "\u202Eevil" would show reversed).
+bool shows_as_it_reads(std::string_view s) {
+    for (size_t i = 0; i < s.size();) {
+        auto lead = static_cast<unsigned char>(s[i]);
+        size_t len = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+        char32_t c = len == 1 ? lead : lead & (0x7F >> len);
+        for (size_t k = 1; k < len; ++k) c = (c << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+        i += len;
+        if (c < 0x20 || (c >= 0x7F && c < 0xA0) || c == 0x2028 || c == 0x2029) return false;
+        if (c == 0x061C || c == 0x200E || c == 0x200F || (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069))
+            return false;
+    }
+    return true;
+}
+
+// A name as shown: 1 to 32 characters of UTF-8 that show as they read, "anonymous"
+// otherwise (a name that is not UTF-8 could not go into the room's JSON at all).
 std::string clean_name(std::string_view name) {
-    if (name.empty() || name.size() > 32) return "anonymous";
+    std::optional<size_t> chars = kiln::utf8_length(name);
+    if (!chars || *chars == 0 || *chars > 32 || !shows_as_it_reads(name)) return "anonymous";
     return std::string(name);
 }
 

@@ -4,7 +4,8 @@
 // workers (each page shows its worker). Then each types a message, and it appears
 // on both pages, the sender's included; a third page on the server-sent events
 // fallback (?transport=sse, POST /send) talks with them both ways. A name with
-// markup shows as text, and a WebSocket that floods the room is closed. Then,
+// markup shows as text, one not UTF-8 or with bidi controls as "anonymous", and a
+// WebSocket that floods the room is closed. Then,
 // against a server on HTTPS (a throwaway certificate), two
 // pages talk over WebSockets that Chromium carries on its HTTP/2 connection (RFC
 // 8441's extended CONNECT, as the server's access log shows). Saves OUT/chat.png.
@@ -89,6 +90,18 @@ async function run(browser, base, outDir) {
   await sees(a.page, 'bob', '<b>bold</b>');
   assert.equal(await a.page.evaluate(() => window.pwned), undefined);
   assert.equal(await a.page.locator('#log b').count(), 0);
+
+  step('a name that is not UTF-8, or that reorders the text around it, shows as anonymous');
+  for (const [raw, said] of [['%FF%FE', 'not utf-8'], ['%E2%80%AEevil', 'reversed'], ['a%0Ab', 'two lines']]) {
+    const closed = await a.page.evaluate(([raw, said]) => new Promise((resolve) => {
+      const ws = new WebSocket(location.origin.replace(/^http/, 'ws') + '/ws?name=' + raw);
+      ws.onopen = () => ws.send('a name ' + said);
+      ws.onclose = (e) => resolve(e.code);
+      setTimeout(() => { ws.close(); resolve('open'); }, 1_000);
+    }), [raw, said]);
+    assert.equal(closed, 'open', `the WebSocket named ${raw} was closed`);
+    await sees(b.page, 'anonymous', 'a name ' + said);
+  }
 
   step('a WebSocket that floods the room is closed (1008), POSTs past the same allowance get 429, and the room talks on');
   const code = await a.page.evaluate(() => new Promise((resolve) => {
