@@ -8,10 +8,11 @@ namespace kiln::gen {
 namespace {
 
 // Indexed by FieldType. Numbers and dates are required to parse; booleans are a
-// checkbox (absent means false), so never "missing".
+// checkbox (absent means false), so never "missing". Text has a length limit (the
+// form alone would take a megabyte into every row, and into every page listing it).
 constexpr TypeInfo kTypes[] = {
-    {"string", "std::string", "", "TEXT NOT NULL DEFAULT ''", "text", "text", true},
-    {"text", "std::string", "", "TEXT NOT NULL DEFAULT ''", "textarea", "text", true},
+    {"string", "std::string", "", "TEXT NOT NULL DEFAULT ''", "text", "text", true, 255},
+    {"text", "std::string", "", "TEXT NOT NULL DEFAULT ''", "textarea", "text", true, 20000},
     {"integer", "int32_t", " = 0", "INTEGER NOT NULL DEFAULT 0", "number", "number", true},
     {"bigint", "int64_t", " = 0", "INTEGER NOT NULL DEFAULT 0", "number", "number", true},
     {"float", "double", " = 0", "REAL NOT NULL DEFAULT 0", "number", "number", true},

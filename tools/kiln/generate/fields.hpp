@@ -21,6 +21,7 @@ struct TypeInfo {
     std::string_view input;       // form control: "text", "textarea", "number", "checkbox", "datetime-local"
     std::string_view reader;      // kiln::FormReader method: "text", "number", "checkbox", "datetime"
     bool required;                // an empty form value is a validation error
+    size_t max_chars = 0;         // text: the longest value the form takes, in characters (0: not text)
 };
 
 const TypeInfo& type_info(FieldType t);
