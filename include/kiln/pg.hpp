@@ -355,6 +355,11 @@ struct Options {
     // statements must not interleave with other coroutines' queries). A transaction
     // begun while all are busy waits for one.
     size_t transactions = 4;
+    // Queries one shared connection may carry at once (sent or waiting to be), past
+    // which a query fails at once with db::BusyError (a 503 if it escapes a handler):
+    // a server that falls behind gets a bounded line, not one that grows as long as
+    // requests come, each waiting longer than the last. 0: no limit.
+    size_t max_queued = 10000;
 };
 
 // What co_await client.exec(...) awaits. The query is sent when exec() is called, so

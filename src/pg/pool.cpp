@@ -160,6 +160,13 @@ Query Pool::send(db::Sql sql, Params params) {
     if (std::string why = refusal(sql.text()); !why.empty()) {
         op->fail(std::make_exception_ptr(db::Error(db::ErrorKind::Misuse, 0, why, std::string(sql.text()))));
     } else if (Connection* c = pick()) {
+        if (options_.max_queued > 0 && c->load() >= options_.max_queued) {  // the lightest is full: all are
+            op->fail(std::make_exception_ptr(db::BusyError(
+                db::ErrorKind::Busy, 0,
+                "PostgreSQL is behind: " + std::to_string(c->load()) + " queries wait on each of this loop's "
+                "connections (pg::Options::max_queued)", std::string(sql.text()))));
+            return q;
+        }
         op->params = std::move(params);
         c->submit(op, sql.text());
     } else {

@@ -526,6 +526,27 @@ TEST(PgClient, AFailedGroupLeavesNoPreparedStatementBehind) {
     });
 }
 
+TEST(PgClient, PastMaxQueuedAQueryFailsAtOnceAsBusy) {
+    // A server that falls behind: the line on a connection is bounded, what comes past
+    // it fails at once (a 503), and once the line is shorter queries go again.
+    kiln::net::Loop loop;
+    pg::Client db({.url = pg_url(), .pool = 1, .max_queued = 8});
+    run(loop, [&]() -> Task<> {
+        std::vector<pg::Query> slow;
+        for (int i = 0; i < 8; ++i) slow.push_back(db.exec("WITH s AS (SELECT pg_sleep(0.05)) SELECT $1::int FROM s", i));
+        auto started = std::chrono::steady_clock::now();
+        auto busy = co_await error_of<db::BusyError>(db.exec("SELECT 1"));
+        EXPECT_LT(std::chrono::steady_clock::now() - started, 100ms) << "it waited in line";
+        EXPECT_TRUE(busy.has_value());
+        if (busy) {
+            EXPECT_TRUE(busy->transient());
+            EXPECT_NE(busy->message().find("max_queued"), std::string::npos) << busy->message();
+        }
+        for (int i = 0; i < 8; ++i) EXPECT_EQ((co_await std::move(slow[static_cast<size_t>(i)]))[0].get<int>(0), i);
+        EXPECT_EQ(co_await db.scalar<int>("SELECT 2"), 2);
+    });
+}
+
 TEST(PgClient, AStatementWhosePlanWentStaleIsPreparedAgain) {
     // A table changed under a kept statement (a column added under SELECT *, a type
     // altered): PostgreSQL refuses the cached plan (0A000, "cached plan must not change
