@@ -36,7 +36,9 @@ using AsyncHandler = std::function<Task<>(Request&, Response&)>;
 // middleware awaits it: `co_await next;` returns when the handler has finished.
 // A plain middleware's next() returns when the rest has finished or, in front of a
 // coroutine handler, when the handler first waits: the response is then not done
-// yet, so work on it after next() belongs in a coroutine middleware.
+// yet, so work on it after next() belongs in a coroutine middleware. The rest runs
+// once: a second call does nothing, and so does a call made after a later
+// middleware answered without calling it (what it stopped stays stopped).
 class Next {
 public:
     void operator()();
@@ -48,6 +50,7 @@ private:
     Request& req_;
     Response& res_;
     size_t index_ = 0;
+    bool ended_ = false;          // the rest of the chain ran, or a middleware stopped it: next() does nothing
     bool async_;                  // the chain runs as a coroutine (the request waits)
     std::vector<Task<>> waiting_;  // what plain middleware's next() left running
 };

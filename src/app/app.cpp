@@ -211,6 +211,9 @@ std::function<size_t(std::string_view)> App::overridden_max_files(const Request&
 }
 
 void Next::operator()() {
+    // Once: a second call (from a middleware that already called it, or one around a
+    // middleware that answered without calling it) must not run what that one stopped.
+    if (ended_) return;
     if (async_) {
         // A plain middleware in a chain that may wait: the rest runs up to its first
         // wait; run_chain awaits what is left once the middleware returns.
@@ -227,6 +230,10 @@ void Next::operator()() {
     }
     const auto& mw = app_.impl_->middleware;
     if (index_ < mw.size()) {
+        struct End {  // whether the middleware returned or threw
+            bool& ended;
+            ~End() { ended = true; }
+        } end{ended_};
         mw[index_++].plain(req_, res_, *this);
         return;
     }
@@ -259,6 +266,7 @@ bool App::answer_without_handler(Request& req, Response& res) const {
 }
 
 Task<> App::run_chain(Next& next) const {
+    if (next.ended_) co_return;  // see Next::operator()
     const auto& mw = impl_->middleware;
     if (next.index_ < mw.size()) {
         const MiddlewareEntry& m = mw[next.index_++];
@@ -279,6 +287,7 @@ Task<> App::run_chain(Next& next) const {
             next.waiting_.pop_back();
             co_await rest;
         }
+        next.ended_ = true;
         if (thrown) std::rethrow_exception(thrown);
         co_return;
     }

@@ -20,6 +20,7 @@
 #include "http/parser.hpp"
 #include "http/request.hpp"
 #include "http/response.hpp"
+#include "http/serializer.hpp"
 #include "net/file_io.hpp"
 #include "net/loop.hpp"
 #include "util/random.hpp"
@@ -229,7 +230,7 @@ Result Client::request(std::string_view method, std::string_view target, std::st
     } else {
         out.body = std::move(res.body());
     }
-    if (method == "HEAD") out.body.clear();
+    if (method == "HEAD" || http::status_has_no_body(out.status)) out.body.clear();  // as on the wire
     return out;
 }
 

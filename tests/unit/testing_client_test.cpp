@@ -380,6 +380,18 @@ TEST(TestingClient, HeadersAfterTheFirstWriteAndACutStreamAreNotASuccess) {
 
 // Values a response may not carry: a status that is no final answer, a control
 // character in a header; and numbers a typed parameter may not be.
+TEST(TestingClient, NoBodyFor204And304AsOnTheWire) {
+    kiln::App app;
+    app.get("/gone", [](kiln::Request&, kiln::Response& res) { res.status(204).text("dropped"); });
+    app.get("/same", [](kiln::Request&, kiln::Response&) { throw kiln::HttpError(304, "Not Modified"); });
+    Client client(app);
+    kiln::testing::Result gone = client.get("/gone"), same = client.get("/same");
+    EXPECT_EQ(gone.status, 204);
+    EXPECT_EQ(gone.body, "");
+    EXPECT_EQ(same.status, 304);
+    EXPECT_EQ(same.body, "");
+}
+
 TEST(TestingClient, StatusesHeadersAndNumbersOutOfBoundsAreRefused) {
     kiln::App app;
     app.get("/status/:code", [](kiln::Request& req, kiln::Response& res) {
