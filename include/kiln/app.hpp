@@ -268,6 +268,9 @@ private:
     App& add_route(Method method, std::string_view pattern, Route route);
     App& add_ws(std::string_view pattern, std::shared_ptr<const detail::WsRoute> route);
     uint32_t deadline_ms(const Request& req) const;  // the route's; 0: the server's
+    // The route the request ends at: a form POST's _method picks another, as
+    // override_method() will; asked before it, for the route's deadline and compression.
+    const Route* final_route(const Request& req) const;
     Task<> handle_async(Request& req, Response& res) const;
     Task<> run_chain(Next& next) const;
     Task<> run_handler(Request& req, Response& res) const;

@@ -119,7 +119,8 @@ bool App::waits(const Request& req) const {
 }
 
 uint32_t App::deadline_ms(const Request& req) const {
-    return req.route_ ? static_cast<const Route*>(req.route_)->options.deadline_ms : 0;
+    const Route* route = final_route(req);
+    return route ? route->options.deadline_ms : 0;
 }
 
 size_t App::prepare(Request& req) const {
@@ -181,7 +182,8 @@ bool guarded_error(const Request& req, Fail& fail, const std::exception_ptr& err
 }  // namespace
 
 bool App::compresses(const Request& req) const {
-    return !req.route_ || static_cast<const Route*>(req.route_)->options.compress;
+    const Route* route = final_route(req);
+    return !route || route->options.compress;
 }
 
 size_t App::max_files(const Request& req) const {
@@ -195,6 +197,24 @@ Method overriding_method(std::string_view wanted) {
                                                                                                : Method::Other;
 }
 }  // namespace
+
+const Route* App::final_route(const Request& req) const {
+    const auto* routed = static_cast<const Route*>(req.route_);
+    if (req.method() != Method::Post || !app::is_form_body(req)) return routed;
+    std::optional<std::string_view> wanted;
+    try {
+        wanted = req.form().get(kMethodField);
+    } catch (const HttpError&) {
+        return routed;  // refused in the chain, as override_method() reads it again
+    }
+    Method m = wanted ? overriding_method(*wanted) : Method::Other;
+    if (m == Method::Other) return routed;
+    RouteParam scratch[kMaxRouteParams];
+    app::Router::Match match;
+    match.params = scratch;
+    impl_->router.match(m, req.path(), match);
+    return static_cast<const Route*>(match.target);
+}
 
 std::function<size_t(std::string_view)> App::overridden_max_files(const Request& req) const {
     if (req.method() != Method::Post) return {};

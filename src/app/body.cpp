@@ -64,14 +64,15 @@ void Request::set_form(Form&& form) { form_.emplace(std::move(form)); }
 
 const Form& Request::form() const {
     if (form_) return *form_;
-    form_.emplace();
+    Form form;
     if (app::has_media_type(*this, "application/x-www-form-urlencoded")) {
         std::vector<http::FormField> fields;
         if (http::FormError e = http::parse_form(body(), fields); e != http::FormError::None)
             throw HttpError(http::status_for(e), "malformed form body: " + std::string(http::describe(e)));
-        form_->fields_.reserve(fields.size());
-        for (auto& f : fields) form_->fields_.push_back({std::move(f.name), std::move(f.value)});
+        form.fields_.reserve(fields.size());
+        for (auto& f : fields) form.fields_.push_back({std::move(f.name), std::move(f.value)});
     }
+    form_ = std::move(form);  // kept once read: a body that cannot be is refused again at each call
     return *form_;
 }
 

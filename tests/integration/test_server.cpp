@@ -307,6 +307,9 @@ int main(int argc, char** argv) {
     app.get("/compress/page", [page](kiln::Request& req, kiln::Response& res) { res.html(page(req)); });
     app.get("/compress/off", [page](kiln::Request& req, kiln::Response& res) { res.html(page(req)); },
             kiln::RouteOptions{.compress = false});
+    // Reached by a form's POST with _method=PUT: its own options hold, not a POST's.
+    app.put("/compress/off", [page](kiln::Request& req, kiln::Response& res) { res.html(page(req)); },
+            kiln::RouteOptions{.compress = false});
     app.get("/compress/no-transform", [page](kiln::Request& req, kiln::Response& res) {
         res.header("Cache-Control", "no-transform");
         res.html(page(req));

@@ -392,6 +392,26 @@ TEST(TestingClient, NoBodyFor204And304AsOnTheWire) {
     EXPECT_EQ(same.body, "");
 }
 
+TEST(TestingClient, AFormThatCannotBeReadIsRefusedAtEveryCall) {
+    // Before, the first call threw and left an empty form behind for the next.
+    kiln::App app;
+    app.put("/twice", [](kiln::Request& req, kiln::Response& res) {  // (a POST's form is read before: _method)
+        int refused = 0;
+        for (int i = 0; i < 2; ++i) {
+            try {
+                (void)req.form();
+            } catch (const kiln::HttpError& e) {
+                refused += e.status() == 400;
+            }
+        }
+        res.text(std::to_string(refused));
+    });
+    Client client(app);
+    kiln::testing::Result r =
+        client.request("PUT", "/twice", "a=%zz", {{"Content-Type", "application/x-www-form-urlencoded"}});
+    EXPECT_EQ(r.body, "2");
+}
+
 TEST(TestingClient, StatusesHeadersAndNumbersOutOfBoundsAreRefused) {
     kiln::App app;
     app.get("/status/:code", [](kiln::Request& req, kiln::Response& res) {
