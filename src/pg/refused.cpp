@@ -1,6 +1,8 @@
 #include "pg/refused.hpp"
 
 #include <array>
+#include <initializer_list>
+#include <string>
 
 namespace kiln::pg::detail {
 namespace {
@@ -71,13 +73,48 @@ size_t find_ci(std::string_view sql, std::string_view word, size_t from = 0) {
     return std::string_view::npos;
 }
 
+bool ident_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$' ||
+           static_cast<unsigned char>(c) >= 0x80;
+}
+
+// Where `word` first occurs from `from` on as a word of its own (no identifier
+// character before or after it: "temp" is not in "temperatures"); npos if nowhere.
+size_t find_word(std::string_view sql, std::string_view word, size_t from = 0) {
+    for (size_t at = find_ci(sql, word, from); at != sql.npos; at = find_ci(sql, word, at + 1)) {
+        bool starts = at == 0 || !ident_char(sql[at - 1]);
+        bool ends = at + word.size() == sql.size() || !ident_char(sql[at + word.size()]);
+        if (starts && ends) return at;
+    }
+    return sql.npos;
+}
+
+// Where the next call of the function `name` is from `from` on: its name as a word,
+// then '(' (after blanks); npos if none. The index is of the '('.
+size_t find_call(std::string_view sql, std::string_view name, size_t from = 0) {
+    for (size_t at = find_word(sql, name, from); at != sql.npos; at = find_word(sql, name, at + 1)) {
+        size_t i = at + name.size();
+        while (i < sql.size() && (sql[i] == ' ' || sql[i] == '\t' || sql[i] == '\n' || sql[i] == '\r')) ++i;
+        if (i < sql.size() && sql[i] == '(') return i;
+    }
+    return sql.npos;
+}
+
+// Whether `first` is followed, after blanks, by one of `seconds` as words.
+bool words(std::string_view sql, std::string_view first, std::initializer_list<std::string_view> seconds) {
+    for (size_t at = find_word(sql, first); at != sql.npos; at = find_word(sql, first, at + 1)) {
+        std::string_view rest = sql.substr(at + first.size());
+        std::string next = keyword(&rest);
+        for (std::string_view second : seconds)
+            if (next.size() == second.size() && find_ci(next, second) == 0) return true;
+    }
+    return false;
+}
+
 // Whether each set_config(...) call in `sql` has a literal true as its third argument
 // (is_local). Anything else (false, a parameter, an expression) counts as the session's.
 bool every_set_config_is_local(std::string_view sql) {
-    for (size_t at = find_ci(sql, "set_config"); at != sql.npos; at = find_ci(sql, "set_config", at + 1)) {
-        size_t i = at + 10;
-        while (i < sql.size() && sql[i] == ' ') ++i;
-        if (i >= sql.size() || sql[i] != '(') return false;
+    for (size_t i = find_call(sql, "set_config"); i != sql.npos; i = find_call(sql, "set_config", i)) {
         int depth = 0;
         size_t last_comma = sql.npos, close = sql.npos;
         bool quoted = false;
@@ -115,7 +152,7 @@ bool changes_session(std::string_view sql) {
     constexpr std::array<std::string_view, 7> kAlways = {"RESET",    "DISCARD", "PREPARE", "DEALLOCATE",
                                                          "LISTEN", "UNLISTEN", "LOAD"};
     if (one_of(w, kAlways)) return true;
-    if (w == "DECLARE" && find_ci(sql, "with hold") != sql.npos) return true;  // outlives the commit
+    if (w == "DECLARE" && words(sql, "with", {"hold"})) return true;  // outlives the commit
     if (w == "CREATE") {
         std::string next = keyword(&rest);
         if (next == "OR") {  // OR REPLACE
@@ -125,9 +162,12 @@ bool changes_session(std::string_view sql) {
         if (next == "LOCAL" || next == "GLOBAL") next = keyword(&rest);
         if (next == "TEMP" || next == "TEMPORARY") return true;
     }
-    if (find_ci(sql, "into temp") != sql.npos) return true;  // SELECT ... INTO TEMP t
+    if (words(sql, "into", {"temp", "temporary"})) return true;  // SELECT ... INTO TEMP t
     if (!every_set_config_is_local(sql)) return true;
-    return find_ci(sql, "pg_advisory_lock") != sql.npos || find_ci(sql, "pg_try_advisory_lock") != sql.npos;
+    for (std::string_view lock : {"pg_advisory_lock", "pg_advisory_lock_shared", "pg_try_advisory_lock",
+                                  "pg_try_advisory_lock_shared"})
+        if (find_call(sql, lock) != sql.npos) return true;
+    return false;
 }
 
 std::string refusal(std::string_view sql) {
@@ -144,7 +184,7 @@ std::string refusal(std::string_view sql) {
     // Anywhere in the text: a setting (set_config, even a local one, reaches the
     // SELECTs other coroutines sent beside it, which share its implicit transaction),
     // a session advisory lock, a temporary object.
-    if (find_ci(sql, "set_config") != sql.npos || changes_session(sql))
+    if (find_call(sql, "set_config") != sql.npos || changes_session(sql))
         return "kiln refuses this statement on the shared connection: it changes a setting, a lock or a temporary "
                "object every coroutine of the loop would share; run it inside begin()";
     return "";

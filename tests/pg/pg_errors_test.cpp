@@ -92,12 +92,18 @@ TEST(PgSession, WhatChangesTheSessionBeyondTheCommit) {
                             "SELECT 1 AS x INTO TEMP t", "DECLARE c CURSOR WITH HOLD FOR SELECT 1",
                             "SELECT set_config('app.tenant', $1, false)", "SELECT set_config('a', $1, $2)",
                             "SELECT set_config('a', 'x', true), set_config('b', 'y', false)",
-                            "SELECT pg_advisory_lock(1)"})
+                            "SELECT pg_advisory_lock(1)", "select PG_ADVISORY_LOCK_SHARED (1)",
+                            "SELECT pg_try_advisory_lock(1)", "SELECT 1 AS x INTO TEMPORARY t",
+                            "SELECT set_config\n('a', 'x', false)"})
         EXPECT_TRUE(changes_session(sql)) << sql;
     for (const char* sql : {"SET LOCAL search_path TO app", "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
                             "SET CONSTRAINTS ALL DEFERRED", "SELECT set_config('app.tenant', $1, true)",
                             "SELECT set_config('app.tenant', concat($1, ','), TRUE)", "DECLARE c CURSOR FOR SELECT 1",
                             "CREATE TABLE t (x int)", "SELECT pg_advisory_xact_lock(1)",
-                            "INSERT INTO t VALUES (1)", "SELECT * FROM temperatures"})
+                            "INSERT INTO t VALUES (1)", "SELECT * FROM temperatures",
+                            // Look-alikes: names that hold the words, a column named like the function.
+                            "INSERT INTO temperatures VALUES (1)", "SELECT * FROM asset_config",
+                            "SELECT preset_config, set_config FROM t", "SELECT pg_advisory_lock_count FROM t",
+                            "DECLARE c CURSOR WITHOUT HOLD FOR SELECT 1"})
         EXPECT_FALSE(changes_session(sql)) << sql;
 }
