@@ -365,6 +365,16 @@ TEST(RedisClient, AfterALossCommandsFailAtOnceUntilRedisAnswersAgain) {
     });
 }
 
+// Connections the Redis server has taken since it started.
+Task<int64_t> connections_received(redis::Client& admin) {
+    redis::Reply info = co_await admin.command("INFO", "stats");
+    std::string text(info.str());
+    const std::string field = "total_connections_received:";
+    size_t at = text.find(field);
+    if (at == std::string::npos) ADD_FAILURE() << "INFO stats has no " << field;
+    co_return at == std::string::npos ? -1 : std::stoll(text.substr(at + field.size()));
+}
+
 TEST(RedisClient, ARefusedSetUpBacksOff) {
     // AUTH refused: the connection was made, but it is not up. Retries double their
     // wait instead of coming back every reconnect_min.
@@ -373,18 +383,10 @@ TEST(RedisClient, ARefusedSetUpBacksOff) {
     redis::Client wrong({.url = "redis://:nopassword@" + redis_url().substr(8), .reconnect_min = 10ms,
                          .reconnect_max = 2000ms});
     run(loop, [&]() -> Task<> {
-        auto connections = [&]() -> Task<int64_t> {
-            redis::Reply info = co_await admin.command("INFO", "stats");
-            std::string text(info.str());
-            const std::string field = "total_connections_received:";
-            size_t at = text.find(field);
-            if (at == std::string::npos) ADD_FAILURE() << "INFO stats has no " << field;
-            co_return at == std::string::npos ? -1 : std::stoll(text.substr(at + field.size()));
-        };
-        int64_t before = co_await connections();
+        int64_t before = co_await connections_received(admin);
         co_await error_of(wrong.command("PING"));  // connects (answered or not: it came with the refused AUTH)
         co_await kiln::sleep(1000ms);
-        int64_t made = co_await connections() - before;
+        int64_t made = co_await connections_received(admin) - before;
         // 10, 20, 40 ... 640 ms, each wait a random half to all of that: 7 to 9
         // attempts in the second; every 10 ms would be ~90.
         EXPECT_GE(made, 3);
@@ -493,15 +495,6 @@ struct AclUser {
     }
     Task<> drop() { co_await admin.command("ACL", "DELUSER", "kiln_acl_test"); }
 };
-
-Task<int64_t> connections_received(redis::Client& admin) {
-    redis::Reply info = co_await admin.command("INFO", "stats");
-    std::string text(info.str());
-    const std::string field = "total_connections_received:";
-    size_t at = text.find(field);
-    if (at == std::string::npos) ADD_FAILURE() << "INFO stats has no " << field;
-    co_return at == std::string::npos ? -1 : std::stoll(text.substr(at + field.size()));
-}
 
 TEST(RedisClient, ASubscriberLimitedToItsChannelsProbesOnOneOfThem) {
     kiln::net::Loop loop;
