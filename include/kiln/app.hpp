@@ -36,23 +36,25 @@ using AsyncHandler = std::function<Task<>(Request&, Response&)>;
 // middleware awaits it: `co_await next;` returns when the handler has finished.
 // A plain middleware's next() returns when the rest has finished or, in front of a
 // coroutine handler, when the handler first waits: the response is then not done
-// yet, so work on it after next() belongs in a coroutine middleware. The rest runs
-// once: a second call does nothing, and so does a call made after a later
-// middleware answered without calling it (what it stopped stays stopped).
+// yet, so work on it after next() belongs in a coroutine middleware. Each
+// middleware has a Next of its own, and the rest runs once: a second call does
+// nothing (a later middleware that answered without calling its own stays the
+// answer, even while it still waits).
 class Next {
 public:
     void operator()();
     Task<> operator co_await();
 private:
     friend class App;
-    Next(const App& app, Request& req, Response& res, bool async) : app_(app), req_(req), res_(res), async_(async) {}
+    Next(const App& app, Request& req, Response& res, bool async, size_t index)
+        : app_(app), req_(req), res_(res), index_(index), async_(async) {}
     const App& app_;
     Request& req_;
     Response& res_;
-    size_t index_ = 0;
-    bool ended_ = false;          // the rest of the chain ran, or a middleware stopped it: next() does nothing
-    bool async_;                  // the chain runs as a coroutine (the request waits)
-    std::vector<Task<>> waiting_;  // what plain middleware's next() left running
+    size_t index_;                 // where the rest begins: a middleware's, or the handler
+    bool called_ = false;
+    bool async_;                   // the chain runs as a coroutine (the request waits)
+    std::vector<Task<>> waiting_;  // what a plain middleware's next() left running
 };
 
 using Middleware = std::function<void(Request&, Response&, Next&)>;

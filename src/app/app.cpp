@@ -9,6 +9,7 @@
 #include <exception>
 #include <string>
 #include <typeinfo>
+#include <utility>
 #include <vector>
 
 #include "app/app_impl.hpp"
@@ -33,6 +34,15 @@ std::string allow_header(uint32_t allowed) {
         out += http::method_name(m);
     }
     return out;
+}
+
+// The route `m` reaches at `path`, or null (a form's _method asks before it is taken).
+const Route* route_for(const app::Router& router, Method m, std::string_view path) {
+    RouteParam scratch[kMaxRouteParams];
+    app::Router::Match match;
+    match.params = scratch;
+    router.match(m, path, match);
+    return static_cast<const Route*>(match.target);
 }
 }  // namespace
 
@@ -108,13 +118,8 @@ bool App::waits(const Request& req) const {
     // A form POST may become PUT, PATCH or DELETE (_method) once its body is read, and
     // the route it then reaches decides; this is asked before that.
     if (!impl_->async_override || req.method() != Method::Post) return false;
-    RouteParam scratch[kMaxRouteParams];
-    for (Method m : {Method::Put, Method::Patch, Method::Delete}) {
-        app::Router::Match match;
-        match.params = scratch;
-        impl_->router.match(m, req.path(), match);
-        if (match.target && static_cast<const Route*>(match.target)->async) return true;
-    }
+    for (Method m : {Method::Put, Method::Patch, Method::Delete})
+        if (const Route* r = route_for(impl_->router, m, req.path()); r && r->async) return true;
     return false;
 }
 
@@ -208,12 +213,7 @@ const Route* App::final_route(const Request& req) const {
         return routed;  // refused in the chain, as override_method() reads it again
     }
     Method m = wanted ? overriding_method(*wanted) : Method::Other;
-    if (m == Method::Other) return routed;
-    RouteParam scratch[kMaxRouteParams];
-    app::Router::Match match;
-    match.params = scratch;
-    impl_->router.match(m, req.path(), match);
-    return static_cast<const Route*>(match.target);
+    return m == Method::Other ? routed : route_for(impl_->router, m, req.path());
 }
 
 std::function<size_t(std::string_view)> App::overridden_max_files(const Request& req) const {
@@ -222,18 +222,13 @@ std::function<size_t(std::string_view)> App::overridden_max_files(const Request&
     return [this, path = std::string(req.path())](std::string_view wanted) -> size_t {
         Method m = overriding_method(wanted);
         if (m == Method::Other) return 0;  // refused once the form is read; no file meanwhile
-        RouteParam scratch[kMaxRouteParams];
-        app::Router::Match match;
-        match.params = scratch;
-        impl_->router.match(m, path, match);
-        return match.target ? static_cast<const Route*>(match.target)->options.max_files : 0;
+        const Route* route = route_for(impl_->router, m, path);
+        return route ? route->options.max_files : 0;
     };
 }
 
 void Next::operator()() {
-    // Once: a second call (from a middleware that already called it, or one around a
-    // middleware that answered without calling it) must not run what that one stopped.
-    if (ended_) return;
+    if (std::exchange(called_, true)) return;  // the rest runs once
     if (async_) {
         // A plain middleware in a chain that may wait: the rest runs up to its first
         // wait; run_chain awaits what is left once the middleware returns.
@@ -250,14 +245,10 @@ void Next::operator()() {
     }
     const auto& mw = app_.impl_->middleware;
     if (index_ < mw.size()) {
-        struct End {  // whether the middleware returned or threw
-            bool& ended;
-            ~End() { ended = true; }
-        } end{ended_};
-        mw[index_++].plain(req_, res_, *this);
+        Next next(app_, req_, res_, false, index_ + 1);
+        mw[index_].plain(req_, res_, next);
         return;
     }
-    if (index_++ != mw.size()) return;  // the handler runs once, however often next() is called
     if (app_.answer_without_handler(req_, res_)) return;
     // Caught here, inside the chain: the middleware around the handler goes on
     // after next() and finishes the error page as it would any page.
@@ -267,7 +258,10 @@ void Next::operator()() {
         req_.handler_failed_ = true;
 }
 
-Task<> Next::operator co_await() { return app_.run_chain(*this); }
+Task<> Next::operator co_await() {
+    if (std::exchange(called_, true)) return []() -> Task<> { co_return; }();  // the rest runs once
+    return app_.run_chain(*this);
+}
 
 bool App::answer_without_handler(Request& req, Response& res) const {
     if (req.path() == "*") {  // OPTIONS * asks about the server, not a resource
@@ -285,16 +279,15 @@ bool App::answer_without_handler(Request& req, Response& res) const {
     return true;
 }
 
-Task<> App::run_chain(Next& next) const {
-    if (next.ended_) co_return;  // see Next::operator()
+Task<> App::run_chain(Next& from) const {
     const auto& mw = impl_->middleware;
-    if (next.index_ < mw.size()) {
-        const MiddlewareEntry& m = mw[next.index_++];
+    if (from.index_ < mw.size()) {
+        const MiddlewareEntry& m = mw[from.index_];
+        Next next(*this, from.req_, from.res_, true, from.index_ + 1);  // the middleware's own
         // What the middleware started with a plain next() and left waiting (the rest
         // of the chain, up to its first wait) ends before the chain goes on, even when
         // the middleware threw after it: destroyed mid-wait, it would abandon the
         // handler (and a kiln::blocking job would hold the loop until it returned).
-        size_t mark = next.waiting_.size();
         std::exception_ptr thrown;
         try {
             if (m.async) co_await m.async(next.req_, next.res_, next);
@@ -302,18 +295,16 @@ Task<> App::run_chain(Next& next) const {
         } catch (...) {
             thrown = std::current_exception();
         }
-        while (next.waiting_.size() > mark) {
+        while (!next.waiting_.empty()) {
             Task<> rest = std::move(next.waiting_.back());
             next.waiting_.pop_back();
             co_await rest;
         }
-        next.ended_ = true;
         if (thrown) std::rethrow_exception(thrown);
         co_return;
     }
-    if (next.index_++ != mw.size()) co_return;  // the handler runs once
-    if (answer_without_handler(next.req_, next.res_)) co_return;
-    co_await run_handler(next.req_, next.res_);
+    if (answer_without_handler(from.req_, from.res_)) co_return;
+    co_await run_handler(from.req_, from.res_);
 }
 
 Task<> App::run_handler(Request& req, Response& res) const {
@@ -462,7 +453,7 @@ void App::handle(Request& req, Response& res) const {
     begin_request(req, res, binding);
     bool handled = guarded(req, fail, [&] {
         override_method(req);
-        Next next(*this, req, res, false);
+        Next next(*this, req, res, false, 0);
         next();
     });
     end_request(req, res, handled);
@@ -475,8 +466,8 @@ Task<> App::handle_async(Request& req, Response& res) const {
     std::exception_ptr error;
     try {
         override_method(req);
-        Next next(*this, req, res, true);
-        co_await run_chain(next);
+        Next next(*this, req, res, true, 0);
+        co_await next;
     } catch (...) {
         error = std::current_exception();
     }

@@ -87,6 +87,33 @@ TEST(MiddlewareChain, InACoroutineChainToo) {
     EXPECT_EQ(handled, 0);
 }
 
+TEST(MiddlewareChain, ASecondNextWhileTheCheckAfterItStillWaits) {
+    // A plain middleware's next() returns at the first wait of what follows: here an
+    // authorization check that looks something up before it answers. Calling next()
+    // again then must not start the middleware after the check, nor the handler.
+    kiln::App app;
+    int later = 0, handled = 0;
+    app.use([](kiln::Request&, kiln::Response&, kiln::Next& next) {
+        next();
+        next();  // again, while the check waits
+    });
+    app.use([](kiln::Request&, kiln::Response& res, kiln::Next&) -> kiln::Task<> {
+        co_await kiln::sleep(std::chrono::milliseconds(5));  // the lookup
+        res.status(401).text("no");
+    });
+    app.use([&later](kiln::Request&, kiln::Response&, kiln::Next& next) {
+        ++later;
+        next();
+    });
+    secret_route(app, &handled);
+    Client client(app);
+    kiln::testing::Result r = client.get("/secret");
+    EXPECT_EQ(r.status, 401);
+    EXPECT_EQ(r.body, "no");
+    EXPECT_EQ(later, 0);
+    EXPECT_EQ(handled, 0);
+}
+
 TEST(MiddlewareChain, APlainMiddlewaresSecondNextInACoroutineChain) {
     kiln::App app;
     int handled = 0;
