@@ -160,11 +160,13 @@ Query Pool::send(db::Sql sql, Params params) {
     if (std::string why = refusal(sql.text()); !why.empty()) {
         op->fail(std::make_exception_ptr(db::Error(db::ErrorKind::Misuse, 0, why, std::string(sql.text()))));
     } else if (Connection* c = pick()) {
-        if (options_.max_queued > 0 && c->load() >= options_.max_queued) {  // the lightest is full: all are
+        // pick()'s connection, the least busy of the ready ones, is full (one still
+        // connecting may be empty: pick() prefers a ready one).
+        if (options_.max_queued > 0 && c->load() >= options_.max_queued) {
             op->fail(std::make_exception_ptr(db::BusyError(
                 db::ErrorKind::Busy, 0,
-                "PostgreSQL is behind: " + std::to_string(c->load()) + " queries wait on each of this loop's "
-                "connections (pg::Options::max_queued)", std::string(sql.text()))));
+                "PostgreSQL is behind: " + std::to_string(c->load()) + " queries wait on the least busy of this "
+                "loop's connections (pg::Options::max_queued)", std::string(sql.text()))));
             return q;
         }
         op->params = std::move(params);

@@ -90,12 +90,12 @@ size_t find_word(std::string_view sql, std::string_view word, size_t from = 0) {
 }
 
 // Where the next call of the function `name` is from `from` on: its name as a word,
-// then '(' (after blanks); npos if none. The index is of the '('.
+// then '(' (after blanks and comments, as PostgreSQL reads them); npos if none. The
+// index is of the '('.
 size_t find_call(std::string_view sql, std::string_view name, size_t from = 0) {
     for (size_t at = find_word(sql, name, from); at != sql.npos; at = find_word(sql, name, at + 1)) {
-        size_t i = at + name.size();
-        while (i < sql.size() && (sql[i] == ' ' || sql[i] == '\t' || sql[i] == '\n' || sql[i] == '\r')) ++i;
-        if (i < sql.size() && sql[i] == '(') return i;
+        std::string_view rest = skip_blank(sql.substr(at + name.size()));
+        if (!rest.empty() && rest.front() == '(') return sql.size() - rest.size();
     }
     return sql.npos;
 }

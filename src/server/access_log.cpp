@@ -97,21 +97,33 @@ void append_line(std::string& out, AccessLogFormat format, const std::string& da
     out += '\n';
 }
 
-// The longest start of `s`, cut at a character's first byte and followed by "...",
-// whose escaped form takes at most `budget` bytes ("..." alone if none does).
-// `escaped_size` is the escaped size of the whole of `s`.
-std::string cut_field(std::string_view s, AccessLogFormat format, size_t escaped_size, size_t budget) {
+// A long start of `s` (cut before a character's continuation bytes, at most three)
+// followed by "...", whose escaped form takes at most `budget` bytes: the longest
+// that fits, found by halving (escaping is close to monotonic; "..." alone if none).
+std::string cut_field(std::string_view s, AccessLogFormat format, size_t budget) {
     std::string value, escaped;
-    size_t n = s.size() * budget / escaped_size;
-    for (;;) {
-        while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+    auto start_at = [&](size_t n) {  // n moved back to a character's first byte
+        for (int k = 0; k < 3 && n > 0 && n < s.size() && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80; ++k) --n;
+        return n;
+    };
+    auto fits = [&](size_t n) {
         value.assign(s.substr(0, n));
         value += kCutMark;
         escaped.clear();
         append_field(escaped, format, value);
-        if (escaped.size() <= budget || n == 0) return value;
-        n = std::min(n - 1, n * budget / escaped.size());
+        return escaped.size() <= budget;
+    };
+    size_t lo = 0, hi = s.size();  // the answer is in [lo, hi): lo fits or is 0
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (fits(start_at(mid))) lo = mid;
+        else hi = mid;
     }
+    size_t n = start_at(lo);
+    if (!fits(n)) n = 0;
+    value.assign(s.substr(0, n));
+    value += kCutMark;
+    return value;
 }
 
 // Cuts the client's fields of a line that takes `size` bytes so that it takes at most
@@ -138,7 +150,7 @@ void fit_line(Line& l, AccessLogFormat format, size_t size, size_t limit, std::s
         size_t budget = std::min(sizes[i], left / (kClientFields - k));
         left -= budget;
         if (budget == sizes[i]) continue;
-        cut[i] = cut_field(*fields[i], format, sizes[i], budget);
+        cut[i] = cut_field(*fields[i], format, budget);
         *fields[i] = cut[i];
         l.truncated = true;
     }

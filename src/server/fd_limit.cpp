@@ -34,7 +34,7 @@ void raise_fd_limit(size_t max_connections) {
                   "(%zu) and the %llu descriptors a worker needs besides: connections past it are refused without "
                   "an answer; raise the hard limit (LimitNOFILE= in a systemd unit, ulimit -Hn)",
                   limit, max_connections, static_cast<unsigned long long>(kHeadroom));
-    else if (max_connections == 0)
+    else
         util::log(util::LogLevel::Info, "open-file limit %llu: at most about %llu connections per worker process", limit,
                   limit > kHeadroom ? limit - kHeadroom : 0);
 }

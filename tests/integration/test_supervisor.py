@@ -1024,7 +1024,6 @@ class Privileges(SupervisorCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("no such user 'no-such-user-kiln'", p.stderr)
 
-
     def test_started_as_root_without_a_user_it_warns(self):
         self.start_server("--workers", "1", threads=1)
         self.wait_ready(1)
@@ -1037,12 +1036,11 @@ class Privileges(SupervisorCase):
 
 
 def open_file_limits(pid):
-    """(soft, hard) "Max open files" of a process, from /proc."""
+    """(soft, hard) "Max open files" of a process, from /proc (RLIM_INFINITY for "unlimited")."""
     with open("/proc/%d/limits" % pid) as f:
         for line in f:
             if line.startswith("Max open files"):
-                soft, hard = line.split()[3:5]
-                return int(soft), int(hard)
+                return tuple(resource.RLIM_INFINITY if v == "unlimited" else int(v) for v in line.split()[3:5])
     return None
 
 

@@ -94,7 +94,8 @@ TEST(PgSession, WhatChangesTheSessionBeyondTheCommit) {
                             "SELECT set_config('a', 'x', true), set_config('b', 'y', false)",
                             "SELECT pg_advisory_lock(1)", "select PG_ADVISORY_LOCK_SHARED (1)",
                             "SELECT pg_try_advisory_lock(1)", "SELECT 1 AS x INTO TEMPORARY t",
-                            "SELECT set_config\n('a', 'x', false)"})
+                            "SELECT set_config\n('a', 'x', false)", "SELECT pg_advisory_lock/* */(1)",
+                            "SELECT set_config -- a comment\n('a', 'x', false)"})
         EXPECT_TRUE(changes_session(sql)) << sql;
     for (const char* sql : {"SET LOCAL search_path TO app", "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
                             "SET CONSTRAINTS ALL DEFERRED", "SELECT set_config('app.tenant', $1, true)",

@@ -378,8 +378,6 @@ TEST(TestingClient, HeadersAfterTheFirstWriteAndACutStreamAreNotASuccess) {
     }
 }
 
-// Values a response may not carry: a status that is no final answer, a control
-// character in a header; and numbers a typed parameter may not be.
 TEST(TestingClient, NoBodyFor204And304AsOnTheWire) {
     kiln::App app;
     app.get("/gone", [](kiln::Request&, kiln::Response& res) { res.status(204).text("dropped"); });
@@ -412,6 +410,8 @@ TEST(TestingClient, AFormThatCannotBeReadIsRefusedAtEveryCall) {
     EXPECT_EQ(r.body, "2");
 }
 
+// Values a response may not carry: a status that is no final answer, a control
+// character in a header; and numbers a typed parameter may not be.
 TEST(TestingClient, StatusesHeadersAndNumbersOutOfBoundsAreRefused) {
     kiln::App app;
     app.get("/status/:code", [](kiln::Request& req, kiln::Response& res) {
