@@ -11,6 +11,8 @@ void Reconnect::lost(Loop& loop, std::string why, std::chrono::milliseconds min,
     last_error = std::move(why);
     uint64_t lo = static_cast<uint64_t>(std::max<int64_t>(min.count(), 1));
     uint64_t hi = static_cast<uint64_t>(std::max<int64_t>(max.count(), 1));
+    if (up_ms != 0 && loop.now_ms() - up_ms >= hi) backoff_ms = 0;  // it lasted
+    up_ms = 0;
     backoff_ms = backoff_ms == 0 ? lo : std::min(backoff_ms * 2, hi);
     // A random half to all of it: after a restart of the server, every connection of
     // every loop, worker and node lost it at once, and would come back at once.

@@ -102,7 +102,7 @@ void Hub::unsubscribe(ListenerState* s) {
 
 void Hub::up(Connection&) {
     was_up_ = true;
-    reconnect_.recovered();
+    reconnect_.recovered(loop_);
     if (spec_.reply_timeout_ms) loop_.deadlines().arm(probe_, loop_.now_ms() + spec_.reply_timeout_ms);
     for (const auto& [channel, states] : channels_) Query again = send("LISTEN", channel);
 }

@@ -93,10 +93,10 @@ void Pool::up(Connection& c) {
     if (Lease* l = lease_of(c)) {
         l->up = true;
         loop_->deadlines().disarm(lease_retry_.retry);
-        lease_retry_.recovered();
+        lease_retry_.recovered(*loop_);
         return grant();
     }
-    if (Slot* s = slot_of(c)) s->recovered();
+    if (Slot* s = slot_of(c)) s->recovered(*loop_);
 }
 
 void Pool::down(Connection& c, const std::string& message) {

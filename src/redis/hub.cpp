@@ -110,10 +110,7 @@ void Hub::unsubscribe(SubscriptionState* s) {
 }
 
 void Hub::up(Connection&) {
-    // Connected; up for the listeners once Redis confirms a SUBSCRIBE. The back-off
-    // is kept until the connection has lasted (down()).
-    up_ms_ = loop_.now_ms();
-    link_.last_error.clear();
+    link_.recovered(loop_);  // connected; up for the listeners once Redis confirms a SUBSCRIBE
 }
 
 void Hub::subscribed(Connection&, const std::string& channel) {
@@ -145,10 +142,6 @@ void Hub::down(Connection&, const std::string& message) {
             for (SubscriptionState* s : states)
                 s->fail(io_error("connection to Redis lost (messages published until it is back are missed): " + message));
     }
-    // One that Redis dropped soon after it came up (a channel the ACL refuses ends the
-    // subscriber each time it is asked for) goes on backing off.
-    if (up_ms_ && loop_.now_ms() - up_ms_ >= static_cast<uint64_t>(options_.reconnect_max.count())) link_.backoff_ms = 0;
-    up_ms_ = 0;
     link_.lost(loop_, options_, message);
 }
 

@@ -61,7 +61,6 @@ private:
     const Options& options_;
     Link link_;
     bool was_up_ = false;  // up since the last loss was reported
-    uint64_t up_ms_ = 0;   // when the connection came up (0: it is not)
     std::map<std::string, std::vector<SubscriptionState*>, std::less<>> channels_;
     std::set<std::string, std::less<>> confirmed_;                 // SUBSCRIBE took effect
     std::map<std::string, std::vector<Op*>, std::less<>> confirms_;  // waiting for it (references held)

@@ -53,7 +53,7 @@ Pool::Slot* Pool::slot_of(Connection& c) {
 }
 
 void Pool::up(Connection& c) {
-    if (Slot* s = slot_of(c)) s->recovered();
+    if (Slot* s = slot_of(c)) s->recovered(*loop_);
 }
 
 void Pool::down(Connection& c, const std::string& message) {
