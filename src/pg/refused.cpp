@@ -73,6 +73,25 @@ size_t find_ci(std::string_view sql, std::string_view word, size_t from = 0) {
     return std::string_view::npos;
 }
 
+// Whether `sql` holds "temp", "_config" or "advisory" anywhere, in any case: the
+// words the checks below look for in the whole text (INTO TEMP, set_config, the
+// advisory locks). One pass, so that a statement with none (nearly all) costs
+// little: this runs for every statement the shared connection carries.
+bool mentions_session_words(std::string_view sql) {
+    auto at = [&](size_t i, std::string_view rest) {  // rest (lower case) follows i
+        if (i + 1 + rest.size() > sql.size()) return false;
+        for (size_t k = 0; k < rest.size(); ++k)
+            if (lower(sql[i + 1 + k]) != rest[k]) return false;
+        return true;
+    };
+    for (size_t i = 0; i < sql.size(); ++i) {
+        char c = static_cast<char>(sql[i] | 0x20);  // lower case for letters; '_' is 0x7f then
+        if ((c == 't' && at(i, "emp")) || (c == 0x7f && at(i, "config")) || (c == 'a' && at(i, "dvisory")))
+            return true;
+    }
+    return false;
+}
+
 bool ident_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$' ||
            static_cast<unsigned char>(c) >= 0x80;
@@ -142,7 +161,11 @@ bool every_set_config_is_local(std::string_view sql) {
 }
 }  // namespace
 
-bool changes_session(std::string_view sql) {
+namespace {
+// changes_session(), and with `any_set_config` every set_config call counts, even a
+// local one (refusal(): on the shared connection the SELECTs sent beside it share its
+// implicit transaction).
+bool changes_session(std::string_view sql, bool any_set_config) {
     std::string_view rest = sql;
     std::string w = keyword(&rest);
     if (w == "SET") {
@@ -162,13 +185,17 @@ bool changes_session(std::string_view sql) {
         if (next == "LOCAL" || next == "GLOBAL") next = keyword(&rest);
         if (next == "TEMP" || next == "TEMPORARY") return true;
     }
+    if (!mentions_session_words(sql)) return false;  // nearly every statement: one pass
     if (words(sql, "into", {"temp", "temporary"})) return true;  // SELECT ... INTO TEMP t
-    if (!every_set_config_is_local(sql)) return true;
+    if (any_set_config ? find_call(sql, "set_config") != sql.npos : !every_set_config_is_local(sql)) return true;
     for (std::string_view lock : {"pg_advisory_lock", "pg_advisory_lock_shared", "pg_try_advisory_lock",
                                   "pg_try_advisory_lock_shared"})
         if (find_call(sql, lock) != sql.npos) return true;
     return false;
 }
+}  // namespace
+
+bool changes_session(std::string_view sql) { return changes_session(sql, /*any_set_config=*/false); }
 
 std::string refusal(std::string_view sql) {
     std::string_view rest = sql;
@@ -184,7 +211,7 @@ std::string refusal(std::string_view sql) {
     // Anywhere in the text: a setting (set_config, even a local one, reaches the
     // SELECTs other coroutines sent beside it, which share its implicit transaction),
     // a session advisory lock, a temporary object.
-    if (find_call(sql, "set_config") != sql.npos || changes_session(sql))
+    if (changes_session(sql, /*any_set_config=*/true))
         return "kiln refuses this statement on the shared connection: it changes a setting, a lock or a temporary "
                "object every coroutine of the loop would share; run it inside begin()";
     return "";
