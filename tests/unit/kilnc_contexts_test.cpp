@@ -105,6 +105,9 @@ TEST(KilncContexts, AScriptsOriginIsWrittenInTheTemplate) {
 // (a quote or "url=" in the value would hide its scheme): values there are refused,
 // also when the http-equiv comes after the content. Other <meta> content is text.
 TEST(KilncContexts, ARefreshMetaTakesNoValues) {
+    // A browser decodes the character reference: this is a refresh.
+    EXPECT_NE(escapers("<meta http-equiv=\"&#82;efresh\" content=\"0;url=<%= u %>\">").find("refresh"),
+              std::string::npos);
     EXPECT_NE(escapers("<meta http-equiv=\"refresh\" content=\"5; url=<%= u %>\">").find("refresh <meta>"),
               std::string::npos);
     EXPECT_EQ(error_at("<meta content=\"0;URL='<%= v %>'\" http-equiv=\"Refresh\">"), "1:23");
@@ -133,10 +136,25 @@ TEST(KilncContexts, AScriptThatIsNotJavaScriptOrJsonRefusesValues) {
                        "</script><script type=\"application/json\"><%= c %></script><script>f(<%= d %>)</script>"),
               "js js js js");
     EXPECT_EQ(escapers("<script type=\"text/x-template\"></script><p><%= a %></p>"), "text");  // and after it
+    // An import map or speculation rules would let a value choose where code comes from.
+    EXPECT_NE(escapers("<script type=\"importmap\">{\"imports\":{\"app\":<%= url %>}}</script>").find("import map"),
+              std::string::npos);
+    EXPECT_NE(escapers("<script type=\"speculationrules\">{\"prerender\":[{\"urls\":[<%= u %>]}]}</script>")
+                  .find("not JavaScript"),
+              std::string::npos);
+}
+
+// A lazy loader copies data-src into src: the value is checked as a URL, as in src.
+TEST(KilncContexts, DataAttributesNamingAUrlAttributeAreUrls) {
+    EXPECT_EQ(escapers("<iframe data-src=\"<%= u %>\"></iframe><a data-href=\"/p/<%= id %>\" data-url=\"<%= v %>\""
+                       " data-name=\"<%= n %>\">"),
+              "url url-part url attr");
+    EXPECT_NE(escapers("<script type=\"text/plain\" data-src=\"<%= cdn %>/a.js\"></script>").find("where code comes from"),
+              std::string::npos);
 }
 
 TEST(KilncContexts, QuotedAttributesOfBothKindsUseTheAttributeEscaper) {
-    EXPECT_EQ(escapers("<a title=\"<%= a %>\" class='x <%= b %>' data-href=\"<%= c %>\">"), "attr attr attr");
+    EXPECT_EQ(escapers("<a title=\"<%= a %>\" class='x <%= b %>' data-id=\"<%= c %>\">"), "attr attr attr");
     EXPECT_EQ(escapers("<input disabled value=\"<%= a %>\"></input title=\"<%= b %>\">"), "attr attr");
 }
 
@@ -189,7 +207,7 @@ TEST(KilncContexts, RawTextInsideSvgOrMathIsFollowedWhereBothReadingsAgree) {
     EXPECT_EQ(escapers("<svg><foreignObject><div><b>x</b><br></div></foreignObject></svg><script>f(<%= v %>)</script>"
                        "<svg><desc>an <b/>icon</b></desc></svg><p><%= w %></p>"),
               "js text");
-    EXPECT_EQ(escapers("<svg><style>.a{}</style><text><%= v %></text></svg>"), "text");
+    EXPECT_EQ(escapers("<svg><style>.a{}</style><text><%= v %></text></svg>"), "attr");  // (svg's text: see below)
 }
 
 // ---------------------------------------------------------------- code blocks
@@ -294,6 +312,15 @@ TEST(KilncContextsFlow, RawOutputAndUnfamiliarTextNeverStopATemplate) {
                        "<!-- <%== z %> --><a href=\"javascript:<%== j %>\">"),
               "");
     EXPECT_EQ(escapers("<% } } { %><%= a %><% { %>"), "text");  // unbalanced braces: followed in order
+}
+
+// A layout that prints its page with <%== content %> is judged as one with yield: the
+// page is markup, and in a <script> or an attribute it would be read otherwise.
+TEST(KilncContextsErrorPaths, ALayoutsRawContentStandsInElementTextAsYieldDoes) {
+    EXPECT_NE(escapers("<script>var page = '<%== content %>';</script>").find("the page (<%== content %>) renders markup"),
+              std::string::npos);
+    EXPECT_EQ(escapers("<main><%== content %></main><p><%= a %></p>"), "text");
+    EXPECT_EQ(escapers("<script>var c = <%== contents %>;</script>"), "");  // another value: raw, unjudged
 }
 
 TEST(KilncContextsFlow, PartialsAndYieldStandInElementText) {
@@ -493,6 +520,60 @@ TEST(KilncContextsErrorPaths, CodeKilncCannotFollowIsRefused) {
     EXPECT_EQ(escapers("<% if (x) y = 1; %><p><%= a %></p><% for (auto& i : v) n += i; %>"), "text");
 }
 
+// A head with two control statements, `if (a) for (...) {`, was read by its first word:
+// the loop's body was followed as an if's, run once, so a value judged in element text
+// was printed again after the <script> its first run opened.
+TEST(KilncContextsErrorPaths, OneControlStatementPerBrace) {
+    const std::string why = "kilnc follows one control statement per '{'";
+    EXPECT_NE(escapers("<% if (show) for (const auto& n : names) { %><%= n %><script><% } %></script>").find(why),
+              std::string::npos);
+    EXPECT_NE(escapers("<script>var a=1;<% if (on) switch (k) { case 1: %></script><% break; default: %><%= v %>"
+                       "<% } %></script>")
+                  .find(why),
+              std::string::npos);
+    EXPECT_NE(escapers("<% if (a) { %>x<% } else for (auto& i : v) { %><%= i %><% } %>").find(why), std::string::npos);
+    EXPECT_NE(escapers("<% for (auto& p : ps) if (p.ok) { %><li><%= p %></li><% } %>").find(why), std::string::npos);
+    EXPECT_NE(escapers("<% FOR_EACH(p, ps) if (p.ok) { %><%= p %><% } %>").find(why), std::string::npos);  // a macro
+    // Inside one code block, or written with a '{' each, it is followed.
+    EXPECT_EQ(escapers("<% if (a) for (auto& i : v) { n += i; } %><p><%= n %></p>"), "text");
+    EXPECT_EQ(escapers("<% if (show) { for (auto& n : names) { %><li><%= n %></li><% } } %>"), "text");
+    EXPECT_EQ(escapers("<% if constexpr (kDebug) { %><p><%= a %></p><% } else if constexpr (kTest) { %><%= b %>"
+                       "<% } %>"),
+              "text text");
+    // An attribute is no word: the if below is an if, and the break still jumps.
+    EXPECT_NE(escapers("<% [[likely]] if (c) { %><script><% } %><%= v %>").find("depending on which branch"),
+              std::string::npos);
+    EXPECT_EQ(error_at("<% for (auto& p : ps) { %><a href=\"/p/<%= p.id %><% [[unlikely]] if (p.last) break; %>"
+                       "\">.</a><% } %><p title=\"<%= note %>\">"),
+              "1:111");
+    // A local class's member functions write where they are called.
+    EXPECT_NE(escapers("<% struct Row { void print() const { %><%= v %><% } }; %><script><% Row{}.print(); %>")
+                  .find("a local class's body cannot hold template text"),
+              std::string::npos);
+    EXPECT_EQ(escapers("<% struct P { int x; }; P p{1}; %><p><%= p.x %></p>"), "text");
+}
+
+// What the compiler reads differently from a scan of each code block is refused.
+TEST(KilncContextsErrorPaths, CodeTheCompilerReadsOtherwiseIsRefused) {
+    // The `}` is in the comment the backslash continues: for a non-admin the <script> stays open.
+    EXPECT_NE(escapers("<script>x=1;<% if (admin) { // note \\\n} %></script><% } %><%= v %>")
+                  .find("a backslash at the end of a line"),
+              std::string::npos);
+    EXPECT_NE(escapers("<%\n#\\\nif 0\n%><p title=\"<%\n#endif\n%><%= a %>\">").find("backslash"), std::string::npos);
+    // A comment or a raw string that spans template text hides it from the compiler.
+    EXPECT_NE(escapers("<script>x=1;<% /* %></script><% */ %><%= v %>").find("a /* comment"), std::string::npos);
+    EXPECT_NE(escapers("<% auto s = R\"(%></script><% )\"; %><%= v %>").find("literal"), std::string::npos);
+    // <% and %%> (written %> in the code) are the compiler's '{' and '}'.
+    EXPECT_NE(escapers("<% if (a) <% %><script><% %%> %><%= v %>").find("digraph"), std::string::npos);
+    EXPECT_NE(escapers("<% std::string s = \"%\"; // b \\\n %><p><%= s %></p>").find("backslash"), std::string::npos);
+    // Comments and literals that close are fine, as is a trailing backslash (kilnc's
+    // output gives it an empty line to join).
+    EXPECT_EQ(escapers("<% /* a */ std::string s = \"%\"; char q = '\\\\'; // b \\ %><p><%= s %></p>"), "text");
+    // A label or an attribute before an unbraced control statement.
+    EXPECT_EQ(error_at("<% lbl: if (x) %><p title=\"<%= t %>\">"), "1:1");
+    EXPECT_EQ(error_at("<% [[likely]] if (x) %><p title=\"<%= t %>\">"), "1:1");
+}
+
 TEST(KilncContextsFlow, AConditionalBreakOrContinueMayJump) {
     // `if (p.last) break;` may leave the loop inside href's value: after the loop, the
     // quote of title=" may close href, and note stand inside the tag <a>.
@@ -565,6 +646,22 @@ TEST(KilncContextsErrorPaths, ForeignContentWhereTheReadingsPartIsRefused) {
     EXPECT_EQ(error_at("<svg><a><animate attributeName=\"href\" values=\"<%= u %>\"/></a></svg>"), "1:47");
     // Past three levels kilnc stops counting, and the content stays maybe foreign.
     EXPECT_EQ(error_at("<svg><svg><svg><svg></svg></svg></svg></svg><script>f(<%= v %>)</script>"), "1:55");
+}
+
+// A view printed with <%= %> inside an <svg> would bring markup judged outside it (a
+// partial's <set attributeName="href" to="<%= url %>"/>, a plain attribute there).
+TEST(KilncContexts, ValuesInsideSvgOrMathAreEscapedAsInAnAttributeSoMarkupDoesNotCompile) {
+    EXPECT_EQ(escapers("<svg><a><%= anim %><text y=\"20\"><%= label %></text></a></svg><p><%= after %></p>"),
+              "attr attr text");
+    EXPECT_EQ(escapers("<math><mi><%= x %></mi></math>"), "attr");
+}
+
+// -1 is printed " -1" in a script: right after "</script" (in a comment, where values
+// may stand) its space would end the element there.
+TEST(KilncContextsErrorPaths, AValueRightAfterAScriptTagsNameInAScript) {
+    EXPECT_EQ(error_at("<script>// </script<%= n %>\nf();</script>"), "1:20");
+    EXPECT_EQ(error_at("<script>/* <!--<SCRIPT<%= n %> */</script>"), "1:23");
+    EXPECT_EQ(escapers("<script>// </scripts <%= n %>\n var s = \"<\\/script\" + <%= n %>;</script>"), "js js");
 }
 
 TEST(KilncContextsErrorPaths, AScriptInTheDoubleEscapedStateLosesTheContextForGood) {

@@ -1,5 +1,6 @@
 #include "kilnc/code_flow.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace kiln::kilnc {
@@ -25,13 +26,31 @@ size_t past_comment(std::string_view code, size_t i) {
     return i;
 }
 
-// The first `n` words of a statement head (identifiers only; "} else if (" -> else, if).
+// Index just past the attribute ("[[likely]]") starting at code[i]; i when none starts
+// there. (No statement or head begins with "[[" otherwise.)
+size_t past_attribute(std::string_view code, size_t i) {
+    if (code.substr(i, 2) != "[[") return i;
+    size_t end = code.find("]]", i + 2);
+    return end == code.npos ? code.size() : end + 2;
+}
+
+// Whether code[i] opens a string or character literal ('"', or a '\'' that is not a
+// digit separator as in 1'000'000).
+bool starts_literal(std::string_view code, size_t i) {
+    return code[i] == '"' ||
+           (code[i] == '\'' && !(i > 0 && is_word_char(code[i - 1]) && i + 1 < code.size() && is_word_char(code[i + 1])));
+}
+
+// The first `n` words of a statement head (identifiers only; "} else if (" -> else, if),
+// comments and attributes read as blanks.
 std::vector<std::string_view> words(std::string_view head, size_t n) {
     std::vector<std::string_view> out;
     size_t i = 0;
     while (out.size() < n && i < head.size()) {
         while (i < head.size() && !is_word_char(head[i])) {
-            if (size_t past = past_comment(head, i); past != i) {  // a comment is blank
+            size_t past = past_comment(head, i);
+            if (past == i) past = past_attribute(head, i);
+            if (past != i) {
                 i = past;
                 continue;
             }
@@ -59,33 +78,66 @@ char last_char(std::string_view head) {
     return last;
 }
 
+bool is_control(std::string_view w) {
+    return w == "if" || w == "else" || w == "for" || w == "while" || w == "do" || w == "switch" || w == "try" ||
+           w == "catch";
+}
+
 constexpr const char* kLambda =
     "a lambda's body cannot hold template text: kilnc escapes its values for where the lambda is written, not "
     "where it is called; use a partial (<%@ render %>) or a loop";
 constexpr const char* kTry =
     "a try block cannot hold template text: a throw leaves what it wrote in whatever context it had reached "
     "(an open href, a <script>), and its catch would go on there; compute the value before the markup";
+constexpr const char* kCompound =
+    "kilnc follows one control statement per '{' (if, else if, else, for, while, do, switch): this block's head "
+    "holds more (`if (a) for (...) {`) or words around one (a label, a macro), so how often its template text runs "
+    "cannot be told; write a '{' for each: <% if (a) { for (...) { %> ... <% } } %>";
+constexpr const char* kLocalClass =
+    "a local class's body cannot hold template text: its member functions write it wherever they are called, a "
+    "context kilnc does not see; use a partial (<%@ render %>) or a lambda-free loop";
+
+// The words of a statement head outside parentheses, brackets and braces ("if (a) for
+// (auto& x : v)" -> if, for), comments, literals and attributes skipped.
+std::vector<std::string_view> top_words(std::string_view head);
 
 // What a '{' opens, from the head of its statement. `refused` says why the block must
 // end within its own code block (nullptr: it may hold template text): a lambda, or a
 // brace inside an expression, may run elsewhere than where it is written; a try may
-// stop anywhere in its text.
+// stop anywhere in its text; a head kilnc cannot read as one control statement may run
+// its block any number of times, in ways the kinds below do not say.
 Block classify(std::string_view head, bool in_parens, const char*& refused) {
     // A '{' inside parentheses is a lambda passed to a call (for_each(v, [&](x) {), or a
     // braced value (std::string{"x"}): it may run any number of times.
     refused = in_parens ? kLambda : nullptr;
     if (in_parens) return Block::Loop;
-    std::vector<std::string_view> w = words(head, 2);
+    std::vector<std::string_view> w = top_words(head);
     if (w.empty()) return Block::Plain;
-    if (w[0] == "try") refused = kTry;
-    if (w[0] == "if" || w[0] == "try") return Block::If;
-    if (w[0] == "else") return w.size() > 1 && w[1] == "if" ? Block::ElseIf : Block::Else;
-    if (w[0] == "catch") return Block::ElseIf;
-    if (w[0] == "for" || w[0] == "while" || w[0] == "do") return Block::Loop;
-    if (w[0] == "switch") return Block::Switch;
-    if (head.find(']') != head.npos) {
-        refused = kLambda;  // auto row = [&](const Post& p) {
-        return Block::Loop;
+    if (std::find_if(w.begin(), w.end(), is_control) != w.end()) {
+        // One control statement: its keyword first, else before if, constexpr after it.
+        size_t n = w.size() - (w.back() == "constexpr" && w.size() > 1 && w[w.size() - 2] == "if");
+        const bool one = n == 1 || (n == 2 && w[0] == "else" && w[1] == "if");
+        if (!one || !is_control(w[0])) {
+            refused = kCompound;
+            return Block::Loop;
+        }
+        if (w[0] == "try") refused = kTry;
+        if (w[0] == "if" || w[0] == "try") return Block::If;
+        if (w[0] == "else") return n == 2 ? Block::ElseIf : Block::Else;
+        if (w[0] == "catch") return Block::ElseIf;
+        if (w[0] == "switch") return Block::Switch;
+        return Block::Loop;  // for, while, do
+    }
+    if (w[0] == "struct" || w[0] == "class" || w[0] == "union") {
+        refused = kLocalClass;  // struct Row { void print() const {
+        return Block::Plain;
+    }
+    for (size_t i = 0; i < head.size(); ++i) {
+        if (size_t past = past_attribute(head, i); past != i) i = past;
+        if (i < head.size() && head[i] == ']') {
+            refused = kLambda;  // auto row = [&](const Post& p) {
+            return Block::Loop;
+        }
     }
     // Some other head that ends in its parenthesis (a macro: FOREACH(p, posts) {) may
     // run its block any number of times.
@@ -123,42 +175,118 @@ FlowEvent statement(std::string_view head) {
     return {FlowKind::Open};
 }
 
-// Index just past the literal starting at code[i] (a '"' or '\'').
-size_t skip_literal(std::string_view code, size_t i) {
+// Index just past the literal starting at code[i] (a '"' or '\''); `closed` is false
+// when the code ends inside it, or its line does.
+size_t skip_literal(std::string_view code, size_t i, bool& closed) {
     const char quote = code[i];
+    closed = false;
     // A raw string R"delim( ... )delim".
     if (quote == '"' && i > 0 && code[i - 1] == 'R') {
         size_t open = code.find('(', i);
         if (open == code.npos) return code.size();
         std::string close = ")" + std::string(code.substr(i + 1, open - i - 1)) + "\"";
         size_t end = code.find(close, open);
+        closed = end != code.npos;
         return end == code.npos ? code.size() : end + close.size();
     }
     for (++i; i < code.size(); ++i) {
-        if (code[i] == '\\') ++i;
-        else if (code[i] == quote || code[i] == '\n') return i + 1;
+        if (code[i] == '\\') {
+            ++i;
+        } else if (code[i] == quote || code[i] == '\n') {
+            closed = code[i] == quote;
+            return i + 1;
+        }
     }
     return code.size();
+}
+
+std::vector<std::string_view> top_words(std::string_view head) {
+    std::vector<std::string_view> out;
+    int depth = 0;
+    for (size_t i = 0; i < head.size();) {
+        const char c = head[i];
+        size_t past = past_comment(head, i);
+        if (past == i) past = past_attribute(head, i);
+        if (past == i && starts_literal(head, i)) {
+            bool closed;
+            past = skip_literal(head, i, closed);
+        }
+        if (past != i) {
+            i = past;
+        } else if (is_word_char(c)) {
+            const size_t start = i;
+            while (i < head.size() && is_word_char(head[i])) ++i;
+            if (depth == 0) out.push_back(head.substr(start, i - start));
+        } else {
+            if (c == '(' || c == '[' || c == '{') ++depth;
+            else if ((c == ')' || c == ']' || c == '}') && depth > 0) --depth;
+            ++i;
+        }
+    }
+    return out;
+}
+
+// Whether a backslash ends a line of the code (blanks may follow it): the compiler joins
+// the next line to it, so a // comment goes on there, which a scan line by line misses.
+bool splices_lines(std::string_view code) {
+    for (size_t at = code.find('\\'); at != code.npos; at = code.find('\\', at + 1)) {
+        size_t k = at + 1;
+        while (k < code.size() && (code[k] == ' ' || code[k] == '\t' || code[k] == '\r')) ++k;
+        if (k < code.size() && code[k] == '\n') return true;
+    }
+    return false;
 }
 
 }  // namespace
 
 std::vector<FlowEvent> scan_code_flow(std::string_view code) {
     std::vector<FlowEvent> events;
+    auto refuse = [&](const char* why) { events.push_back({FlowKind::Refused, Block::Plain, why}); };
+    if (splices_lines(code))
+        refuse("a backslash at the end of a line joins the next line to it (a // comment goes on there): kilnc reads "
+               "the code as the compiler does only without it");
     size_t head_start = 0;  // where the current statement's words begin
+    // The statement's first word (case, default), found when its first character is.
+    std::string_view first_word;
+    bool first_seen = false;
     int parens = 0;
     std::vector<const char*> open;  // the blocks this code opens and has not closed: why each must close here
+    auto next_statement = [&](size_t at) {
+        head_start = at;
+        first_word = {};
+        first_seen = false;
+    };
     for (size_t i = 0; i < code.size();) {
         char c = code[i];
-        if (c == '"' || (c == '\'' && !(i > 0 && is_word_char(code[i - 1]) && i + 1 < code.size() &&
-                                       is_word_char(code[i + 1])))) {  // 1'000'000 is a number
-            i = skip_literal(code, i);
+        if (starts_literal(code, i)) {
+            bool closed;
+            i = skip_literal(code, i, closed);
+            if (!closed) refuse("a string or character literal that its line or code block does not close");
             continue;
         }
         if (size_t past = past_comment(code, i); past != i) {
+            if (code.substr(i, 2) == "/*" && code.find("*/", i + 2) == code.npos)
+                refuse("a /* comment that its code block does not close: what the compiler skips would not be what "
+                       "kilnc follows");
             i = past;
             continue;
         }
+        if (!first_seen && !is_blank(c)) {
+            if (size_t past = past_attribute(code, i); past != i) {  // [[likely]] case 1:
+                i = past;
+                continue;
+            }
+            first_seen = true;
+            if (is_word_char(c)) {
+                size_t end = i;
+                while (end < code.size() && is_word_char(code[end])) ++end;
+                first_word = code.substr(i, end - i);
+            }
+        }
+        const std::string_view two = code.substr(i, 2);
+        if (two == "<%" || two == "%>" || two == "%:")
+            refuse("a digraph (<% for '{', %> for '}', %: for '#') in a template's code: write '{', '}' or '#', "
+                   "which kilnc follows");
         std::string_view head = code.substr(head_start, i - head_start);
         if (c == '(') {
             ++parens;
@@ -168,29 +296,25 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
             const char* refused = nullptr;
             events.push_back({FlowKind::Open, classify(head, parens > 0, refused)});
             open.push_back(refused);
-            if (parens == 0) head_start = i + 1;  // (inside a condition, the head goes on)
+            if (parens == 0) next_statement(i + 1);  // (inside a condition, the head goes on)
         } else if (c == '}') {
             events.push_back({FlowKind::Close});
             if (!open.empty()) open.pop_back();
-            if (parens == 0) head_start = i + 1;
+            if (parens == 0) next_statement(i + 1);
         } else if (c == ';' && parens == 0) {
             if (FlowEvent e = statement(head); e.kind != FlowKind::Open) events.push_back(e);
-            if (is_word(head, "goto"))
-                events.push_back({FlowKind::Refused, Block::Plain, "goto in a template's code cannot be followed: use "
-                                                                   "an if or a loop"});
-            head_start = i + 1;
+            if (is_word(head, "goto")) refuse("goto in a template's code cannot be followed: use an if or a loop");
+            next_statement(i + 1);
         } else if (c == '#') {
             std::vector<std::string_view> d = words(code.substr(i + 1, 16), 1);
             if (!d.empty() && (d[0] == "if" || d[0] == "ifdef" || d[0] == "ifndef" || d[0] == "else" ||
                                d[0] == "elif" || d[0] == "endif"))
-                events.push_back({FlowKind::Refused, Block::Plain,
-                                  "a preprocessor conditional in a template's code cannot be followed: use an if"});
+                refuse("a preprocessor conditional in a template's code cannot be followed: use an if");
         } else if (c == ':' && parens == 0) {
             bool scope = (i + 1 < code.size() && code[i + 1] == ':') || (i > 0 && code[i - 1] == ':');
-            std::vector<std::string_view> w = words(head, 1);
-            if (!scope && !w.empty() && (w[0] == "case" || w[0] == "default")) {
+            if (!scope && (first_word == "case" || first_word == "default")) {
                 events.push_back({FlowKind::Case});
-                head_start = i + 1;
+                next_statement(i + 1);
             }
         }
         ++i;
@@ -199,18 +323,16 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
     // kilnc never sees; a try's catch goes on from wherever the throw came.
     for (const char* why : open)
         if (why) {
-            events.push_back({FlowKind::Refused, Block::Plain, why});
+            refuse(why);
             break;
         }
     // A block that ends in a control statement without its '{': the template text after
     // the block is what it governs (<% if (x) %> title="<%= t %>"), which kilnc would
-    // follow as if it always ran.
-    std::vector<std::string_view> tail = words(code.substr(head_start), 1);
-    if (!tail.empty() && (tail[0] == "if" || tail[0] == "else" || tail[0] == "for" || tail[0] == "while" ||
-                          tail[0] == "do" || tail[0] == "switch"))
-        events.push_back({FlowKind::Refused, Block::Plain,
-                          "this code block ends in a control statement without its '{': the template text after it "
-                          "would be what it governs; write <% if (...) { %> ... <% } %>"});
+    // follow as if it always ran; also behind a label or an attribute.
+    std::vector<std::string_view> tail = top_words(code.substr(head_start));
+    if (std::find_if(tail.begin(), tail.end(), is_control) != tail.end())
+        refuse("this code block ends in a control statement without its '{': the template text after it would be "
+               "what it governs; write <% if (...) { %> ... <% } %>");
     return events;
 }
 

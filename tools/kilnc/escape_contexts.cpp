@@ -108,7 +108,9 @@ public:
                     break;
                 case NodeKind::Render:
                 case NodeKind::Yield: events_.push_back({Event::Markup, Block::Plain, n}); break;
-                case NodeKind::RawOutput: break;
+                case NodeKind::RawOutput:  // printed as is, unjudged; but a layout's page is judged as yield is
+                    if (is_content_expression(node.code.code)) events_.push_back({Event::Markup, Block::Plain, n});
+                    break;
                 case NodeKind::Code:
                     for (const FlowEvent& f : scan_code_flow(node.code.code)) {
                         if (f.kind == FlowKind::Refused) {
@@ -144,7 +146,9 @@ public:
         const States last = merged(run(0, events_.size(), States{contexts_.id(HtmlState{})}, Frame{}, 0), returns_);
         for (size_t n = 0; n < tpl_.body.size(); ++n) {
             Node& node = tpl_.body[n];
-            if (node.kind != NodeKind::Output && node.kind != NodeKind::Render && node.kind != NodeKind::Yield)
+            const bool raw_page = node.kind == NodeKind::RawOutput && is_content_expression(node.code.code);
+            if (node.kind != NodeKind::Output && node.kind != NodeKind::Render && node.kind != NodeKind::Yield &&
+                !raw_page)
                 continue;
             Outcome& o = outcome_[n];
             if (!o.error.empty()) return Diagnostic{node.pos, o.error};
@@ -193,8 +197,9 @@ private:
         const Node& n = tpl_.body[node];
         if (states.empty()) return;  // not reached: judged nowhere, like a value
         std::string what = n.kind == NodeKind::Render ? "the partial '" + n.ref.path + "'"
-                           : n.kind == NodeKind::Yield ? std::string("<%@ yield %> (the page)")
-                                                       : std::string("the page (<%= content %>)");
+                           : n.kind == NodeKind::Yield     ? std::string("<%@ yield %> (the page)")
+                           : n.kind == NodeKind::RawOutput ? std::string("the page (<%== content %>)")
+                                                           : std::string("the page (<%= content %>)");
         outcome_[node].judged = true;
         for (ContextId h : states)
             if (std::string err = contexts_[h].markup_error(what); !err.empty()) refuse(node, std::move(err));

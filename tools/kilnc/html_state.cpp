@@ -111,7 +111,9 @@ std::string_view trimmed(std::string_view s) {
 
 bool runs_as_script(std::string_view type) {
     type = trimmed(type);
-    for (std::string_view t : {"", "module", "importmap", "speculationrules", "application/json", "application/ld+json",
+    // (Not "importmap" or "speculationrules": a value there would choose where code
+    // comes from, or what the browser fetches and prerenders.)
+    for (std::string_view t : {"", "module", "application/json", "application/ld+json",
                                "text/javascript", "application/javascript", "application/ecmascript",
                                "application/x-ecmascript", "application/x-javascript", "text/ecmascript",
                                "text/jscript", "text/livescript", "text/x-ecmascript", "text/x-javascript"})
@@ -457,6 +459,13 @@ void HtmlState::start_value(char quote) {
     quote_ = quote;
     std::string_view name = attr_;
     if (starts_with(name, "xlink:")) name.remove_prefix(6);  // SVG's xlink:href
+    // A lazy loader's data-src or data-href (or data-url) becomes that attribute: a URL,
+    // checked as one (a consent manager's <script type="text/plain" data-src> too).
+    if (starts_with(name, "data-")) {
+        std::string_view bare = name.substr(5);
+        if (is_url_attribute(bare)) name = bare;
+        else if (bare == "url" || bare == "uri") name = "href";
+    }
     // In an <svg>, <set to="..."> and <animate> may give an href its value: a URL.
     const bool animates = svg_ > 0 && (name == "to" || name == "from" || name == "by");
     if (name == "xmlns" || starts_with(name, "xmlns:") || is_url_attribute(name) || animates) attr_kind_ = Attr::Url;
@@ -487,9 +496,10 @@ void HtmlState::end_attr(std::vector<LateError>& late) {
     fresh.type_read_ = type_read_ || type;
     // A refresh: the browser goes to the URL its content names after the delay, which
     // no escaper makes safe (a quote or "url=" in the value hides its scheme).
-    // (An http-equiv a value writes may be one.)
+    // (An http-equiv a value writes may be one, as may one with a character reference:
+    // "&#82;efresh" is decoded.)
     fresh.meta_refresh_ = meta_refresh_ || (tag_ == "meta" && attr_ == "http-equiv" &&
-                                            (trimmed(type_) == "refresh" || type_.find('\x01') != type_.npos));
+                                            (trimmed(type_) == "refresh" || type_.find_first_of("\x01&") != type_.npos));
     fresh.meta_value_ = meta_value_;
     if (fresh.meta_refresh_ && !meta_refresh_ && meta_value_ != kNone)
         late.push_back({meta_value_, kRefresh});
@@ -590,7 +600,11 @@ void HtmlState::url_byte(char c, std::vector<LateError>& late) {
 
 Verdict HtmlState::value() const {
     switch (mode_) {
-        case Mode::Text: return {Escaper::Text, {}};
+        case Mode::Text:
+            // Inside an <svg> or <math>, markup (a view, kiln::Html) would be read by rules
+            // it was not judged by (a partial's <set to=...> animating an href): escaped
+            // as in an attribute, the same for text, it does not compile.
+            return {svg_ || math_ ? Escaper::Attr : Escaper::Text, {}};
         case Mode::TagOpen:
         case Mode::EndTagOpen:
         case Mode::TagName:
@@ -630,7 +644,15 @@ Verdict HtmlState::raw_text_value() const {
                       "(class=\"<%= ... %>\"), or print a constant you vouch for with <%== %>");
     if (raw_ == Raw::Script && foreign_script_)
         return refuse("a value inside a <script> whose type is not JavaScript or JSON (a client-side template, read "
-                      "as HTML by its library) is not escaped for what reads it: pass it in a data- attribute");
+                      "as HTML by its library; an import map or speculation rules, which choose where code comes "
+                      "from) is not escaped for what reads it: pass it in a data- attribute, or write it in the "
+                      "template");
+    // A negative number is printed " -1" (see append_js_number): after "</script" its
+    // space ends the element; after "<script", in a "<!--", it starts the double
+    // escaped state.
+    if (raw_ == Raw::Script && (ends_with(recent_, "</script") || ends_with(recent_, "<script")))
+        return refuse("a value right after \"<script\" or \"</script\" inside a script could end it, or change how "
+                      "a browser reads it: write \"<\\/script\", or put the value apart");
     if (raw_ == Raw::Script) return js_value(Escaper::Js, "a script");
     // <title>, <textarea> and the like: text, but "</ti" + "tle" + ">" would end the
     // element early.

@@ -123,7 +123,10 @@ LexResult lex(std::string_view source) { return Lexer(source).run(); }
 
 std::string indent_for(std::string_view line_prefix) {
     std::string out;
-    for (char c : line_prefix) {
+    // Every tag of a line reads its prefix: at most the bytes kMaxIndent characters of
+    // UTF-8 take, so a long line of tags (or of continuation bytes, which add nothing)
+    // costs no more per tag.
+    for (char c : line_prefix.substr(0, 4 * kMaxIndent)) {
         if (out.size() == kMaxIndent) break;
         auto b = static_cast<unsigned char>(c);
         if (c == '\t') out += '\t';
