@@ -51,7 +51,23 @@ std::string error_at(std::string_view src) {
 TEST(KilncContexts, TextUsesTheTextEscaperAndRawTextElementsTheAttributeOne) {
     EXPECT_EQ(escapers("<p><%= a %></p><title><%= b %></title><textarea><%= c %></textarea>"), "text attr attr");
     EXPECT_EQ(escapers("a < <%= b %> <b>c</b> <%= d %>"), "text text");
-    EXPECT_EQ(escapers("<noscript><%= a %></noscript><iframe><%= b %></iframe>"), "attr attr");
+    EXPECT_EQ(escapers("<noembed><%= a %></noembed><iframe><%= b %></iframe>"), "attr attr");
+}
+
+// A browser without scripts reads a <noscript> as markup, one with scripts as raw text up
+// to "</noscript": kilnc follows the markup (no escaper writes '<', so the raw text holds
+// every value), and refuses where the two readings part.
+TEST(KilncContexts, ANoscriptIsFollowedAsMarkup) {
+    EXPECT_EQ(escapers("<noscript><%= a %><a href=\"<%= u %>\"><img src=\"/p?<%= q %>\"></a></noscript><p><%= b %>"),
+              "text url url-part text");
+    EXPECT_NE(escapers("<noscript><meta http-equiv=\"refresh\" content=\"0;url=<%= u %>\"></noscript>").find("refresh"),
+              std::string::npos);
+    // "</noscript" in an attribute ends the element there for a browser with scripts.
+    EXPECT_NE(escapers("<noscript><p title=\"</noscript><script>\">x</p></noscript><%= v %>").find("cannot follow"),
+              std::string::npos);
+    EXPECT_NE(escapers("<noscript><p title=\"</nos<%= v %>\"></p></noscript>").find("inside a <noscript>"),
+              std::string::npos);
+    EXPECT_EQ(escapers("<noscript><noscript>x</noscript></noscript><script>f(<%= v %>)</script>"), "js");
 }
 
 // A numeric character reference ends at its first non-digit, as browsers read it:

@@ -166,7 +166,27 @@ HtmlState HtmlState::lost() {
 }
 
 void HtmlState::feed(std::string_view literal, std::vector<LateError>& late) {
-    for (char c : literal) step(c, late);
+    for (char c : literal) {
+        if (noscript_ && noscript_parts(c)) {
+            *this = lost();
+            return;
+        }
+        step(c, late);
+    }
+}
+
+// A <noscript> is followed as markup, which a browser without scripts reads; one with
+// scripts reads its content as raw text up to the first "</noscript". Where that comes
+// while the markup reading is not at an end tag of its own (in an attribute value, a
+// comment, a script), the two readings part: true when c completes it there.
+bool HtmlState::noscript_parts(char c) {
+    static constexpr std::string_view kEnd = "</noscript";
+    if (lower(c) != kEnd[noscript_match_]) noscript_match_ = 0;
+    if (lower(c) != kEnd[noscript_match_]) return false;
+    if (noscript_match_ == 0) noscript_lt_text_ = mode_ == Mode::Text;
+    if (++noscript_match_ < kEnd.size()) return false;
+    noscript_match_ = 0;
+    return !noscript_lt_text_;
 }
 
 void HtmlState::step(char c, std::vector<LateError>& late) {
@@ -375,9 +395,13 @@ void HtmlState::close_tag() {
         if (tag_ == "script") raw = Raw::Script;
         else if (tag_ == "style") raw = Raw::Style;
         else if (tag_ == "title" || tag_ == "textarea") raw = Raw::Rcdata;
-        else if (tag_ == "xmp" || tag_ == "iframe" || tag_ == "noembed" || tag_ == "noframes" || tag_ == "noscript")
+        else if (tag_ == "xmp" || tag_ == "iframe" || tag_ == "noembed" || tag_ == "noframes")
             raw = Raw::Rawtext;
         else if (tag_ == "plaintext") raw = Raw::Plaintext;
+        else if (tag_ == "noscript") noscript_ = true;  // markup, and raw text with scripts: see noscript_parts
+    } else if (tag_ == "noscript") {
+        noscript_ = false;  // (a nested one's end tag ends both readings' first)
+        noscript_match_ = 0;
     }
     end_tag_ = false;
     attr_.clear();
@@ -511,6 +535,9 @@ void HtmlState::end_attr(std::vector<LateError>& late) {
     fresh.point_tag_ = std::move(point_tag_);
     fresh.point_html_ = std::move(point_html_);
     fresh.select_ = select_;
+    fresh.noscript_ = noscript_;
+    fresh.noscript_match_ = noscript_match_;
+    fresh.noscript_lt_text_ = noscript_lt_text_;
     *this = std::move(fresh);  // forget everything about the value, so equal tags compare equal
 }
 
@@ -599,6 +626,9 @@ void HtmlState::url_byte(char c, std::vector<LateError>& late) {
 }
 
 Verdict HtmlState::value() const {
+    if (noscript_ && noscript_match_ > 0)
+        return refuse("a value right after '<' or a part of \"</noscript\" inside a <noscript> could end it for a "
+                      "browser with scripts, which reads its content as raw text: put a space between them");
     switch (mode_) {
         case Mode::Text:
             // Inside an <svg> or <math>, markup (a view, kiln::Html) would be read by rules

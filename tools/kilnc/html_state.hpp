@@ -69,6 +69,7 @@ private:
 
     void step(char c, std::vector<LateError>& late);
     void raw_text(char c);
+    bool noscript_parts(char c);
     void start_value(char quote);
     void value_byte(char c, std::vector<LateError>& late);    // an attribute value byte, as written
     void decoded_byte(char c, std::vector<LateError>& late);  // after character references
@@ -112,6 +113,11 @@ private:
     // its states few, and takes the content as maybe foreign for good).
     uint8_t svg_ = 0, math_ = 0;
     static constexpr uint8_t kDeep = 3;
+    // Inside a <noscript>: followed as markup (as a browser without scripts reads it), and
+    // how far "</noscript" has been matched, from a '<' read in element text or not.
+    bool noscript_ = false;
+    uint8_t noscript_match_ = 0;
+    bool noscript_lt_text_ = false;
     bool in_point_ = false;   // inside an HTML integration point (<desc>, <foreignObject>, <mi>...)
     std::string point_tag_;   // in_point_: which one (only its own end tag leaves it)
     std::string point_html_;  // the HTML elements open there, innermost last ("b p ")
