@@ -124,6 +124,7 @@ struct ServerOptions {
     uint32_t database_pool = 1;           // connections per event loop thread
     uint32_t database_statement_timeout_ms = 0;  // 0: the server's own
     uint32_t database_reply_timeout_ms = 30000;  // no answer that long: the connection is dropped; 0: none
+    uint32_t database_max_queued = 10000;  // queries on one connection at once, past it BusyError; 0: no limit
     // Redis (kiln::redis::options_from; the session store "redis"). Empty url: none.
     std::string redis_url;                // redis://[:password@]host[:port][/db]
     // kiln::publish's reach. "node": every worker process of this node (a local bus);

@@ -22,6 +22,7 @@ Options options_from(const ServerOptions& server) {
     o.pool = server.database_pool;
     o.statement_timeout = std::chrono::milliseconds(server.database_statement_timeout_ms);
     o.reply_timeout = std::chrono::milliseconds(server.database_reply_timeout_ms);
+    o.max_queued = server.database_max_queued;
     return o;
 }
 

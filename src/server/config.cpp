@@ -321,7 +321,17 @@ const std::vector<Key>& keys() {
              o.secret = std::move(secret);
              return std::string();
          }},
-        {"server.name", [](const Value& v, ServerOptions& o) { return get_string(v, &o.server_name); }},
+        {"server.name",
+         [](const Value& v, ServerOptions& o) {
+             std::string name;
+             if (std::string e = get_string(v, &name); !e.empty()) return e;
+             // The Server field's value: a CR or LF would end the field and start another.
+             for (char c : name)
+                 if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f)
+                     return std::string("must not hold control characters (it is the Server header's value)");
+             o.server_name = std::move(name);
+             return std::string();
+         }},
         {"database.url",
          [](const Value& v, ServerOptions& o) {
              std::string url;
@@ -334,6 +344,7 @@ const std::vector<Key>& keys() {
         integer("database.pool", &ServerOptions::database_pool, 1u, 64u),
         integer("database.statement_timeout_ms", &ServerOptions::database_statement_timeout_ms, 0u, 3'600'000u),
         integer("database.reply_timeout_ms", &ServerOptions::database_reply_timeout_ms, 0u, 3'600'000u),
+        integer("database.max_queued", &ServerOptions::database_max_queued, 0u, 10'000'000u),
         {"tls.cert", [](const Value& v, ServerOptions& o) { return get_nonempty(v, &o.tls_cert); }},
         {"tls.key", [](const Value& v, ServerOptions& o) { return get_nonempty(v, &o.tls_key); }},
         {"tls.certificates", [](const Value& v, ServerOptions& o) { return get_list(v, &o.tls_certificates); }},

@@ -109,6 +109,9 @@ const std::vector<SettingDoc>& table() {
         {"database.reply_timeout_ms", "", "", "a PostgreSQL connection that owes answers and hears nothing this long "
          "is dropped: its queries fail (503) and it reconnects (0: wait for ever)",
          [](const O& o) { return num(o.database_reply_timeout_ms); }},
+        {"database.max_queued", "", "", "queries one PostgreSQL connection carries at once, sent or waiting; past it "
+         "a query fails at once with db::BusyError (503) (0: no limit)",
+         [](const O& o) { return num(o.database_max_queued); }},
         {"tls.cert", "--tls-cert", "FILE", "PEM certificate (and chain): the listeners marked tls speak TLS, or "
          "host:port when none is marked", [](const O&) { return std::string("none"); }},
         {"tls.key", "--tls-key", "FILE", "PEM private key of tls.cert (empty: in tls.cert)", [](const O&) { return std::string(); }},

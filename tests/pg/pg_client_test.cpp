@@ -822,6 +822,8 @@ TEST(PgClient, PerLoopGivesEachLoopThreadItsOwnClientFromTheServerSettings) {
     settings.database_url = pg_url();
     settings.database_pool = 1;
     settings.database_statement_timeout_ms = 200;
+    settings.database_max_queued = 7;
+    EXPECT_EQ(pg::options_from(settings).max_queued, 7u);
     pg::PerLoop db;
     db.configure(pg::options_from(settings));
     EXPECT_THROW(db.local(), std::logic_error);  // not on a loop thread

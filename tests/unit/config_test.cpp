@@ -79,6 +79,27 @@ TEST(ConfigErrors, ARefusedDatabaseUrlDoesNotShowItsPassword) {
     EXPECT_NE(why.find("\"bogus\""), std::string::npos) << why;  // what is not secret is still named
 }
 
+// server.name is the Server header's value: a CR LF there would start another field.
+TEST(ConfigErrors, AServerNameWithAControlCharacterIsRefused) {
+    ServerOptions o;
+    EXPECT_NE(apply_setting("server.name", "kiln\r\nSet-Cookie: a=b", &o), "");
+    EXPECT_NE(apply_setting("server.name", std::string("kiln\0x", 6), &o), "");
+    EXPECT_EQ(o.server_name, "kiln");
+    EXPECT_EQ(apply_setting("server.name", "shop/2.1 (kiln)", &o), "");
+    EXPECT_EQ(o.server_name, "shop/2.1 (kiln)");
+}
+
+// database.max_queued bounds the line of one PostgreSQL connection (0: none).
+TEST(ConfigSettings, DatabaseMaxQueued) {
+    ServerOptions o;
+    EXPECT_EQ(o.database_max_queued, 10000u);
+    EXPECT_EQ(apply_setting("database.max_queued", "0", &o), "");
+    EXPECT_EQ(o.database_max_queued, 0u);
+    EXPECT_EQ(apply_setting("database.max_queued", "250", &o), "");
+    EXPECT_EQ(o.database_max_queued, 250u);
+    EXPECT_NE(apply_setting("database.max_queued", "-1", &o), "");
+}
+
 TEST(ConfigErrors, ARefusedSettingChangesNothing) {
     ServerOptions o;
     EXPECT_NE(apply_setting("listen", "10.1.2.3:81,bogus", &o), "");
