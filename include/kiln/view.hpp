@@ -53,11 +53,12 @@
 // in srcdoc, inside a quoted JS string or regex (the value brings its own quotes), after
 // a literal scheme other than http, https, mailto, tel, or before a ':' (it would supply
 // the scheme). Partials and <%@ yield %> only in element text. Markup values (kiln::Html,
-// views) outside element text fail to compile. Code blocks are opaque except for their
-// braces: each branch of an if/else or switch starts from the context before it, loops
-// are followed until no new context appears, and a value reached in contexts needing
-// different escapers is refused; keep each branch's tags and attributes closed.
-// <%== %> is the one way out: never refused, never escaped.
+// views) outside element text, or inside <svg>, <math> or <noscript>, fail to compile.
+// Code blocks are opaque except for their braces: each branch of an if/else or switch
+// starts from the context before it, loops are followed until no new context appears,
+// and a value reached in contexts needing different escapers is refused; keep each
+// branch's tags and attributes closed. <%== %> is the one way out: never escaped, and
+// refused only where a layout prints its page with it (<%== content %>, judged as yield).
 // Pure functions over the caller's strings; no global state.
 #pragma once
 #include <charconv>

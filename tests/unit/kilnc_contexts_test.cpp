@@ -59,7 +59,11 @@ TEST(KilncContexts, TextUsesTheTextEscaperAndRawTextElementsTheAttributeOne) {
 // every value), and refuses where the two readings part.
 TEST(KilncContexts, ANoscriptIsFollowedAsMarkup) {
     EXPECT_EQ(escapers("<noscript><%= a %><a href=\"<%= u %>\"><img src=\"/p?<%= q %>\"></a></noscript><p><%= b %>"),
-              "text url url-part text");
+              "attr url url-part text");
+    // Markup there (sanitized HTML with "</noscript>" in an attribute) would end it for
+    // a browser with scripts: a view or kiln::Html does not compile, nor does a partial.
+    EXPECT_NE(escapers("<noscript><%@ render \"_p\" %></noscript>").find("inside a <noscript>"), std::string::npos);
+    EXPECT_EQ(escapers("<noscript>a<</noscript><p><%= v %>"), "text");  // "<<": the second starts the end tag
     EXPECT_NE(escapers("<noscript><meta http-equiv=\"refresh\" content=\"0;url=<%= u %>\"></noscript>").find("refresh"),
               std::string::npos);
     // "</noscript" in an attribute ends the element there for a browser with scripts.
@@ -165,6 +169,8 @@ TEST(KilncContexts, DataAttributesNamingAUrlAttributeAreUrls) {
     EXPECT_EQ(escapers("<iframe data-src=\"<%= u %>\"></iframe><a data-href=\"/p/<%= id %>\" data-url=\"<%= v %>\""
                        " data-name=\"<%= n %>\">"),
               "url url-part url attr");
+    // Only those: data-action (Stimulus) and data-icon (Iconify) hold no URL.
+    EXPECT_EQ(escapers("<div data-action=\"turbo:load-><%= c %>#go\" data-icon=\"mdi:<%= i %>\">"), "attr attr");
     EXPECT_NE(escapers("<script type=\"text/plain\" data-src=\"<%= cdn %>/a.js\"></script>").find("where code comes from"),
               std::string::npos);
 }
@@ -522,8 +528,8 @@ TEST(KilncContextsErrorPaths, ATemplateMustEndInElementTextOnEveryPath) {
 
 TEST(KilncContextsErrorPaths, CodeKilncCannotFollowIsRefused) {
     const std::string unbraced =
-        "this code block ends in a control statement without its '{': the template text after it would be what it "
-        "governs; write <% if (...) { %> ... <% } %>";
+        "this code block ends in a control statement (or a macro call) without its '{': the template text after it "
+        "would be what it governs; write <% if (...) { %> ... <% } %>";
     // `if` governs the text after the block: title=" opens only when has_tip is true.
     EXPECT_EQ(escapers("<div class=\"c\"<% if (has_tip) %> title=\"<%= tip %>\">"), "1:15: " + unbraced);
     EXPECT_EQ(error_at("<% if (a) { %>x<% } else %>y"), "1:16");
@@ -562,11 +568,34 @@ TEST(KilncContextsErrorPaths, OneControlStatementPerBrace) {
     EXPECT_EQ(error_at("<% for (auto& p : ps) { %><a href=\"/p/<%= p.id %><% [[unlikely]] if (p.last) break; %>"
                        "\">.</a><% } %><p title=\"<%= note %>\">"),
               "1:111");
+    // An unbraced branch is a branch: `} else if (hidden) n++; else {` is no chain's last
+    // else, and with `hidden` true no branch closes the <a ...> tag.
+    EXPECT_NE(escapers("<a href=\"/x\" <% if (big) { %>class=\"big\"><% } else if (hidden) n++; else { %>><% } %>"
+                       "<%= title %></a>")
+                  .find("inside the tag <a>"),
+              std::string::npos);
+    EXPECT_NE(escapers("<% if (a) x(); else if (b) { %><script><% } else { %><script><% } %><%= v %>")
+                  .find("depending on which branch"),
+              std::string::npos);
+    EXPECT_EQ(escapers("<% if (a) x(); else if (b) { %><p>b</p><% } else { %><p>c</p><% } %><%= v %>"), "text");
+    // A lambda that opens a braced value is still a lambda.
+    EXPECT_NE(escapers("<% std::function<void()> row{[&] { %><p><%= x %></p><% }}; %><script><% row(); %></script>")
+                  .find("a lambda's body cannot hold template text"),
+              std::string::npos);
+    // Prefixed character literals are literals, digit separators are not.
+    EXPECT_NE(escapers("<script>var a = 1;<% wchar_t w = L'x'; if (ok) { total = 1'000; %></script><% } %><%= v %>")
+                  .find("depending on which branch"),
+              std::string::npos);
+    EXPECT_EQ(escapers("<% if (c == L'a' || c == u8'b' || n > 0x7F'FF) { %><p><%= v %></p><% } %>"
+                       "<% switch (c) { case'a': %><b><%= w %></b><% } %>"),
+              "text text");
+    EXPECT_EQ(escapers("<% if consteval { %><p><%= a %></p><% } %>"), "text");
     // A local class's member functions write where they are called.
     EXPECT_NE(escapers("<% struct Row { void print() const { %><%= v %><% } }; %><script><% Row{}.print(); %>")
                   .find("a local class's body cannot hold template text"),
               std::string::npos);
     EXPECT_EQ(escapers("<% struct P { int x; }; P p{1}; %><p><%= p.x %></p>"), "text");
+    EXPECT_EQ(escapers("<% struct Row { int f() const { return 1; } }; %><p><%= x %></p>"), "text");  // its own return
 }
 
 // What the compiler reads differently from a scan of each code block is refused.
@@ -588,6 +617,7 @@ TEST(KilncContextsErrorPaths, CodeTheCompilerReadsOtherwiseIsRefused) {
     // A label or an attribute before an unbraced control statement.
     EXPECT_EQ(error_at("<% lbl: if (x) %><p title=\"<%= t %>\">"), "1:1");
     EXPECT_EQ(error_at("<% [[likely]] if (x) %><p title=\"<%= t %>\">"), "1:1");
+    EXPECT_EQ(error_at("<script>var a = 1;<% UNLESS(done) %></script><%= v %>"), "1:19");  // a macro's
 }
 
 TEST(KilncContextsFlow, AConditionalBreakOrContinueMayJump) {

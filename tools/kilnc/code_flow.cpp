@@ -34,11 +34,15 @@ size_t past_attribute(std::string_view code, size_t i) {
     return end == code.npos ? code.size() : end + 2;
 }
 
-// Whether code[i] opens a string or character literal ('"', or a '\'' that is not a
-// digit separator as in 1'000'000).
+// Whether code[i] opens a string or character literal: a '"', or a '\'' that is not a
+// digit separator inside a number (1'000'000, 0xFF'FF; but L'x', u8'x', case'a').
 bool starts_literal(std::string_view code, size_t i) {
-    return code[i] == '"' ||
-           (code[i] == '\'' && !(i > 0 && is_word_char(code[i - 1]) && i + 1 < code.size() && is_word_char(code[i + 1])));
+    if (code[i] == '"') return true;
+    if (code[i] != '\'') return false;
+    size_t token = i;
+    while (token > 0 && (is_word_char(code[token - 1]) || code[token - 1] == '.' || code[token - 1] == '\'')) --token;
+    const bool in_number = token < i && code[token] >= '0' && code[token] <= '9';
+    return !(in_number && i + 1 < code.size() && is_word_char(code[i + 1]));
 }
 
 // The first `n` words of a statement head (identifiers only; "} else if (" -> else, if),
@@ -112,10 +116,11 @@ Block classify(std::string_view head, bool in_parens, const char*& refused) {
     refused = in_parens ? kLambda : nullptr;
     if (in_parens) return Block::Loop;
     std::vector<std::string_view> w = top_words(head);
-    if (w.empty()) return Block::Plain;
     if (std::find_if(w.begin(), w.end(), is_control) != w.end()) {
-        // One control statement: its keyword first, else before if, constexpr after it.
-        size_t n = w.size() - (w.back() == "constexpr" && w.size() > 1 && w[w.size() - 2] == "if");
+        // One control statement: its keyword first, else before if, constexpr or
+        // consteval after it.
+        const bool qualified = w.size() > 1 && w[w.size() - 2] == "if" && (w.back() == "constexpr" || w.back() == "consteval");
+        const size_t n = w.size() - qualified;
         const bool one = n == 1 || (n == 2 && w[0] == "else" && w[1] == "if");
         if (!one || !is_control(w[0])) {
             refused = kCompound;
@@ -128,17 +133,20 @@ Block classify(std::string_view head, bool in_parens, const char*& refused) {
         if (w[0] == "switch") return Block::Switch;
         return Block::Loop;  // for, while, do
     }
-    if (w[0] == "struct" || w[0] == "class" || w[0] == "union") {
+    // A local class's member functions, like a lambda, run where they are called (and
+    // their return is theirs): any number of times.
+    if (!w.empty() && (w[0] == "struct" || w[0] == "class" || w[0] == "union")) {
         refused = kLocalClass;  // struct Row { void print() const {
-        return Block::Plain;
+        return Block::Loop;
     }
     for (size_t i = 0; i < head.size(); ++i) {
         if (size_t past = past_attribute(head, i); past != i) i = past;
         if (i < head.size() && head[i] == ']') {
-            refused = kLambda;  // auto row = [&](const Post& p) {
+            refused = kLambda;  // auto row = [&](const Post& p) {, or row{[&] {
             return Block::Loop;
         }
     }
+    if (w.empty()) return Block::Plain;
     // Some other head that ends in its parenthesis (a macro: FOREACH(p, posts) {) may
     // run its block any number of times.
     return last_char(head) == ')' ? Block::Loop : Block::Plain;
@@ -162,17 +170,25 @@ std::string_view last_word(std::string_view head) {
     return head.substr(start, end - start);
 }
 
-// The event of a statement ended by ';' (none: kind Open, which the caller skips).
-FlowEvent statement(std::string_view head) {
-    std::vector<std::string_view> w = words(head, 1);
-    if (w.empty()) return {FlowKind::Open};
-    if (w[0] == "return") return {FlowKind::Return};
-    if (w[0] == "break" && last_word(head) == "break") return {FlowKind::Break};
-    if (w[0] == "continue" && last_word(head) == "continue") return {FlowKind::Continue};
-    if (last_word(head) == "break") return {FlowKind::MaybeBreak};
-    if (last_word(head) == "continue") return {FlowKind::MaybeContinue};
-    if (is_word(head, "return")) return {FlowKind::MaybeReturn};  // if (x) return; (a lambda's too: safe)
-    return {FlowKind::Open};
+// The events of a statement ended by ';'. An unbraced `if (x) ...;` or `else ...;` is a
+// branch of its own (Open, its jump, Close), empty of template text, so that an `else`
+// after it belongs to its chain: without it, `} else if (b) n++; else {` read as the
+// chain's last branch dropped the path where no branch writes.
+void statement(std::string_view head, std::vector<FlowEvent>& events) {
+    std::vector<std::string_view> w = words(head, 2);
+    if (w.empty()) return;
+    const bool branch = w[0] == "if" || w[0] == "else";
+    if (branch)
+        events.push_back({FlowKind::Open, w[0] == "if"                    ? Block::If
+                                          : w.size() > 1 && w[1] == "if" ? Block::ElseIf
+                                                                         : Block::Else});
+    if (w[0] == "return") events.push_back({FlowKind::Return});
+    else if (w[0] == "break" && last_word(head) == "break") events.push_back({FlowKind::Break});
+    else if (w[0] == "continue" && last_word(head) == "continue") events.push_back({FlowKind::Continue});
+    else if (last_word(head) == "break") events.push_back({FlowKind::MaybeBreak});
+    else if (last_word(head) == "continue") events.push_back({FlowKind::MaybeContinue});
+    else if (is_word(head, "return")) events.push_back({FlowKind::MaybeReturn});  // if (x) return; (a lambda's: safe)
+    if (branch) events.push_back({FlowKind::Close});
 }
 
 // Index just past the literal starting at code[i] (a '"' or '\''); `closed` is false
@@ -302,7 +318,7 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
             if (!open.empty()) open.pop_back();
             if (parens == 0) next_statement(i + 1);
         } else if (c == ';' && parens == 0) {
-            if (FlowEvent e = statement(head); e.kind != FlowKind::Open) events.push_back(e);
+            statement(head, events);
             if (is_word(head, "goto")) refuse("goto in a template's code cannot be followed: use an if or a loop");
             next_statement(i + 1);
         } else if (c == '#') {
@@ -329,10 +345,12 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
     // A block that ends in a control statement without its '{': the template text after
     // the block is what it governs (<% if (x) %> title="<%= t %>"), which kilnc would
     // follow as if it always ran; also behind a label or an attribute.
-    std::vector<std::string_view> tail = top_words(code.substr(head_start));
-    if (std::find_if(tail.begin(), tail.end(), is_control) != tail.end())
-        refuse("this code block ends in a control statement without its '{': the template text after it would be "
-               "what it governs; write <% if (...) { %> ... <% } %>");
+    // A macro call there (UNLESS(done)) may be one too.
+    std::string_view tail = code.substr(head_start);
+    std::vector<std::string_view> tail_words = top_words(tail);
+    if (std::find_if(tail_words.begin(), tail_words.end(), is_control) != tail_words.end() || last_char(tail) == ')')
+        refuse("this code block ends in a control statement (or a macro call) without its '{': the template text "
+               "after it would be what it governs; write <% if (...) { %> ... <% } %>");
     return events;
 }
 

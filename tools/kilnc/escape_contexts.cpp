@@ -337,7 +337,10 @@ private:
                     last_else = events_[k].block == Block::Else;
                     k = c < end ? c + 1 : end;
                 }
-                s = last_else ? std::move(ends) : merged(std::move(ends), top);  // or no branch ran
+                // Or no branch ran: unless an else ends a chain that began with its if
+                // (an else whose if kilnc did not see may follow a branch it missed).
+                const bool whole = last_else && events_[i].block == Block::If;
+                s = whole ? std::move(ends) : merged(std::move(ends), top);
                 return k;
             }
         }

@@ -183,7 +183,7 @@ bool HtmlState::noscript_parts(char c) {
     static constexpr std::string_view kEnd = "</noscript";
     if (lower(c) != kEnd[noscript_match_]) noscript_match_ = 0;
     if (lower(c) != kEnd[noscript_match_]) return false;
-    if (noscript_match_ == 0) noscript_lt_text_ = mode_ == Mode::Text;
+    if (noscript_match_ == 0) noscript_lt_text_ = mode_ == Mode::Text || mode_ == Mode::TagOpen;  // (TagOpen: "<<")
     if (++noscript_match_ < kEnd.size()) return false;
     noscript_match_ = 0;
     return !noscript_lt_text_;
@@ -485,11 +485,8 @@ void HtmlState::start_value(char quote) {
     if (starts_with(name, "xlink:")) name.remove_prefix(6);  // SVG's xlink:href
     // A lazy loader's data-src or data-href (or data-url) becomes that attribute: a URL,
     // checked as one (a consent manager's <script type="text/plain" data-src> too).
-    if (starts_with(name, "data-")) {
-        std::string_view bare = name.substr(5);
-        if (is_url_attribute(bare)) name = bare;
-        else if (bare == "url" || bare == "uri") name = "href";
-    }
+    if (name == "data-src" || name == "data-href") name.remove_prefix(5);
+    else if (name == "data-url" || name == "data-uri") name = "href";
     // In an <svg>, <set to="..."> and <animate> may give an href its value: a URL.
     const bool animates = svg_ > 0 && (name == "to" || name == "from" || name == "by");
     if (name == "xmlns" || starts_with(name, "xmlns:") || is_url_attribute(name) || animates) attr_kind_ = Attr::Url;
@@ -632,9 +629,11 @@ Verdict HtmlState::value() const {
     switch (mode_) {
         case Mode::Text:
             // Inside an <svg> or <math>, markup (a view, kiln::Html) would be read by rules
-            // it was not judged by (a partial's <set to=...> animating an href): escaped
-            // as in an attribute, the same for text, it does not compile.
-            return {svg_ || math_ ? Escaper::Attr : Escaper::Text, {}};
+            // it was not judged by (a partial's <set to=...> animating an href); inside a
+            // <noscript>, as raw text up to its first "</noscript" by a browser with
+            // scripts, even in an attribute. Escaped as in an attribute, the same for
+            // text, it does not compile.
+            return {svg_ || math_ || noscript_ ? Escaper::Attr : Escaper::Text, {}};
         case Mode::TagOpen:
         case Mode::EndTagOpen:
         case Mode::TagName:
@@ -656,6 +655,7 @@ Verdict HtmlState::value() const {
         case Mode::Lost:
             return refuse("kilnc cannot follow the HTML context here (after a <script> holding \"<!--\" and "
                           "\"<script\", markup inside a <script>, <style> or <title> within an <svg> or <math>, a "
+                          "\"</noscript\" inside an attribute, a comment or a script within a <noscript>, a "
                           "'>' inside <![CDATA[ there, or in a loop whose body keeps changing the context): "
                           "simplify that markup, or print the value with <%== %> if you vouch for it");
     }
@@ -786,6 +786,10 @@ std::string HtmlState::markup_error(std::string_view what) const {
     if (mode_ == Mode::Text && (svg_ || math_))
         return std::string(what) + " would be judged as HTML, but it stands inside an <svg> or <math> element, where a "
                                    "browser reads markup otherwise: keep the whole <svg> or <math> in one template";
+    if (mode_ == Mode::Text && noscript_)
+        return std::string(what) + " stands inside a <noscript>, which a browser with scripts reads as raw text up to "
+                                   "its first \"</noscript\", wherever it comes in the markup: write that markup in "
+                                   "the template";
     if (mode_ == Mode::Text) return {};
     return std::string(what) + " renders markup, which belongs in element text, not in " + where();
 }
