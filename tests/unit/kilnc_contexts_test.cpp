@@ -54,6 +54,45 @@ TEST(KilncContexts, TextUsesTheTextEscaperAndRawTextElementsTheAttributeOne) {
     EXPECT_EQ(escapers("<noembed><%= a %></noembed><iframe><%= b %></iframe>"), "attr attr");
 }
 
+// A browser's input stream turns CR LF into LF: a '\' then CR LF continues a string.
+TEST(KilncContexts, CrLfIsOneLineEnd) {
+    EXPECT_NE(escapers("<script>\r\n  var intro = \"Welcome to the \\\r\nshop\", greeting = \"Hi <%= name %>\";\r\n</script>")
+                  .find("inside a quoted JavaScript string"),
+              std::string::npos);
+    EXPECT_NE(escapers("<p onclick='var a = \"x\\&#13;&#10;y\", b = \"Hi <%= x %>\"'>").find("JavaScript string"),
+              std::string::npos);
+    EXPECT_EQ(escapers("<script>\r\nvar a = 1;\r\r\nf(<%= v %>);\r\n</script><p>\r\n<%= w %></p>"), "js text");
+}
+
+// Alpine, Vue, htmx and AngularJS run these attributes as JavaScript.
+TEST(KilncContextsErrorPaths, AttributesALibraryRunsAsJavaScriptRefuseValues) {
+    for (const char* attr : {"x-on:click", "@click", "x-data", ":href", "v-bind:title", "hx-on:click", "hx-vals",
+                             "ng-click", "data-ng-init"}) {
+        EXPECT_NE(escapers(std::string("<button ") + attr + "=\"go(<%= id %>)\">").find("client-side library"),
+                  std::string::npos)
+            << attr;
+    }
+    EXPECT_EQ(escapers("<button hx-get=\"/posts/<%= id %>\" hx-target=\"#p<%= id %>\" data-x=\"<%= x %>\">"),
+              "attr attr attr");
+}
+
+// A page that leaves its <noscript> open would put the layout's next markup in it.
+TEST(KilncContextsErrorPaths, ATemplateDoesNotEndInsideANoscript) {
+    EXPECT_NE(escapers("<noscript><p>Enable JS</p>").find("ends inside a <noscript>"), std::string::npos);
+    EXPECT_EQ(escapers("<noscript><p>Enable JS</p></noscript>"), "");
+}
+
+// JavaScript spaces past ASCII, "&nbsp" without its ';', and of/yield/await as names.
+TEST(KilncJsState, WhatTheScannerCannotTellIsDoubted) {
+    EXPECT_NE(escapers("<script>\n\xC2\xA0--> /* legacy\nvar g = \"Hi <%= name %>\";</script>").find("kilnc cannot tell"),
+              std::string::npos);
+    EXPECT_NE(escapers("<a onclick='return&nbsp/\"/ + \"; f(<%= v %>); //\"'>").find("kilnc cannot tell"),
+              std::string::npos);
+    EXPECT_NE(escapers("<script>var of = 4, n = of /\"/ + <%= v %>; // \"</script>").find("kilnc cannot tell"),
+              std::string::npos);
+    EXPECT_EQ(escapers("<script>var n = of + 1;\nfor (const x of /a/.exec(s)) f(n);\nf(<%= v %>);</script>"), "js");
+}
+
 // A browser without scripts reads a <noscript> as markup, one with scripts as raw text up
 // to "</noscript": kilnc follows the markup (no escaper writes '<', so the raw text holds
 // every value), and refuses where the two readings part.
@@ -267,9 +306,20 @@ TEST(KilncContextsErrorPaths, ALambdaThatHoldsTemplateTextIsRefused) {
     EXPECT_EQ(error_at("<% auto f = std::function<void()>([&] { %><%= x %><% }); %>"), "1:1");
     // A throw in a try block leaves its output in the href; its catch went on there.
     EXPECT_NE(escapers("<% try { %><a href=\"<%= link(i) %>\">o</a><% } catch (...) { %><%= m %><% } %>")
-                  .find("a try block cannot hold template text"),
+                  .find("a try block or its catch cannot hold template text"),
               std::string::npos);
     EXPECT_EQ(escapers("<% std::string u; try { u = link(i); } catch (...) { } %><a href=\"<%= u %>\">"), "url");
+    // A catch goes on where the throw left the try's output (inside a partial's <script>).
+    EXPECT_NE(escapers("<% try { views::_w{}.render(kiln_out); } catch (const std::exception& e) { %><%= e.what() %>"
+                       "<% } %>")
+                  .find("its catch cannot hold template text"),
+              std::string::npos);
+    // A lambda whose introducer ends a block, and the digraphs of '[' and ']'.
+    EXPECT_NE(escapers("<% auto row = [&] %>\n<% { %><td><%= p %></td><% }; %>").find("a lambda's body"),
+              std::string::npos);
+    EXPECT_NE(escapers("<% auto row = <:&:>(const P& p) { %><td><%= p.name %></td><% }; %>").find("digraph"),
+              std::string::npos);
+    EXPECT_EQ(escapers("<% std::vector<::ns::T> v; %><p><%= v.size() %></p>"), "text");
     // One that ends in its own block writes nothing of the template's.
     EXPECT_EQ(escapers("<% auto n = std::count_if(v.begin(), v.end(), [](int i) { return i > 0; }); %><p><%= n %>"),
               "text");

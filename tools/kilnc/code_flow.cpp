@@ -91,8 +91,9 @@ constexpr const char* kLambda =
     "a lambda's body cannot hold template text: kilnc escapes its values for where the lambda is written, not "
     "where it is called; use a partial (<%@ render %>) or a loop";
 constexpr const char* kTry =
-    "a try block cannot hold template text: a throw leaves what it wrote in whatever context it had reached "
-    "(an open href, a <script>), and its catch would go on there; compute the value before the markup";
+    "a try block or its catch cannot hold template text: a throw leaves what the try wrote in whatever context "
+    "it had reached (an open href, a <script>), and the catch would go on there; compute the value before the "
+    "markup";
 constexpr const char* kCompound =
     "kilnc follows one control statement per '{' (if, else if, else, for, while, do, switch): this block's head "
     "holds more (`if (a) for (...) {`) or words around one (a label, a macro), so how often its template text runs "
@@ -129,7 +130,10 @@ Block classify(std::string_view head, bool in_parens, const char*& refused) {
         if (w[0] == "try") refused = kTry;
         if (w[0] == "if" || w[0] == "try") return Block::If;
         if (w[0] == "else") return n == 2 ? Block::ElseIf : Block::Else;
-        if (w[0] == "catch") return Block::ElseIf;
+        if (w[0] == "catch") {
+            refused = kTry;
+            return Block::ElseIf;
+        }
         if (w[0] == "switch") return Block::Switch;
         return Block::Loop;  // for, while, do
     }
@@ -299,10 +303,13 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
                 first_word = code.substr(i, end - i);
             }
         }
+        // (<:: before anything but ':' or '>' is '<' then '::', as in vector<::T>.)
         const std::string_view two = code.substr(i, 2);
-        if (two == "<%" || two == "%>" || two == "%:")
-            refuse("a digraph (<% for '{', %> for '}', %: for '#') in a template's code: write '{', '}' or '#', "
-                   "which kilnc follows");
+        const bool scope_after_less = code.substr(i, 3) == "<::" && i + 3 < code.size() && code[i + 3] != ':' &&
+                                      code[i + 3] != '>';
+        if (two == "<%" || two == "%>" || two == "%:" || two == ":>" || (two == "<:" && !scope_after_less))
+            refuse("a digraph (<% for '{', %> for '}', %: for '#', <: and :> for '[' and ']') in a template's code: "
+                   "write what it stands for, which kilnc follows");
         std::string_view head = code.substr(head_start, i - head_start);
         if (c == '(') {
             ++parens;
@@ -348,7 +355,15 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
     // A macro call there (UNLESS(done)) may be one too.
     std::string_view tail = code.substr(head_start);
     std::vector<std::string_view> tail_words = top_words(tail);
-    if (std::find_if(tail_words.begin(), tail_words.end(), is_control) != tail_words.end() || last_char(tail) == ')')
+    bool bracket = false;  // a lambda's introducer: `<% auto row = [&] %>` then `<% { %>`
+    for (size_t i = 0; i < tail.size(); ++i) {
+        if (size_t past = past_attribute(tail, i); past != i) i = past;
+        if (i < tail.size() && tail[i] == ']') bracket = true;
+    }
+    if (bracket)
+        refuse(kLambda);
+    else if (std::find_if(tail_words.begin(), tail_words.end(), is_control) != tail_words.end() ||
+             last_char(tail) == ')')
         refuse("this code block ends in a control statement (or a macro call) without its '{': the template text "
                "after it would be what it governs; write <% if (...) { %> ... <% } %>");
     return events;

@@ -31,6 +31,15 @@ bool is_url_attribute(std::string_view name) {
     return false;
 }
 
+// Attributes that a client-side library evaluates as JavaScript: Alpine (x-on:click,
+// @click, x-data, x-init...), Vue (v-on:, v-bind:, :href, @click), htmx (hx-on*,
+// hx-vals, hx-vars), AngularJS (ng-*, data-ng-*).
+bool runs_in_a_library(std::string_view name) {
+    for (std::string_view p : {"@", ":", "x-", "v-", "ng-", "data-ng-", "hx-on"})
+        if (name.substr(0, p.size()) == p) return true;
+    return name == "hx-vals" || name == "hx-vars";
+}
+
 // The schemes a value may follow (the ones is_safe_href and link_to let through).
 bool is_safe_scheme(std::string_view s) { return s == "http" || s == "https" || s == "mailto" || s == "tel"; }
 
@@ -90,7 +99,7 @@ Decoded decode_reference(std::string_view ref, char next) {
     std::string_view name = ref.substr(1);
     if (!semicolon) {  // the legacy names, unless '=' follows
         if (next == '=') return {};
-        for (std::string_view legacy : {"quot", "QUOT", "amp", "AMP", "lt", "LT", "gt", "GT"})
+        for (std::string_view legacy : {"quot", "QUOT", "amp", "AMP", "lt", "LT", "gt", "GT", "nbsp"})
             if (name == legacy) return decode_reference(ref, ';');
         return {};
     }
@@ -167,6 +176,14 @@ HtmlState HtmlState::lost() {
 
 void HtmlState::feed(std::string_view literal, std::vector<LateError>& late) {
     for (char c : literal) {
+        // A browser's input stream makes CR LF and a lone CR one LF before it reads
+        // anything (a '\' then CR LF continues a JavaScript string, as '\' LF does).
+        if (c == '\n' && after_cr_) {
+            after_cr_ = false;
+            continue;
+        }
+        after_cr_ = c == '\r';
+        if (after_cr_) c = '\n';
         if (noscript_ && noscript_parts(c)) {
             *this = lost();
             return;
@@ -494,6 +511,7 @@ void HtmlState::start_value(char quote) {
     else if (starts_with(name, "on")) attr_kind_ = Attr::Js;  // every event handler, as browsers add them
     else if (name == "style") attr_kind_ = Attr::Css;
     else if (name == "srcdoc") attr_kind_ = Attr::Html;
+    else if (runs_in_a_library(name)) attr_kind_ = Attr::Library;
     else attr_kind_ = Attr::Plain;
     // Where code comes from: a value may not choose the origin of a script or of the
     // page's base URL, whatever its scheme.
@@ -535,6 +553,7 @@ void HtmlState::end_attr(std::vector<LateError>& late) {
     fresh.noscript_ = noscript_;
     fresh.noscript_match_ = noscript_match_;
     fresh.noscript_lt_text_ = noscript_lt_text_;
+    fresh.after_cr_ = after_cr_;
     *this = std::move(fresh);  // forget everything about the value, so equal tags compare equal
 }
 
@@ -706,6 +725,11 @@ Verdict HtmlState::attr_value() const {
         case Attr::UrlList:
             return refuse("a value in an SVG animation's values list could make a link's href a javascript: URL, "
                           "which kilnc checks only as a whole value: write the list in the template");
+        case Attr::Library:
+            return refuse("a value inside attribute '" + attr_ +
+                          "', which a client-side library runs as JavaScript (Alpine's x-* and @..., Vue's v-* and "
+                          ":..., htmx's hx-on and hx-vals, AngularJS's ng-*), is not escaped for it: pass the value "
+                          "in a data- attribute and read it from there");
         case Attr::Html:
             return refuse("a value inside srcdoc (a whole HTML document) is not escaped by kilnc: serve that "
                           "document at its own URL and use src=\"<%= ... %>\"");
@@ -751,6 +775,7 @@ Verdict HtmlState::js_value(Escaper escaper, std::string_view where) const {
 }
 
 void HtmlState::after_value(size_t value) {
+    after_cr_ = false;  // an LF after the value is a line of its own
     if (mode_ == Mode::AttrValue && collects_type()) type_ += '\x01';  // not a type kilnc knows
     if (mode_ == Mode::AttrValue && tag_ == "meta" && attr_ == "content" && meta_value_ == kNone) meta_value_ = value;
     if (mode_ == Mode::AttrValue) {
@@ -802,6 +827,9 @@ std::string HtmlState::end_error() const {
     if (mode_ == Mode::Text && (svg_ || math_))
         return "the template ends inside an <svg> or <math> element: close it in the template that opens it "
                "(rendered into another template, the next markup would stand there)";
+    if (mode_ == Mode::Text && noscript_)
+        return "the template ends inside a <noscript>: close it in the template that opens it (rendered into "
+               "another template, the next markup would stand there, read as raw text by a browser with scripts)";
     if (mode_ == Mode::Text) return {};
     return "the template ends in " + where() +
            ": close every tag, attribute, comment and script it opens, on every path through its code (rendered "

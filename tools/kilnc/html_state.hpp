@@ -64,7 +64,7 @@ private:
         Declaration, Comment, Cdata, BogusComment, RawText, Lost,
     };
     enum class Raw : uint8_t { None, Rcdata, Rawtext, Script, Style, Plaintext };
-    enum class Attr : uint8_t { Plain, Url, UrlList, Js, Css, Html };
+    enum class Attr : uint8_t { Plain, Url, UrlList, Js, Css, Html, Library };
     enum class Url : uint8_t { Start, Scheme, Rest };
 
     void step(char c, std::vector<LateError>& late);
@@ -118,6 +118,7 @@ private:
     bool noscript_ = false;
     uint8_t noscript_match_ = 0;
     bool noscript_lt_text_ = false;
+    bool after_cr_ = false;  // the last byte fed was a CR (read as LF): an LF next is dropped
     bool in_point_ = false;   // inside an HTML integration point (<desc>, <foreignObject>, <mi>...)
     std::string point_tag_;   // in_point_: which one (only its own end tag leaves it)
     std::string point_html_;  // the HTML elements open there, innermost last ("b p ")

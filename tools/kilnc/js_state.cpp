@@ -33,7 +33,8 @@ void JsState::end_word() {
     // A keyword after '.' is a property name (`obj.return / 2`). A word with bytes
     // past ASCII may hold a space JavaScript knows (U+00A0 after `return`): unsure.
     divides_ = after_dot_ || !regex_may_follow(word_);
-    unsure_ = word_unicode_;
+    // of, yield and await are also names a sloppy script may give a variable (`of / 2`).
+    unsure_ = word_unicode_ || (!after_dot_ && (word_ == "of" || word_ == "yield" || word_ == "await"));
     after_dot_ = false;
     word_unicode_ = false;
     word_.clear();
@@ -46,6 +47,7 @@ bool JsState::ends_line(char c) const {
 
 void JsState::line_end() {
     line_bytes_ = 0;
+    line_unicode_ = 0;
     if (doubt_ != Doubt::Line) return;
     // A '\' before the line's end continues a string in one reading only; and the next
     // line's first '/' may be read either way, as the readings may end the line apart.
@@ -56,11 +58,18 @@ void JsState::line_end() {
 void JsState::code(char c) {
     const bool plus_plus = (c == '+' || c == '-') && !tail_.empty() && tail_.back() == c;
     const bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-    if (!space && line_bytes_ < 4) ++line_bytes_;
+    // Bytes past ASCII before anything else on the line may be a space JavaScript knows
+    // (U+00A0, U+FEFF, U+3000): a "-->" after them may open a comment, or not.
+    // (5: more than 4 such bytes, a "-->" anywhere after them is doubted.)
+    if (static_cast<unsigned char>(c) >= 0x80 && line_bytes_ == line_unicode_ && line_unicode_ < 5) ++line_unicode_;
+    if (!space && line_bytes_ < 8) ++line_bytes_;
     remember(c);
     if (ends_line(c)) line_end();
     // HTML-like comments of classic scripts: "<!--" anywhere, "-->" first on its line
     // (after spaces and comments only).
+    if (!module_ && c == '>' && tail_.ends_with("-->") && line_unicode_ > 0 &&
+        (line_unicode_ == 5 || line_bytes_ == 3 + line_unicode_))
+        doubt_ = Doubt::Script;  // the two readings part for the rest of the script
     if (!module_ && (tail_ == "<!--" || (c == '>' && tail_.ends_with("-->") && line_bytes_ == 3))) {
         mode_ = Mode::LineComment;
         word_.clear();
@@ -129,11 +138,16 @@ void JsState::slash(char c) {
 }
 
 void JsState::feed(char c) {
+    if (escaped_cr_) {  // '\' CR LF (from &#13;&#10; in an event handler) continues the line as '\' LF does
+        escaped_cr_ = false;
+        if (c == '\n') return;
+    }
     backslash_before_ = last_ == '\\';
     if (doubt_ == Doubt::Line && (c == '`' || (last_ == '/' && c == '*'))) doubt_ = Doubt::Script;
     last_ = c;
     if (mode_ != Mode::Code && escaped_) {
         escaped_ = false;
+        escaped_cr_ = c == '\r';
         prev_ = 0;  // "\${" is not a substitution
         return;
     }

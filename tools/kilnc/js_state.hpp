@@ -65,7 +65,9 @@ private:
     char prev_ = 0;               // the byte before, for "${", "*/"
     std::string tail_;            // Code and line comments: the last bytes (up to 4), for
                                   // "++", "<!--", "-->" and U+2028/U+2029
-    uint8_t line_bytes_ = 0;      // Code: bytes other than spaces since the line began (up to 4)
+    uint8_t line_bytes_ = 0;      // Code: bytes other than spaces since the line began (up to 8)
+    uint8_t line_unicode_ = 0;    // Code: of those, bytes past ASCII before any other (up to 5)
+    bool escaped_cr_ = false;     // the escaped byte was a CR: an LF next is part of the same escape
     std::string braces_;          // open '{' of code ('{') and of "${" substitutions ('$')
     std::string word_;            // the identifier or number being read
 };
