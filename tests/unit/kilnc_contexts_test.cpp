@@ -66,7 +66,7 @@ TEST(KilncContexts, CrLfIsOneLineEnd) {
 
 // Alpine, Vue, htmx and AngularJS run these attributes as JavaScript.
 TEST(KilncContextsErrorPaths, AttributesALibraryRunsAsJavaScriptRefuseValues) {
-    for (const char* attr : {"x-on:click", "@click", "x-data", ":href", "v-bind:title", "hx-on:click", "hx-vals",
+    for (const char* attr : {"x-on:click", "@click", "x-data", ":href", "v-bind:title", "hx-on:click",
                              "ng-click", "data-ng-init"}) {
         EXPECT_NE(escapers(std::string("<button ") + attr + "=\"go(<%= id %>)\">").find("client-side library"),
                   std::string::npos)
@@ -74,6 +74,16 @@ TEST(KilncContextsErrorPaths, AttributesALibraryRunsAsJavaScriptRefuseValues) {
     }
     EXPECT_EQ(escapers("<button hx-get=\"/posts/<%= id %>\" hx-target=\"#p<%= id %>\" data-x=\"<%= x %>\">"),
               "attr attr attr");
+    for (const char* attr : {"data-hx-on:click", "ng:bind", "ng_click", "data-bind", "#default"})
+        EXPECT_NE(escapers(std::string("<b ") + attr + "=\"<%= s %>\">").find("client-side library"), std::string::npos)
+            << attr;
+    // Not: SVG's font attributes, Alpine's transition classes, WebKit's airplay.
+    EXPECT_EQ(escapers("<svg><font-face v-alphabetic=\"<%= n %>\"/></svg><div x-transition:enter=\"<%= c %>\" "
+                       "x-webkit-airplay=\"<%= a %>\">"),
+              "attr attr attr");
+    // hx-vals is JSON, or JavaScript after "js:": a script's literal, in quotes or not.
+    EXPECT_EQ(escapers("<b hx-vals='{\"id\": <%= id %>}' data-hx-vals='js:{a: <%= a %>}'>"), "js-attr js-attr");
+    EXPECT_NE(escapers("<b hx-vals='{\"id\": \"<%= id %>\"}'>").find("JavaScript string"), std::string::npos);
 }
 
 // A page that leaves its <noscript> open would put the layout's next markup in it.
@@ -84,8 +94,12 @@ TEST(KilncContextsErrorPaths, ATemplateDoesNotEndInsideANoscript) {
 
 // JavaScript spaces past ASCII, "&nbsp" without its ';', and of/yield/await as names.
 TEST(KilncJsState, WhatTheScannerCannotTellIsDoubted) {
-    EXPECT_NE(escapers("<script>\n\xC2\xA0--> /* legacy\nvar g = \"Hi <%= name %>\";</script>").find("kilnc cannot tell"),
+    EXPECT_NE(escapers("<script>\n\xC2\xA0--> /* legacy\nvar g = \"Hi <%= name %>\";</script>").find("past ASCII begin"),
               std::string::npos);
+    // A one-line loop in a script: its states settle (a line begun in ASCII counts to 4).
+    EXPECT_EQ(escapers("<script>\nvar ids = [\n<% for (int id : ids) { %><%= id %>,<% } %>\n];\n</script>"
+                       "<p onclick=\"f(<% for (auto& x : xs) { %><%= x %>,<% } %>0)\">"),
+              "js js-attr");
     EXPECT_NE(escapers("<a onclick='return&nbsp/\"/ + \"; f(<%= v %>); //\"'>").find("kilnc cannot tell"),
               std::string::npos);
     EXPECT_NE(escapers("<script>var of = 4, n = of /\"/ + <%= v %>; // \"</script>").find("kilnc cannot tell"),
@@ -309,7 +323,10 @@ TEST(KilncContextsErrorPaths, ALambdaThatHoldsTemplateTextIsRefused) {
                   .find("a try block or its catch cannot hold template text"),
               std::string::npos);
     EXPECT_EQ(escapers("<% std::string u; try { u = link(i); } catch (...) { } %><a href=\"<%= u %>\">"), "url");
-    // A catch goes on where the throw left the try's output (inside a partial's <script>).
+    // A catch goes on where the throw left the try's output (inside a partial's <script>);
+    // after a try that wrote nothing, it is judged as the code before it.
+    EXPECT_EQ(escapers("<% int v = 0; try { v = std::stoi(s); } catch (...) { %><p class=\"err\"><%= s %></p><% } %>"),
+              "text");
     EXPECT_NE(escapers("<% try { views::_w{}.render(kiln_out); } catch (const std::exception& e) { %><%= e.what() %>"
                        "<% } %>")
                   .find("its catch cannot hold template text"),
@@ -320,6 +337,7 @@ TEST(KilncContextsErrorPaths, ALambdaThatHoldsTemplateTextIsRefused) {
     EXPECT_NE(escapers("<% auto row = <:&:>(const P& p) { %><td><%= p.name %></td><% }; %>").find("digraph"),
               std::string::npos);
     EXPECT_EQ(escapers("<% std::vector<::ns::T> v; %><p><%= v.size() %></p>"), "text");
+    EXPECT_EQ(escapers("<% int m = n; // like a[i] %><p><%= m %></p><% if (a) { /* [1] */ %>x<% } // [x] %>"), "text");
     // One that ends in its own block writes nothing of the template's.
     EXPECT_EQ(escapers("<% auto n = std::count_if(v.begin(), v.end(), [](int i) { return i > 0; }); %><p><%= n %>"),
               "text");

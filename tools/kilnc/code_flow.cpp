@@ -94,6 +94,7 @@ constexpr const char* kTry =
     "a try block or its catch cannot hold template text: a throw leaves what the try wrote in whatever context "
     "it had reached (an open href, a <script>), and the catch would go on there; compute the value before the "
     "markup";
+constexpr const char* kCatch = "catch";  // a catch: refused as kTry when its try wrote to the page (kiln_out)
 constexpr const char* kCompound =
     "kilnc follows one control statement per '{' (if, else if, else, for, while, do, switch): this block's head "
     "holds more (`if (a) for (...) {`) or words around one (a label, a macro), so how often its template text runs "
@@ -131,7 +132,7 @@ Block classify(std::string_view head, bool in_parens, const char*& refused) {
         if (w[0] == "if" || w[0] == "try") return Block::If;
         if (w[0] == "else") return n == 2 ? Block::ElseIf : Block::Else;
         if (w[0] == "catch") {
-            refused = kTry;
+            refused = kCatch;  // (the caller knows whether its try wrote)
             return Block::ElseIf;
         }
         if (w[0] == "switch") return Block::Switch;
@@ -271,6 +272,9 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
     bool first_seen = false;
     int parens = 0;
     std::vector<const char*> open;  // the blocks this code opens and has not closed: why each must close here
+    std::vector<size_t> opened_at;  // where each of them begins
+    std::vector<bool> tries;        // and whether it is a try
+    bool try_wrote = false;  // the last try closed in this code wrote to the page itself (render(kiln_out))
     auto next_statement = [&](size_t at) {
         head_start = at;
         first_word = {};
@@ -318,11 +322,22 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
         } else if (c == '{') {
             const char* refused = nullptr;
             events.push_back({FlowKind::Open, classify(head, parens > 0, refused)});
+            // A catch goes on where a throw left its try's output: refused only when
+            // that try wrote some (its template text is refused by itself).
+            const bool is_try = refused == kTry;
+            if (refused == kCatch) refused = try_wrote ? kTry : nullptr;
             open.push_back(refused);
+            opened_at.push_back(i);
+            tries.push_back(is_try);
             if (parens == 0) next_statement(i + 1);  // (inside a condition, the head goes on)
         } else if (c == '}') {
             events.push_back({FlowKind::Close});
-            if (!open.empty()) open.pop_back();
+            if (!open.empty()) {
+                if (tries.back()) try_wrote = is_word(code.substr(opened_at.back(), i - opened_at.back()), "kiln_out");
+                open.pop_back();
+                opened_at.pop_back();
+                tries.pop_back();
+            }
             if (parens == 0) next_statement(i + 1);
         } else if (c == ';' && parens == 0) {
             statement(head, events);
@@ -356,9 +371,19 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
     std::string_view tail = code.substr(head_start);
     std::vector<std::string_view> tail_words = top_words(tail);
     bool bracket = false;  // a lambda's introducer: `<% auto row = [&] %>` then `<% { %>`
-    for (size_t i = 0; i < tail.size(); ++i) {
-        if (size_t past = past_attribute(tail, i); past != i) i = past;
-        if (i < tail.size() && tail[i] == ']') bracket = true;
+    for (size_t i = 0; i < tail.size();) {
+        size_t past = past_comment(tail, i);
+        if (past == i) past = past_attribute(tail, i);
+        if (past == i && starts_literal(tail, i)) {
+            bool closed;
+            past = skip_literal(tail, i, closed);
+        }
+        if (past != i) {
+            i = past;
+            continue;
+        }
+        if (tail[i] == ']') bracket = true;
+        ++i;
     }
     if (bracket)
         refuse(kLambda);

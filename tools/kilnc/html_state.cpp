@@ -32,12 +32,22 @@ bool is_url_attribute(std::string_view name) {
 }
 
 // Attributes that a client-side library evaluates as JavaScript: Alpine (x-on:click,
-// @click, x-data, x-init...), Vue (v-on:, v-bind:, :href, @click), htmx (hx-on*,
-// hx-vals, hx-vars), AngularJS (ng-*, data-ng-*).
-bool runs_in_a_library(std::string_view name) {
-    for (std::string_view p : {"@", ":", "x-", "v-", "ng-", "data-ng-", "hx-on"})
-        if (name.substr(0, p.size()) == p) return true;
-    return name == "hx-vals" || name == "hx-vars";
+// @click, x-data, x-init...), Vue (v-on:, v-bind:, :href, #slot), htmx (hx-on*, and
+// its data-hx- spelling), AngularJS (ng-*, ng:*, ng_*, and data- before them),
+// Knockout (data-bind). Not Alpine's x-transition classes, WebKit's x-webkit-airplay,
+// or SVG's font attributes (v-alphabetic...).
+bool runs_in_a_library(std::string_view name, bool in_svg) {
+    if (name.starts_with("x-transition") || name.starts_with("x-webkit-") || (in_svg && name.starts_with("v-")))
+        return false;
+    for (std::string_view p : {"@", ":", "#", "x-", "v-", "ng-", "ng:", "ng_", "data-ng-", "data-ng:", "data-ng_",
+                               "hx-on", "data-hx-on"})
+        if (name.starts_with(p)) return true;
+    return name == "data-bind";
+}
+
+// htmx's hx-vals and hx-vars: JSON, or JavaScript after "js:", read as a script.
+bool holds_script_values(std::string_view name) {
+    return name == "hx-vals" || name == "hx-vars" || name == "data-hx-vals" || name == "data-hx-vars";
 }
 
 // The schemes a value may follow (the ones is_safe_href and link_to let through).
@@ -508,10 +518,10 @@ void HtmlState::start_value(char quote) {
     const bool animates = svg_ > 0 && (name == "to" || name == "from" || name == "by");
     if (name == "xmlns" || starts_with(name, "xmlns:") || is_url_attribute(name) || animates) attr_kind_ = Attr::Url;
     else if (svg_ > 0 && name == "values") attr_kind_ = Attr::UrlList;
-    else if (starts_with(name, "on")) attr_kind_ = Attr::Js;  // every event handler, as browsers add them
+    else if (starts_with(name, "on") || holds_script_values(name)) attr_kind_ = Attr::Js;  // every event handler
     else if (name == "style") attr_kind_ = Attr::Css;
     else if (name == "srcdoc") attr_kind_ = Attr::Html;
-    else if (runs_in_a_library(name)) attr_kind_ = Attr::Library;
+    else if (runs_in_a_library(name, svg_ > 0)) attr_kind_ = Attr::Library;
     else attr_kind_ = Attr::Plain;
     // Where code comes from: a value may not choose the origin of a script or of the
     // page's base URL, whatever its scheme.
@@ -727,9 +737,9 @@ Verdict HtmlState::attr_value() const {
                           "which kilnc checks only as a whole value: write the list in the template");
         case Attr::Library:
             return refuse("a value inside attribute '" + attr_ +
-                          "', which a client-side library runs as JavaScript (Alpine's x-* and @..., Vue's v-* and "
-                          ":..., htmx's hx-on and hx-vals, AngularJS's ng-*), is not escaped for it: pass the value "
-                          "in a data- attribute and read it from there");
+                          "', which a client-side library runs as JavaScript (Alpine's x-* and @..., Vue's v-*, "
+                          ":... and #..., htmx's hx-on, AngularJS's ng-*, Knockout's data-bind), is not escaped for "
+                          "it: pass the value in a data- attribute and read it from there");
         case Attr::Html:
             return refuse("a value inside srcdoc (a whole HTML document) is not escaped by kilnc: serve that "
                           "document at its own URL and use src=\"<%= ... %>\"");
@@ -764,10 +774,15 @@ Verdict HtmlState::js_value(Escaper escaper, std::string_view where) const {
                           " as a whole string literal, quotes included, so remove the quotes around <%= %>");
         case JsSpot::Regex:
             return refuse("a value inside a JavaScript regular expression: build it with new RegExp(<%= ... %>)");
+        case JsSpot::UnsureComment:
+            return refuse("a value in a script after a \"-->\" that characters past ASCII begin its line with: "
+                          "JavaScript may read them as spaces (U+00A0, U+3000...), which makes the rest of that line "
+                          "a comment, or not; write plain spaces there");
         case JsSpot::Unsure:
             return refuse("a value on a line after a '/' that kilnc cannot tell a division from a regular "
-                          "expression by (after ')', '}', \"++\": `if (a) /re/` is one, `f(a) / 2` the other), where "
-                          "the two readings can part; put the value on a line of its own");
+                          "expression by (after ')', '}', \"++\", or of, yield or await, which may be names: `if (a) "
+                          "/re/` is one, `f(a) / 2` the other), where the two readings can part; put the value on a "
+                          "line of its own");
         case JsSpot::Code:
         case JsSpot::Comment: break;  // in a comment the literal is as harmless as the comment
     }

@@ -62,14 +62,14 @@ void JsState::code(char c) {
     // (U+00A0, U+FEFF, U+3000): a "-->" after them may open a comment, or not.
     // (5: more than 4 such bytes, a "-->" anywhere after them is doubted.)
     if (static_cast<unsigned char>(c) >= 0x80 && line_bytes_ == line_unicode_ && line_unicode_ < 5) ++line_unicode_;
-    if (!space && line_bytes_ < 8) ++line_bytes_;
+    if (!space && line_bytes_ < 4 + line_unicode_) ++line_bytes_;  // (4 for a line begun in ASCII, as ever)
     remember(c);
     if (ends_line(c)) line_end();
     // HTML-like comments of classic scripts: "<!--" anywhere, "-->" first on its line
     // (after spaces and comments only).
     if (!module_ && c == '>' && tail_.ends_with("-->") && line_unicode_ > 0 &&
         (line_unicode_ == 5 || line_bytes_ == 3 + line_unicode_))
-        doubt_ = Doubt::Script;  // the two readings part for the rest of the script
+        comment_doubt_ = true;  // the two readings part for the rest of the script
     if (!module_ && (tail_ == "<!--" || (c == '>' && tail_.ends_with("-->") && line_bytes_ == 3))) {
         mode_ = Mode::LineComment;
         word_.clear();
@@ -209,6 +209,7 @@ void JsState::feed(char c) {
 }
 
 JsSpot JsState::spot() const {
+    if (comment_doubt_) return JsSpot::UnsureComment;
     if (doubt_ != Doubt::None) return JsSpot::Unsure;
     switch (mode_) {
         case Mode::Code: return pending_slash_ && !divides_ ? JsSpot::Regex : JsSpot::Code;

@@ -22,7 +22,9 @@ namespace kiln::kilnc {
 // after a '/' whose meaning kilnc had to guess (after ')', '}', "++", or a word with
 // bytes past ASCII: `if (a) /"/.test(s)` is a regex, `f(a) / 2` a division): the two
 // readings can part until the line ends.
-enum class JsSpot : uint8_t { Code, String, Regex, Comment, Unsure };
+// UnsureComment: after a "-->" that bytes past ASCII begin its line with (spaces to
+// JavaScript or not: a comment to the line's end, or code), for the rest of the script.
+enum class JsSpot : uint8_t { Code, String, Regex, Comment, Unsure, UnsureComment };
 
 class JsState {
 public:
@@ -65,8 +67,9 @@ private:
     char prev_ = 0;               // the byte before, for "${", "*/"
     std::string tail_;            // Code and line comments: the last bytes (up to 4), for
                                   // "++", "<!--", "-->" and U+2028/U+2029
-    uint8_t line_bytes_ = 0;      // Code: bytes other than spaces since the line began (up to 8)
+    uint8_t line_bytes_ = 0;      // Code: bytes other than spaces since the line began (up to 4, + line_unicode_)
     uint8_t line_unicode_ = 0;    // Code: of those, bytes past ASCII before any other (up to 5)
+    bool comment_doubt_ = false;  // a "-->" after such bytes: see JsSpot::UnsureComment
     bool escaped_cr_ = false;     // the escaped byte was a CR: an LF next is part of the same escape
     std::string braces_;          // open '{' of code ('{') and of "${" substitutions ('$')
     std::string word_;            // the identifier or number being read
