@@ -337,7 +337,9 @@ TEST(KilncContextsErrorPaths, ALambdaThatHoldsTemplateTextIsRefused) {
     EXPECT_NE(escapers("<% auto row = <:&:>(const P& p) { %><td><%= p.name %></td><% }; %>").find("digraph"),
               std::string::npos);
     EXPECT_EQ(escapers("<% std::vector<::ns::T> v; %><p><%= v.size() %></p>"), "text");
-    EXPECT_EQ(escapers("<% int m = n; // like a[i] %><p><%= m %></p><% if (a) { /* [1] */ %>x<% } // [x] %>"), "text");
+    EXPECT_EQ(escapers("<% int m = n; // like a[i] %><p><%= m %></p><% if (a) { /* [1] */ %>x<% } // [x] %>"
+                       "<% { // see [1] %><p><%= m %></p><% } %>"),
+              "text text");
     // One that ends in its own block writes nothing of the template's.
     EXPECT_EQ(escapers("<% auto n = std::count_if(v.begin(), v.end(), [](int i) { return i > 0; }); %><p><%= n %>"),
               "text");

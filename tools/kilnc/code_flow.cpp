@@ -101,11 +101,15 @@ constexpr const char* kCompound =
     "cannot be told; write a '{' for each: <% if (a) { for (...) { %> ... <% } } %>";
 constexpr const char* kLocalClass =
     "a local class's body cannot hold template text: its member functions write it wherever they are called, a "
-    "context kilnc does not see; use a partial (<%@ render %>) or a lambda-free loop";
+    "context kilnc does not see; use a partial (<%@ render %>)";
 
 // The words of a statement head outside parentheses, brackets and braces ("if (a) for
 // (auto& x : v)" -> if, for), comments, literals and attributes skipped.
 std::vector<std::string_view> top_words(std::string_view head);
+
+// Whether a ']' stands in `code` outside comments, literals and attributes: a lambda's
+// introducer ([&]).
+bool has_bracket(std::string_view code);
 
 // What a '{' opens, from the head of its statement. `refused` says why the block must
 // end within its own code block (nullptr: it may hold template text): a lambda, or a
@@ -144,12 +148,9 @@ Block classify(std::string_view head, bool in_parens, const char*& refused) {
         refused = kLocalClass;  // struct Row { void print() const {
         return Block::Loop;
     }
-    for (size_t i = 0; i < head.size(); ++i) {
-        if (size_t past = past_attribute(head, i); past != i) i = past;
-        if (i < head.size() && head[i] == ']') {
-            refused = kLambda;  // auto row = [&](const Post& p) {, or row{[&] {
-            return Block::Loop;
-        }
+    if (has_bracket(head)) {
+        refused = kLambda;  // auto row = [&](const Post& p) {, or row{[&] {
+        return Block::Loop;
     }
     if (w.empty()) return Block::Plain;
     // Some other head that ends in its parenthesis (a macro: FOREACH(p, posts) {) may
@@ -245,6 +246,23 @@ std::vector<std::string_view> top_words(std::string_view head) {
         }
     }
     return out;
+}
+
+bool has_bracket(std::string_view code) {
+    for (size_t i = 0; i < code.size();) {
+        size_t past = past_comment(code, i);
+        if (past == i) past = past_attribute(code, i);
+        if (past == i && starts_literal(code, i)) {
+            bool closed;
+            past = skip_literal(code, i, closed);
+        }
+        if (past != i) {
+            i = past;
+        } else if (code[i++] == ']') {
+            return true;
+        }
+    }
+    return false;
 }
 
 // Whether a backslash ends a line of the code (blanks may follow it): the compiler joins
@@ -370,22 +388,7 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
     // A macro call there (UNLESS(done)) may be one too.
     std::string_view tail = code.substr(head_start);
     std::vector<std::string_view> tail_words = top_words(tail);
-    bool bracket = false;  // a lambda's introducer: `<% auto row = [&] %>` then `<% { %>`
-    for (size_t i = 0; i < tail.size();) {
-        size_t past = past_comment(tail, i);
-        if (past == i) past = past_attribute(tail, i);
-        if (past == i && starts_literal(tail, i)) {
-            bool closed;
-            past = skip_literal(tail, i, closed);
-        }
-        if (past != i) {
-            i = past;
-            continue;
-        }
-        if (tail[i] == ']') bracket = true;
-        ++i;
-    }
-    if (bracket)
+    if (has_bracket(tail))  // a lambda's introducer: `<% auto row = [&] %>` then `<% { %>`
         refuse(kLambda);
     else if (std::find_if(tail_words.begin(), tail_words.end(), is_control) != tail_words.end() ||
              last_char(tail) == ')')
