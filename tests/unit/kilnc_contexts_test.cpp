@@ -338,7 +338,7 @@ TEST(KilncContextsErrorPaths, ALambdaThatHoldsTemplateTextIsRefused) {
               std::string::npos);
     EXPECT_EQ(escapers("<% std::vector<::ns::T> v; %><p><%= v.size() %></p>"), "text");
     EXPECT_EQ(escapers("<% int m = n; // like a[i] %><p><%= m %></p><% if (a) { /* [1] */ %>x<% } // [x] %>"
-                       "<% { // see [1] %><p><%= m %></p><% } %>"),
+                       "<% /* see [1] */ { %><p><%= m %></p><% } %>"),
               "text text");
     // One that ends in its own block writes nothing of the template's.
     EXPECT_EQ(escapers("<% auto n = std::count_if(v.begin(), v.end(), [](int i) { return i > 0; }); %><p><%= n %>"),
