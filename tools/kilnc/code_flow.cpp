@@ -222,18 +222,24 @@ size_t skip_literal(std::string_view code, size_t i, bool& closed) {
     return code.size();
 }
 
+// Index just past the comment, attribute or literal starting at code[i]; i when none
+// starts there.
+size_t past_skipped(std::string_view code, size_t i) {
+    size_t past = past_comment(code, i);
+    if (past == i) past = past_attribute(code, i);
+    if (past == i && starts_literal(code, i)) {
+        bool closed;
+        past = skip_literal(code, i, closed);
+    }
+    return past;
+}
+
 std::vector<std::string_view> top_words(std::string_view head) {
     std::vector<std::string_view> out;
     int depth = 0;
     for (size_t i = 0; i < head.size();) {
         const char c = head[i];
-        size_t past = past_comment(head, i);
-        if (past == i) past = past_attribute(head, i);
-        if (past == i && starts_literal(head, i)) {
-            bool closed;
-            past = skip_literal(head, i, closed);
-        }
-        if (past != i) {
+        if (size_t past = past_skipped(head, i); past != i) {
             i = past;
         } else if (is_word_char(c)) {
             const size_t start = i;
@@ -250,13 +256,7 @@ std::vector<std::string_view> top_words(std::string_view head) {
 
 bool has_bracket(std::string_view code) {
     for (size_t i = 0; i < code.size();) {
-        size_t past = past_comment(code, i);
-        if (past == i) past = past_attribute(code, i);
-        if (past == i && starts_literal(code, i)) {
-            bool closed;
-            past = skip_literal(code, i, closed);
-        }
-        if (past != i) {
+        if (size_t past = past_skipped(code, i); past != i) {
             i = past;
         } else if (code[i++] == ']') {
             return true;
