@@ -188,11 +188,12 @@ void statement(std::string_view head, std::vector<FlowEvent>& events) {
         events.push_back({FlowKind::Open, w[0] == "if"                    ? Block::If
                                           : w.size() > 1 && w[1] == "if" ? Block::ElseIf
                                                                          : Block::Else});
+    const std::string_view last = last_word(head);
     if (w[0] == "return") events.push_back({FlowKind::Return});
-    else if (w[0] == "break" && last_word(head) == "break") events.push_back({FlowKind::Break});
-    else if (w[0] == "continue" && last_word(head) == "continue") events.push_back({FlowKind::Continue});
-    else if (last_word(head) == "break") events.push_back({FlowKind::MaybeBreak});
-    else if (last_word(head) == "continue") events.push_back({FlowKind::MaybeContinue});
+    else if (w[0] == "break" && last == "break") events.push_back({FlowKind::Break});
+    else if (w[0] == "continue" && last == "continue") events.push_back({FlowKind::Continue});
+    else if (last == "break") events.push_back({FlowKind::MaybeBreak});
+    else if (last == "continue") events.push_back({FlowKind::MaybeContinue});
     else if (is_word(head, "return")) events.push_back({FlowKind::MaybeReturn});  // if (x) return; (a lambda's: safe)
     if (branch) events.push_back({FlowKind::Close});
 }
@@ -289,9 +290,14 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
     std::string_view first_word;
     bool first_seen = false;
     int parens = 0;
-    std::vector<const char*> open;  // the blocks this code opens and has not closed: why each must close here
-    std::vector<size_t> opened_at;  // where each of them begins
-    std::vector<bool> tries;        // and whether it is a try
+    // The blocks this code opens and has not closed: why each must close here (nullptr:
+    // it need not), where it begins, and whether it is a try.
+    struct OpenBlock {
+        const char* why;
+        size_t at;
+        bool is_try;
+    };
+    std::vector<OpenBlock> open;
     bool try_wrote = false;  // the last try closed in this code wrote to the page itself (render(kiln_out))
     auto next_statement = [&](size_t at) {
         head_start = at;
@@ -344,17 +350,13 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
             // that try wrote some (its template text is refused by itself).
             const bool is_try = refused == kTry;
             if (refused == kCatch) refused = try_wrote ? kTry : nullptr;
-            open.push_back(refused);
-            opened_at.push_back(i);
-            tries.push_back(is_try);
+            open.push_back({refused, i, is_try});
             if (parens == 0) next_statement(i + 1);  // (inside a condition, the head goes on)
         } else if (c == '}') {
             events.push_back({FlowKind::Close});
             if (!open.empty()) {
-                if (tries.back()) try_wrote = is_word(code.substr(opened_at.back(), i - opened_at.back()), "kiln_out");
+                if (open.back().is_try) try_wrote = is_word(code.substr(open.back().at, i - open.back().at), "kiln_out");
                 open.pop_back();
-                opened_at.pop_back();
-                tries.pop_back();
             }
             if (parens == 0) next_statement(i + 1);
         } else if (c == ';' && parens == 0) {
@@ -377,9 +379,9 @@ std::vector<FlowEvent> scan_code_flow(std::string_view code) {
     }
     // A lambda whose body holds template text writes it where it is called, a context
     // kilnc never sees; a try's catch goes on from wherever the throw came.
-    for (const char* why : open)
-        if (why) {
-            refuse(why);
+    for (const OpenBlock& b : open)
+        if (b.why) {
+            refuse(b.why);
             break;
         }
     // A block that ends in a control statement without its '{': the template text after
