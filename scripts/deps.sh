@@ -22,6 +22,7 @@ build=(
   python3-websockets python3-venv                # WebSocket tests: an independent client; a venv for kosoku (Autobahn)
   haproxy                                        # the load balancer of tests/cluster
   clang libclang-rt-14-dev                       # libFuzzer + sanitizers for the fuzz targets
+  libgumbo-dev                                   # an HTML5 parser: fuzz_template's oracle (tests/fuzz/template_oracle)
   curl python3                                   # integration tests (curl for 100-continue)
   chromium nodejs $(command -v npm >/dev/null || echo npm)  # browser test (Playwright drives chromium); npm unless node ships it
 )

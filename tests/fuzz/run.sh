@@ -3,7 +3,8 @@
 #   tests/fuzz/run.sh BUILD_DIR SECONDS       e.g. tests/fuzz/run.sh build-fuzz 20
 # FUZZ_JOBS (2) targets run at once. Prints one line per target (executions, corpus
 # growth), in a fixed order, and ends with "N passed, M failed"; exits non-zero if any
-# target crashed or is missing.
+# target crashed or is missing. Then fuzz_template's oracle runs its own test
+# (template_oracle_selftest: it passes kilnc's escaping and catches wrong escapers).
 # The committed corpus is never written to; crash inputs are kept in
 # BUILD_DIR/fuzz/crashes/ so they survive the scratch directory.
 set -uo pipefail
@@ -73,5 +74,11 @@ for t in "${targets[@]}"; do
   cat "$work/$t/result"
   if [[ -e "$work/$t/ok" ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 done
+# fuzz_template's oracle must be able to fail (tests/fuzz/template_oracle/selftest.cpp).
+if "$build/fuzz/template_oracle_selftest" >"$work/selftest.log" 2>&1; then
+  echo "template_oracle_selftest: ok"; passed=$((passed + 1))
+else
+  echo "template_oracle_selftest: FAILED"; sed 's/^/    /' "$work/selftest.log" | head -20; failed=$((failed + 1))
+fi
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

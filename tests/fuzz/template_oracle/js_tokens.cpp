@@ -1,0 +1,104 @@
+#include "template_oracle/js_tokens.hpp"
+
+namespace kiln::oracle {
+
+namespace {
+
+// Bytes of a line terminator at s[i] (LF, CR, U+2028, U+2029), or 0.
+size_t line_end(std::string_view s, size_t i) {
+    if (s[i] == '\n' || s[i] == '\r') return 1;
+    if (s.substr(i, 3) == "\xe2\x80\xa8" || s.substr(i, 3) == "\xe2\x80\xa9") return 3;
+    return 0;
+}
+
+// Bytes of white space at s[i] (ECMAScript's WhiteSpace, and line terminators), or 0.
+size_t blank(std::string_view s, size_t i) {
+    char c = s[i];
+    if (c == ' ' || c == '\t' || c == '\v' || c == '\f') return 1;
+    if (size_t n = line_end(s, i)) return n;
+    if (s.substr(i, 2) == "\xc2\xa0") return 2;      // U+00A0
+    if (s.substr(i, 3) == "\xef\xbb\xbf") return 3;  // U+FEFF
+    if (s.substr(i, 3) == "\xe3\x80\x80" || s.substr(i, 3) == "\xe1\x9a\x80") return 3;  // U+3000, U+1680
+    if (s.substr(i, 2) == "\xe2\x80" && i + 2 < s.size()) {
+        auto c2 = static_cast<unsigned char>(s[i + 2]);
+        if (c2 <= 0x8a || c2 == 0xaf) return 3;  // U+2000..U+200A, U+202F
+    }
+    if (s.substr(i, 3) == "\xe2\x81\x9f") return 3;  // U+205F
+    return 0;
+}
+
+bool name_byte(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$' ||
+           static_cast<unsigned char>(c) >= 0x80;
+}
+
+// Past a quoted string starting at s[i] (its quote); npos when a line ends inside it
+// or the text does.
+size_t skip_string(std::string_view s, size_t i) {
+    char q = s[i++];
+    while (i < s.size()) {
+        char c = s[i];
+        if (c == q) return i + 1;
+        if (c == '\\') {
+            if (i + 1 >= s.size()) return std::string_view::npos;
+            i += s.substr(i + 1, 2) == "\r\n" ? 3 : 2;  // an escape, or a line continuation
+            continue;
+        }
+        if (c == '\n' || c == '\r') return std::string_view::npos;  // U+2028/9 may stand in a string
+        ++i;
+    }
+    return std::string_view::npos;
+}
+
+// Past a template literal starting at s[i] (its backtick); npos at a substitution or
+// when the text ends inside it.
+size_t skip_template(std::string_view s, size_t i) {
+    ++i;
+    while (i < s.size()) {
+        char c = s[i];
+        if (c == '`') return i + 1;
+        if (c == '\\') {
+            i += 2;
+            continue;
+        }
+        if (c == '$' && i + 1 < s.size() && s[i + 1] == '{') return std::string_view::npos;
+        ++i;
+    }
+    return std::string_view::npos;
+}
+
+}  // namespace
+
+std::optional<std::vector<JsToken>> js_tokens(std::string_view s) {
+    std::vector<JsToken> out;
+    size_t i = 0;
+    while (i < s.size()) {
+        char c = s[i];
+        if (size_t n = blank(s, i)) {
+            i += n;
+        } else if (s.substr(i, 2) == "//") {
+            while (i < s.size() && !line_end(s, i)) ++i;
+        } else if (s.substr(i, 2) == "/*") {
+            size_t e = s.find("*/", i + 2);
+            if (e == s.npos) return std::nullopt;
+            i = e + 2;
+        } else if (c == '/' || s.substr(i, 4) == "<!--" || s.substr(i, 3) == "-->") {
+            return std::nullopt;  // a regular expression or a division; an HTML-like comment
+        } else if (c == '"' || c == '\'' || c == '`') {
+            size_t e = c == '`' ? skip_template(s, i) : skip_string(s, i);
+            if (e == s.npos) return std::nullopt;
+            out.push_back({JsToken::String, {}});
+            i = e;
+        } else if (name_byte(c)) {
+            size_t b = i;
+            while (i < s.size() && name_byte(s[i]) && !blank(s, i)) ++i;
+            out.push_back({JsToken::Word, std::string(s.substr(b, i - b))});
+        } else {
+            out.push_back({JsToken::Punct, std::string(1, c)});
+            ++i;
+        }
+    }
+    return out;
+}
+
+}  // namespace kiln::oracle

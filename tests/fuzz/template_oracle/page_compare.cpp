@@ -1,0 +1,222 @@
+#include "template_oracle/page_compare.hpp"
+
+#include <gumbo.h>
+
+#include <memory>
+
+#include "template_oracle/js_tokens.hpp"
+
+namespace kiln::oracle {
+
+namespace {
+
+using Doc = std::unique_ptr<GumboOutput, void (*)(GumboOutput*)>;
+
+Doc parse(std::string_view html) {
+    GumboOptions options = kGumboDefaultOptions;
+    options.max_errors = 0;
+    return Doc(gumbo_parse_with_options(&options, html.data(), html.size()),
+               [](GumboOutput* o) { gumbo_destroy_output(&kGumboDefaultOptions, o); });
+}
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return out;
+}
+
+std::string_view trim(std::string_view s) {  // ASCII white space and C0 controls, as the URL parser strips
+    while (!s.empty() && static_cast<unsigned char>(s.front()) <= 0x20) s.remove_prefix(1);
+    while (!s.empty() && static_cast<unsigned char>(s.back()) <= 0x20) s.remove_suffix(1);
+    return s;
+}
+
+std::string_view str(const char* s) { return s ? std::string_view(s) : std::string_view(); }
+
+std::string tag_name(const GumboElement& e) {
+    if (e.tag != GUMBO_TAG_UNKNOWN) return gumbo_normalized_tagname(e.tag);
+    GumboStringPiece piece = e.original_tag;
+    gumbo_tag_from_original_text(&piece);
+    return lower(std::string_view(piece.data ? piece.data : "", piece.length));
+}
+
+const GumboAttribute* attribute(const GumboElement& e, const char* name) {
+    return gumbo_get_attribute(&e.attributes, name);
+}
+
+// The scheme a browser reads from a URL attribute's value ("" for none), lower case.
+std::string scheme(std::string_view url) {
+    std::string s;
+    for (char c : trim(url))
+        if (c != '\t' && c != '\n' && c != '\r') s += c;
+    auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+    if (s.empty() || !alpha(s[0])) return "";
+    for (size_t i = 1; i < s.size(); ++i) {
+        char c = s[i];
+        if (c == ':') return lower(std::string_view(s).substr(0, i));
+        if (!alpha(c) && !(c >= '0' && c <= '9') && c != '+' && c != '-' && c != '.') return "";
+    }
+    return "";
+}
+
+bool url_attribute(std::string_view name, GumboNamespaceEnum ns, std::string_view tag) {
+    if (size_t colon = name.rfind(':'); colon != name.npos) name.remove_prefix(colon + 1);  // xlink:href
+    for (std::string_view a : {"href", "src", "action", "formaction", "poster", "background", "cite", "codebase",
+                               "classid", "archive", "longdesc", "usemap", "manifest", "icon", "lowsrc", "dynsrc",
+                               "profile"})
+        if (name == a) return true;
+    if (name == "data") return tag == "object";
+    // SVG's animation elements set another attribute (an href) to these.
+    return ns == GUMBO_NAMESPACE_SVG && (name == "to" || name == "from" || name == "by" || name == "values");
+}
+
+// The URL a refresh <meta>'s content names: after the delay and its ';' or ',', an
+// optional "url=", an optional quote.
+std::string_view refresh_url(std::string_view content) {
+    size_t sep = content.find_first_of(";,");
+    if (sep == content.npos) return {};
+    std::string_view u = trim(content.substr(sep + 1));
+    if (lower(u.substr(0, 3)) == "url") {
+        std::string_view rest = trim(u.substr(3));
+        if (!rest.empty() && rest.front() == '=') u = trim(rest.substr(1));
+    }
+    if (!u.empty() && (u.front() == '"' || u.front() == '\'')) u.remove_prefix(1);
+    return u;
+}
+
+bool runs_as_js(const GumboElement& e) {  // a <script>'s type string, as HTML reads it
+    const GumboAttribute* type = attribute(e, "type");
+    const GumboAttribute* language = attribute(e, "language");
+    std::string t;
+    if (type) t = lower(trim(str(type->value)));
+    else if (language && !str(language->value).empty()) t = "text/" + lower(str(language->value));
+    for (std::string_view js : {"", "module", "application/json", "application/ld+json", "importmap",
+                                "speculationrules", "text/javascript", "application/javascript",
+                                "application/ecmascript", "application/x-ecmascript", "application/x-javascript",
+                                "text/ecmascript", "text/jscript", "text/livescript", "text/x-ecmascript",
+                                "text/x-javascript", "text/javascript1.0", "text/javascript1.1",
+                                "text/javascript1.2", "text/javascript1.3", "text/javascript1.4",
+                                "text/javascript1.5"})
+        if (t == js) return true;
+    return false;
+}
+
+std::string child_text(const GumboElement& e) {
+    std::string s;
+    for (unsigned i = 0; i < e.children.length; ++i) {
+        auto* c = static_cast<const GumboNode*>(e.children.data[i]);
+        if (c->type == GUMBO_NODE_TEXT || c->type == GUMBO_NODE_WHITESPACE || c->type == GUMBO_NODE_CDATA)
+            s += str(c->v.text.text);
+    }
+    return s;
+}
+
+std::string same_js(std::string_view plain, std::string_view hostile) {
+    auto a = js_tokens(plain);
+    if (!a) return "";  // outside what the oracle reads
+    auto b = js_tokens(hostile);
+    if (!b) return "the value makes the JavaScript unreadable (an unfinished literal or comment)";
+    if (*a != *b) return "the value changes the JavaScript outside string literals";
+    return "";
+}
+
+std::string same_url(std::string_view plain, std::string_view hostile) {
+    std::string sa = scheme(plain), sb = scheme(hostile);
+    if (sa != sb) return "the value changes the URL's scheme from \"" + sa + "\" to \"" + sb + "\"";
+    if ((sb == "javascript" || sb == "vbscript" || sb == "data") && plain != hostile)
+        return "a value inside a " + sb + ": URL";
+    return "";
+}
+
+struct Walk {
+    std::string where;
+
+    std::string fail(const std::string& what) const { return what + " at " + where; }
+
+    std::string attributes(const GumboElement& a, const GumboElement& b, const std::string& tag) {
+        if (a.attributes.length != b.attributes.length) return fail("the value adds or removes attributes");
+        const GumboAttribute* equiv = attribute(b, "http-equiv");
+        bool refresh = tag == "meta" && equiv && lower(trim(str(equiv->value))) == "refresh";
+        for (unsigned i = 0; i < a.attributes.length; ++i) {
+            auto* x = static_cast<const GumboAttribute*>(a.attributes.data[i]);
+            auto* y = static_cast<const GumboAttribute*>(b.attributes.data[i]);
+            std::string_view name = str(x->name), va = str(x->value), vb = str(y->value);
+            if (name != str(y->name) || x->attr_namespace != y->attr_namespace)
+                return fail("the value changes an attribute's name");
+            std::string at = "[" + std::string(name) + "]";
+            std::string why;
+            if (name == "style" || name == "srcdoc") {
+                if (va != vb) why = "the value reaches a " + std::string(name) + " attribute";
+            } else if ((name.size() > 2 && name.substr(0, 2) == "on") || name == "hx-vals") {
+                why = same_js(va, vb);
+            } else if (url_attribute(name, a.tag_namespace, tag)) {
+                why = same_url(va, vb);
+            } else if (refresh && name == "content") {
+                why = same_url(refresh_url(va), refresh_url(vb));
+            }
+            if (!why.empty()) return fail(why + " " + at);
+        }
+        return "";
+    }
+
+    std::string element(const GumboElement& a, const GumboElement& b) {
+        std::string tag = tag_name(a);
+        if (a.tag != b.tag || a.tag_namespace != b.tag_namespace || tag != tag_name(b))
+            return fail("the value changes an element (<" + tag + "> against <" + tag_name(b) + ">)");
+        size_t depth = where.size();
+        where += where.empty() ? tag : " > " + tag;
+        if (std::string why = attributes(a, b, tag); !why.empty()) return why;
+        if (tag == "script" && runs_as_js(a)) {
+            if (std::string why = same_js(child_text(a), child_text(b)); !why.empty()) return fail(why);
+        } else if (tag == "style" && child_text(a) != child_text(b)) {
+            return fail("the value reaches a <style>");
+        }
+        if (std::string why = children(a.children, b.children); !why.empty()) return why;
+        where.resize(depth);
+        return "";
+    }
+
+    std::string children(const GumboVector& a, const GumboVector& b) {
+        if (a.length != b.length) return fail("the value adds or removes nodes");
+        for (unsigned i = 0; i < a.length; ++i)
+            if (std::string why = node(*static_cast<const GumboNode*>(a.data[i]),
+                                       *static_cast<const GumboNode*>(b.data[i]));
+                !why.empty())
+                return why;
+        return "";
+    }
+
+    std::string node(const GumboNode& a, const GumboNode& b) {
+        if (a.type != b.type) return fail("the value changes a node's kind");
+        switch (a.type) {
+            case GUMBO_NODE_DOCUMENT: {
+                const GumboDocument& x = a.v.document;
+                const GumboDocument& y = b.v.document;
+                if (x.has_doctype != y.has_doctype || str(x.name) != str(y.name) ||
+                    str(x.public_identifier) != str(y.public_identifier) ||
+                    str(x.system_identifier) != str(y.system_identifier))
+                    return fail("the value changes the doctype");
+                return children(x.children, y.children);
+            }
+            case GUMBO_NODE_ELEMENT:
+            case GUMBO_NODE_TEMPLATE: return element(a.v.element, b.v.element);
+            case GUMBO_NODE_COMMENT:
+            case GUMBO_NODE_CDATA:
+                if (str(a.v.text.text) != str(b.v.text.text)) return fail("the value reaches a comment or CDATA");
+                return "";
+            case GUMBO_NODE_TEXT:
+            case GUMBO_NODE_WHITESPACE: return "";
+        }
+        return "";
+    }
+};
+
+}  // namespace
+
+std::string compare_pages(std::string_view plain, std::string_view hostile) {
+    Doc a = parse(plain), b = parse(hostile);
+    return Walk{}.node(*a->document, *b->document);
+}
+
+}  // namespace kiln::oracle

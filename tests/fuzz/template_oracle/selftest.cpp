@@ -1,0 +1,119 @@
+// The escaping oracle must be able to fail: kilnc's choices on templates that exercise
+// each context pass it, and the same templates with one escaper swapped for a wrong one
+// (what a kilnc bug would do) are caught, each for the reason expected. Also the runs:
+// each branch of an if, switch and loop is taken on some seed, and code outside the
+// grammar gives no paths. Run by tests/fuzz/run.sh beside the fuzz targets; exits 1
+// naming the first case that went wrong.
+#include <cstdio>
+#include <set>
+#include <string>
+
+#include "kilnc/parser.hpp"
+#include "template_oracle/js_tokens.hpp"
+#include "template_oracle/oracle.hpp"
+#include "template_oracle/page_compare.hpp"
+#include "template_oracle/paths.hpp"
+
+using namespace kiln;
+
+namespace {
+
+int failures = 0;
+
+void expect(bool ok, const std::string& what) {
+    if (!ok) {
+        std::fprintf(stderr, "oracle selftest: %s\n", what.c_str());
+        ++failures;
+    }
+}
+
+kilnc::Template compile(const std::string& src) {
+    kilnc::TemplateLoader none = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+    kilnc::ParseResult r = kilnc::parse_template(src, "t", none);
+    expect(!r.error, "kilnc refuses: " + src + (r.error ? " (" + r.error->message + ")" : ""));
+    return r.tpl;
+}
+
+// Every seed from 0 to 63 passes; and with the value at `nth` (0-based, among the
+// <%= %>) escaped by `wrong` instead, some seed fails for a reason containing `why`
+// (or, with `why` empty, none does: that escaper is wrong there but harmless).
+void case_(const std::string& src, size_t nth, kilnc::Escaper wrong, const std::string& why) {
+    kilnc::Template t = compile(src);
+    for (uint64_t s = 0; s < 64; ++s) {
+        std::string f = oracle::check_escaping(t, s);
+        expect(f.empty(), "kilnc's escaping fails the oracle: " + src + "\n" + f);
+    }
+    size_t seen = 0;
+    for (auto& n : t.body)
+        if (n.kind == kilnc::NodeKind::Output && seen++ == nth) n.escaper = wrong;
+    expect(seen > nth, "no value " + std::to_string(nth) + " in " + src);
+    std::string found;
+    for (uint64_t s = 0; s < 64 && found.empty(); ++s) found = oracle::check_escaping(t, s);
+    if (why.empty()) {
+        expect(found.empty(), "a harmless escaper is taken for a hole: " + src + "\n" + found);
+        return;
+    }
+    expect(!found.empty() && found.find(why) != std::string::npos,
+           "a wrong escaper is not caught as \"" + why + "\": " + src + "\n" + (found.empty() ? "(no finding)" : found));
+}
+
+}  // namespace
+
+int main() {
+    using E = kilnc::Escaper;
+    // Each context, and a wrong escaper in it.
+    case_("<p><%= x %></p>", 0, E::UrlPart, "");  // percent-encoding in text is only wrong text: no finding
+    case_("<p title=\"<%= x %>\">a</p>", 0, E::Js, "attribute");
+    case_("<a href=\"<%= u %>\">l</a>", 0, E::Attr, "scheme");
+    case_("<a href=\"/p?q=<%= u %>\">l</a>", 0, E::Js, "attribute");
+    case_("<svg><a><set attributeName=\"href\" to=\"<%= u %>\"/></a></svg>", 0, E::Attr, "scheme");
+    case_("<script>var a = <%= j %>;</script>", 0, E::Text, "JavaScript");
+    case_("<script>var a = [<%= j %>, 2];</script><p><%= x %></p>", 0, E::Attr, "JavaScript");
+    case_("<button onclick=\"go(<%= j %>)\">b</button>", 0, E::Attr, "JavaScript");
+    case_("<button onclick=\"go(<%= j %>)\">b</button>", 0, E::Js, "attribute");
+    case_("<textarea><%= t %></textarea><title><%= t %></title>", 1, E::Js, "");
+    // Flow: the value in the second branch, or after a loop, is reached on some seed.
+    case_("<% if (a) { %><b><% } else { %><i title=\"<%= x %>\"><% } %>x", 0, E::Js, "attribute");
+    case_("<% switch (k) { case 1: %><p><% break; default: %><a href=\"<%= u %>\">l</a><% } %>", 0, E::Text,
+          "scheme");
+    case_("<% for (auto& n : names) { %><li><%= n %></li><% if (n.last) break; } %><script>f(<%= j %>)</script>",
+          1, E::Text, "JavaScript");
+
+    // A wrong escaper that lets markup in (Text in a script) is caught however the run goes.
+    expect(!oracle::compare_pages("<p>a1</p>", "<p><x></x></p>").empty(), "an added element passes");
+    expect(!oracle::compare_pages("<p title=\"a1\">", "<p title=\"\" onclick=\"x\">").empty(), "an added attribute passes");
+    expect(!oracle::compare_pages("<!--a1-->", "<!--b-->").empty(), "a changed comment passes");
+    expect(!oracle::compare_pages("<style>a1</style>", "<style>b</style>").empty(), "a changed style passes");
+    expect(!oracle::compare_pages("<meta http-equiv=refresh content=\"0;url=a1\">",
+                                  "<meta http-equiv=refresh content=\"0;url=javascript:x\">")
+                .empty(),
+           "a refresh to javascript: passes");
+    expect(oracle::compare_pages("<p>a1 &amp;</p>", "<p>b &lt;x&gt;</p>").empty(), "changed text fails");
+    expect(oracle::compare_pages("<script type=text/template>a1</script>", "<script type=text/template>b c</script>")
+               .empty(),
+           "a script that does not run is judged as JavaScript");
+
+    // The JavaScript tokens.
+    auto toks = oracle::js_tokens("a = 'x\\\r\ny' + \"q\" // c\u2028 b");
+    expect(toks && toks->size() == 6, "a line continuation (backslash CR LF) ends a string");
+    expect(!oracle::js_tokens("a = 'x\ny'"), "a line break inside a string is read");
+    expect(!oracle::js_tokens("a = b / c"), "a '/' is read (regex or division)");
+    expect(!oracle::js_tokens("`a${b}`"), "a template substitution is read");
+
+    // The runs: both branches on some seed; code outside the grammar gives no paths.
+    kilnc::Template t = compile("<% if (a) { %>A<% } else if (b) { %>B<% } else { %>C<% } %>");
+    auto paths = oracle::TemplatePaths::read(t);
+    expect(paths.has_value(), "an if chain is outside the grammar");
+    std::set<size_t> taken;
+    for (uint64_t s = 0; paths && s < 64; ++s)
+        if (auto run = paths->run(s, 100))
+            for (size_t i : *run) taken.insert(i);
+    expect(taken.size() == 3, "an if chain's three branches are not all taken");
+    expect(!oracle::TemplatePaths::read(compile("<% if (a) for (auto& n : v) { n++; } %><p>")),
+           "a compound head is read");
+    expect(!oracle::TemplatePaths::read(compile("<% auto s = \"}\"; %><p>")), "a string literal is read");
+
+    if (failures) std::fprintf(stderr, "oracle selftest: %d failed\n", failures);
+    else std::printf("oracle selftest: ok\n");
+    return failures ? 1 : 0;
+}
