@@ -67,35 +67,81 @@ size_t skip_template(std::string_view s, size_t i) {
     return std::string_view::npos;
 }
 
+// Past a regular expression literal starting at s[i] (its '/'), with its flags; npos
+// when a line or the text ends inside it.
+size_t skip_regex(std::string_view s, size_t i) {
+    bool in_class = false;
+    for (++i; i < s.size(); ++i) {
+        char c = s[i];
+        if (line_end(s, i)) return std::string_view::npos;
+        if (c == '\\') {
+            if (++i == s.size() || line_end(s, i)) return std::string_view::npos;
+        } else if (c == '[') {
+            in_class = true;
+        } else if (c == ']') {
+            in_class = false;
+        } else if (c == '/' && !in_class) {
+            for (++i; i < s.size() && name_byte(s[i]); ++i) {
+            }
+            return i;
+        }
+    }
+    return std::string_view::npos;
+}
+
+// Whether a '/' after `prev` starts a regular expression (not a division): the usual
+// reading by the previous token. Both pages are read alike, so where it errs, it errs
+// the same way in each, but at the value itself, which is a string in both.
+bool regex_after(const std::vector<JsToken>& out) {
+    if (out.empty()) return true;
+    const JsToken& t = out.back();
+    if (t.kind == JsToken::Punct) return t.text != ")" && t.text != "]" && t.text != "}";
+    if (t.kind == JsToken::String) return false;
+    for (std::string_view k : {"return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case",
+                               "do", "else", "yield", "await"})
+        if (t.text == k) return true;
+    return false;
+}
+
 }  // namespace
 
 std::optional<std::vector<JsToken>> js_tokens(std::string_view s) {
     std::vector<JsToken> out;
     size_t i = 0;
+    bool line_start = true;  // only white space and comments so far on this line
     while (i < s.size()) {
         char c = s[i];
         if (size_t n = blank(s, i)) {
+            line_start = line_start || line_end(s, i);
             i += n;
-        } else if (s.substr(i, 2) == "//") {
-            while (i < s.size() && !line_end(s, i)) ++i;
+        } else if (s.substr(i, 2) == "//" || s.substr(i, 4) == "<!--" || (line_start && s.substr(i, 3) == "-->")) {
+            while (i < s.size() && !line_end(s, i)) ++i;  // a line comment, or an HTML-like one
         } else if (s.substr(i, 2) == "/*") {
             size_t e = s.find("*/", i + 2);
             if (e == s.npos) return std::nullopt;
+            for (size_t k = i; k < e; ++k) line_start = line_start || line_end(s, k);
             i = e + 2;
-        } else if (c == '/' || s.substr(i, 4) == "<!--" || s.substr(i, 3) == "-->") {
-            return std::nullopt;  // a regular expression or a division; an HTML-like comment
+        } else if (c == '/' && regex_after(out)) {
+            size_t e = skip_regex(s, i);
+            if (e == s.npos) return std::nullopt;
+            out.push_back({JsToken::Word, std::string(s.substr(i, e - i))});
+            i = e;
+            line_start = false;
         } else if (c == '"' || c == '\'' || c == '`') {
             size_t e = c == '`' ? skip_template(s, i) : skip_string(s, i);
             if (e == s.npos) return std::nullopt;
             out.push_back({JsToken::String, {}});
             i = e;
+            line_start = false;
         } else if (name_byte(c)) {
             size_t b = i;
             while (i < s.size() && name_byte(s[i]) && !blank(s, i)) ++i;
             out.push_back({JsToken::Word, std::string(s.substr(b, i - b))});
+            line_start = false;
         } else {
             out.push_back({JsToken::Punct, std::string(1, c)});
             ++i;
+            line_start = false;
         }
     }
     return out;

@@ -3,9 +3,10 @@
 // literal from code. A value printed in a script must leave the script's tokens as they
 // were, except inside string literals; comparing the tokens of a page rendered with a
 // plain value and with a hostile one shows whether it did.
-// Where the grammar needs the parser (a '/' may start a regular expression or divide),
-// or the text uses HTML-like comments, template substitutions or unfinished literals,
-// the reading gives up: nullopt.
+// A '/' starts a regular expression or divides as the previous token suggests (the
+// grammar needs the parser to be sure); "<!--", and "-->" first on a line, begin a
+// comment as in a classic script. At a template substitution, or a literal or comment
+// the text does not finish, the reading gives up: nullopt.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -16,7 +17,7 @@
 namespace kiln::oracle {
 
 struct JsToken {
-    enum Kind : uint8_t { Word, String, Punct } kind;  // Word: a name or a number
+    enum Kind : uint8_t { Word, String, Punct } kind;  // Word: a name, a number or a regular expression
     std::string text;                                 // empty for String: its contents do not count
     bool operator==(const JsToken&) const = default;
 };

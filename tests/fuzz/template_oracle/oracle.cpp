@@ -10,6 +10,7 @@ const char* const kHostileValue =
     "javascript:alert(1)//\"'`<x a=1></script></style></title></textarea></noscript></xmp></iframe>"
     "</noembed></noframes></template></svg></math></select>--><!--]]><svg/onload=alert(2)>${a}\r\n"
     "\xe2\x80\xa8\\&amp;&quot x</script";
+const char* const kHostileOrigin = "//evil.example/x?a=1&b=<y>\"'";
 
 namespace {
 
@@ -52,7 +53,7 @@ std::string check_escaping(const kilnc::Template& tpl, uint64_t seed) {
             values = values || n.kind == kilnc::NodeKind::Output || n.kind == kilnc::NodeKind::Render ||
                      n.kind == kilnc::NodeKind::Yield;
             print(plain, n, "a1");
-            print(hostile, n, kHostileValue);
+            print(hostile, n, k == 1 ? kHostileOrigin : kHostileValue);
         }
         if (!values) continue;
         if (std::string why = compare_pages(plain, hostile); !why.empty())

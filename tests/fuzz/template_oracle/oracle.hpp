@@ -1,9 +1,9 @@
 // A differential oracle for kilnc's contextual escaping (tests/fuzz/fuzz_template.cpp):
 // for a template kilnc compiled, a few runs through its code (paths.hpp), each rendered
 // twice, once with every value "a1" and once with a hostile string that carries what
-// ends each context (quotes, "</script>", "-->", a javascript: scheme, line breaks...),
-// each escaped by the function kilnc chose for it (kiln/escape.hpp, what the generated
-// code calls). The two pages must agree in shape (page_compare.hpp). kilnc's reading
+// ends each context (quotes, "</script>", "-->", a javascript: scheme, line breaks...)
+// or names another origin, each escaped by the function kilnc chose for it
+// (kiln/escape.hpp, what the generated code calls). The two pages must agree in shape (page_compare.hpp). kilnc's reading
 // of the HTML, the JavaScript and the C++ is judged by three independent ones: an HTML5
 // parser, a JavaScript tokenizer and a small grammar of statements.
 #pragma once
@@ -18,7 +18,9 @@ namespace kiln::oracle {
 // otherwise the difference, with both pages.
 std::string check_escaping(const kilnc::Template& tpl, uint64_t seed);
 
-// The hostile value (the plain one is "a1").
+// The hostile values (the plain one is "a1"): one ends every context it can, the other
+// names another origin ("//evil.example/..."); each run uses one.
 extern const char* const kHostileValue;
+extern const char* const kHostileOrigin;
 
 }  // namespace kiln::oracle

@@ -60,6 +60,19 @@ std::string scheme(std::string_view url) {
     return "";
 }
 
+// Where a URL's code comes from: its scheme and host ("" and "" for a path on the
+// page's own origin), as the URL parser reads them ('\\' as '/', tabs and line breaks
+// dropped).
+std::string origin(std::string_view url) {
+    std::string u;
+    for (char c : trim(url))
+        if (c != '\t' && c != '\n' && c != '\r') u += c == '\\' ? '/' : c;
+    std::string s = scheme(u);
+    std::string_view rest = std::string_view(u).substr(s.empty() ? 0 : s.size() + 1);
+    if (rest.substr(0, 2) != "//") return s + "|";
+    return s + "|" + lower(rest.substr(2, rest.find_first_of("/?#", 2) - 2));
+}
+
 bool url_attribute(std::string_view name, GumboNamespaceEnum ns, std::string_view tag) {
     if (size_t colon = name.rfind(':'); colon != name.npos) name.remove_prefix(colon + 1);  // xlink:href
     for (std::string_view a : {"href", "src", "action", "formaction", "poster", "background", "cite", "codebase",
@@ -152,6 +165,10 @@ struct Walk {
                 why = same_js(va, vb);
             } else if (url_attribute(name, a.tag_namespace, tag)) {
                 why = same_url(va, vb);
+                bool code = (tag == "script" && (name == "src" || name.ends_with("href"))) ||
+                            (tag == "base" && name == "href");
+                if (why.empty() && code && origin(va) != origin(vb))
+                    why = "the value chooses where code comes from (" + origin(vb) + ")";
             } else if (refresh && name == "content") {
                 why = same_url(refresh_url(va), refresh_url(vb));
             }

@@ -88,6 +88,14 @@ int main() {
                                   "<meta http-equiv=refresh content=\"0;url=javascript:x\">")
                 .empty(),
            "a refresh to javascript: passes");
+    expect(!oracle::compare_pages("<script src=\"/a1\"></script>", "<script src=\"//evil.example/x\"></script>")
+                .empty(),
+           "a script from another origin passes");
+    expect(!oracle::compare_pages("<base href=\"a1\">", "<base href=\"\\\\evil.example\">").empty(),
+           "a base URL on another origin (backslashes) passes");
+    expect(oracle::compare_pages("<script src=\"/js/a1\"></script>", "<script src=\"/js/%2F%2Fevil\"></script>")
+               .empty(),
+           "a path on the page's origin fails");
     expect(oracle::compare_pages("<p>a1 &amp;</p>", "<p>b &lt;x&gt;</p>").empty(), "changed text fails");
     expect(oracle::compare_pages("<script type=text/template>a1</script>", "<script type=text/template>b c</script>")
                .empty(),
@@ -97,7 +105,10 @@ int main() {
     auto toks = oracle::js_tokens("a = 'x\\\r\ny' + \"q\" // c\u2028 b");
     expect(toks && toks->size() == 6, "a line continuation (backslash CR LF) ends a string");
     expect(!oracle::js_tokens("a = 'x\ny'"), "a line break inside a string is read");
-    expect(!oracle::js_tokens("a = b / c"), "a '/' is read (regex or division)");
+    auto re = oracle::js_tokens("a = /x\"[/]y/g.test(b) / c; d = 1");
+    expect(re && re->size() == 14 && (*re)[2].text == "/x\"[/]y/g", "a regular expression and a division");
+    auto html = oracle::js_tokens("<!-- a ' b\n  --> c \"\nd --> e");
+    expect(html && html->size() == 5, "HTML-like comments (\"-->\" only first on a line)");
     expect(!oracle::js_tokens("`a${b}`"), "a template substitution is read");
 
     // The runs: both branches on some seed; code outside the grammar gives no paths.
