@@ -30,9 +30,11 @@ void print(std::string& out, const kilnc::Node& n, std::string_view value) {
             }
             break;
         case kilnc::NodeKind::RawOutput: break;  // assumed by kilnc to leave the context as it was
-        case kilnc::NodeKind::Render:            // the fuzzer's partial prints its value as text
-        case kilnc::NodeKind::Yield:             // a page's content: text here
+        case kilnc::NodeKind::Render:  // markup: an element (one a <select> keeps), and the value as text
+        case kilnc::NodeKind::Yield:
+            out += "<option data-kiln-markup>";
             append_html_escaped(out, value);
+            out += "</option>";
             break;
         case kilnc::NodeKind::Code: break;
     }
@@ -46,17 +48,24 @@ std::string check_escaping(const kilnc::Template& tpl, uint64_t seed) {
     for (uint64_t k = 0; k < 3; ++k) {
         auto nodes = paths->run(seed + k, 2000);
         if (!nodes) continue;
-        bool values = false;
+        size_t values = 0, markup = 0;
         std::string plain, hostile;
         for (size_t i : *nodes) {
             const kilnc::Node& n = tpl.body[i];
-            values = values || n.kind == kilnc::NodeKind::Output || n.kind == kilnc::NodeKind::Render ||
-                     n.kind == kilnc::NodeKind::Yield;
+            values += n.kind == kilnc::NodeKind::Output;
+            markup += n.kind == kilnc::NodeKind::Render || n.kind == kilnc::NodeKind::Yield;
             print(plain, n, "a1");
             print(hostile, n, k == 1 ? kHostileOrigin : kHostileValue);
         }
-        if (!values) continue;
-        if (std::string why = compare_pages(plain, hostile); !why.empty())
+        if (values + markup == 0) continue;
+        std::string why = compare_pages(plain, hostile);
+        // Partials and a layout's content are markup: kilnc lets them stand only where
+        // a browser reads markup, so each element printed must be one.
+        if (why.empty() && markup > 0)
+            if (auto elements = count_elements_with(plain, "data-kiln-markup"); elements && *elements != markup)
+                why = std::to_string(markup) + " partials or contents printed, but " + std::to_string(*elements) +
+                      " read as elements";
+        if (!why.empty())
             return why + "\n--- with \"a1\":\n" + plain + "\n--- with the hostile value:\n" + hostile + "\n";
     }
     return "";

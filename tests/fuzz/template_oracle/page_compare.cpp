@@ -229,7 +229,27 @@ struct Walk {
     }
 };
 
+void count_with(const GumboNode& n, const char* name, size_t& count, bool& frameset) {
+    if (n.type != GUMBO_NODE_ELEMENT && n.type != GUMBO_NODE_TEMPLATE && n.type != GUMBO_NODE_DOCUMENT) return;
+    const GumboVector& children = n.type == GUMBO_NODE_DOCUMENT ? n.v.document.children : n.v.element.children;
+    if (n.type != GUMBO_NODE_DOCUMENT) {
+        count += attribute(n.v.element, name) != nullptr;
+        frameset = frameset || n.v.element.tag == GUMBO_TAG_FRAMESET;
+    }
+    for (unsigned i = 0; i < children.length; ++i)
+        count_with(*static_cast<const GumboNode*>(children.data[i]), name, count, frameset);
+}
+
 }  // namespace
+
+std::optional<size_t> count_elements_with(std::string_view page, const char* name) {
+    Doc d = parse(page);
+    size_t count = 0;
+    bool frameset = false;
+    count_with(*d->document, name, count, frameset);
+    if (frameset) return std::nullopt;
+    return count;
+}
 
 std::string compare_pages(std::string_view plain, std::string_view hostile) {
     Doc a = parse(plain), b = parse(hostile);

@@ -15,6 +15,8 @@
 // What a library reads from an attribute (Alpine's x-*, Vue's v-*, htmx's hx-*) is
 // outside it.
 #pragma once
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,5 +24,9 @@ namespace kiln::oracle {
 
 // Empty when the pages agree; otherwise what differs and where ("html > body > a[href]").
 std::string compare_pages(std::string_view plain, std::string_view hostile);
+
+// How many elements of `page` carry the attribute `name`; nullopt in a <frameset> page,
+// which drops the elements it does not know.
+std::optional<size_t> count_elements_with(std::string_view page, const char* name);
 
 }  // namespace kiln::oracle
