@@ -37,9 +37,23 @@ bool word_byte(char c) {
 bool space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 // Operators a plain statement may hold. Anything not listed puts the block outside the
-// grammar: quotes (a literal may hold a brace), '/' (a comment), '#', '\\' (a line
-// continuation), '?' (a trigraph), '%' (the digraphs <% and %> are braces).
+// grammar: '/' (a comment), '#', '\\' (a line continuation), '?', '%' (the digraphs <%
+// and %> are braces).
 bool operator_byte(char c) { return std::string_view("=+-*<>&|!.,[]~^@").find(c) != std::string_view::npos; }
+
+// Past a string or character literal starting at code[i] (its quote), escapes skipped;
+// npos for one the block does not close on its line, and for a prefixed one (R"(...)"
+// is raw; after a digit, a quote is a digit separator).
+size_t skip_literal(std::string_view code, size_t i) {
+    if (i > 0 && word_byte(code[i - 1])) return std::string_view::npos;
+    char q = code[i];
+    for (++i; i < code.size(); ++i) {
+        if (code[i] == q) return i + 1;
+        if (code[i] == '\\') ++i;
+        if (i < code.size() && (code[i] == '\n' || code[i] == '\r')) return std::string_view::npos;
+    }
+    return std::string_view::npos;
+}
 
 bool tokenize(std::string_view code, std::vector<Token>& out) {
     size_t i = 0;
@@ -47,6 +61,11 @@ bool tokenize(std::string_view code, std::vector<Token>& out) {
         char c = code[i];
         if (space(c)) {
             ++i;
+        } else if (c == '"' || c == '\'') {
+            size_t e = skip_literal(code, i);
+            if (e == code.npos) return false;
+            out.push_back({Token::Word, code.substr(i, e - i)});
+            i = e;
         } else if (word_byte(c)) {
             size_t b = i;
             while (i < code.size() && word_byte(code[i])) ++i;
@@ -56,9 +75,17 @@ bool tokenize(std::string_view code, std::vector<Token>& out) {
             int depth = 0;
             for (; i < code.size(); ++i) {
                 char g = code[i];
-                if (g == '(') ++depth;
-                else if (g == ')' && --depth == 0) break;
-                else if (!word_byte(g) && !space(g) && !operator_byte(g) && g != ';' && g != ':') return false;
+                if (g == '(') {
+                    ++depth;
+                } else if (g == ')' && --depth == 0) {
+                    break;
+                } else if (g == '"' || g == '\'') {
+                    size_t e = skip_literal(code, i);
+                    if (e == code.npos) return false;
+                    i = e - 1;
+                } else if (!word_byte(g) && !space(g) && !operator_byte(g) && g != ';' && g != ':') {
+                    return false;
+                }
             }
             if (i == code.size()) return false;
             ++i;

@@ -2,9 +2,9 @@
 // tools/kilnc/code_flow.cpp, which this must not share): a small grammar of C++
 // statements whose control flow is certain (`if (c) {`, `} else if (c) {`, `} else {`,
 // `for (...) {`, `while (c) {`, `switch (k) {`, `case 1:`, `default:`, `break;`,
-// `continue;`, `return;`, `if (c) break;`, a plain `n++;`, `{`, `}`), and random runs
-// through it. A template whose code falls outside the grammar has no paths: the oracle
-// says nothing about it.
+// `continue;`, `return;`, `if (c) break;`, a plain `n++;` or `auto s = "}";`, `{`, `}`),
+// and random runs through it. A template whose code falls outside the grammar has no
+// paths: the oracle says nothing about it.
 #pragma once
 #include <cstdint>
 #include <optional>
