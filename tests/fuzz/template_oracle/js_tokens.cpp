@@ -50,18 +50,24 @@ size_t skip_string(std::string_view s, size_t i) {
     return std::string_view::npos;
 }
 
-// Past a template literal starting at s[i] (its backtick); npos at a substitution or
-// when the text ends inside it.
-size_t skip_template(std::string_view s, size_t i) {
-    ++i;
+// Past a part of a template literal starting at s[i] (just after its backtick or the
+// '}' ending a substitution): past the closing backtick, or past a "${" (then
+// `substitution` is set); npos when the text ends inside it.
+size_t skip_template(std::string_view s, size_t i, bool& substitution) {
     while (i < s.size()) {
         char c = s[i];
-        if (c == '`') return i + 1;
+        if (c == '`') {
+            substitution = false;
+            return i + 1;
+        }
         if (c == '\\') {
             i += 2;
             continue;
         }
-        if (c == '$' && i + 1 < s.size() && s[i + 1] == '{') return std::string_view::npos;
+        if (c == '$' && i + 1 < s.size() && s[i + 1] == '{') {
+            substitution = true;
+            return i + 2;
+        }
         ++i;
     }
     return std::string_view::npos;
@@ -97,6 +103,7 @@ bool regex_after(const std::vector<JsToken>& out) {
     const JsToken& t = out.back();
     if (t.kind == JsToken::Punct) return t.text != ")" && t.text != "]" && t.text != "}";
     if (t.kind == JsToken::String) return false;
+    if (out.size() >= 2 && out[out.size() - 2] == JsToken{JsToken::Punct, "."}) return false;  // a property: x.in / 2
     for (std::string_view k : {"return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case",
                                "do", "else", "yield", "await"})
         if (t.text == k) return true;
@@ -105,16 +112,29 @@ bool regex_after(const std::vector<JsToken>& out) {
 
 }  // namespace
 
-std::optional<std::vector<JsToken>> js_tokens(std::string_view s) {
+std::optional<std::vector<JsToken>> js_tokens(std::string_view s, bool module) {
     std::vector<JsToken> out;
+    std::vector<int> braces;  // per open template substitution, the '{' open inside it
     size_t i = 0;
     bool line_start = true;  // only white space and comments so far on this line
+    // A template literal's part from s[i]: a String token, and maybe a substitution.
+    auto template_part = [&]() {
+        bool substitution = false;
+        size_t e = skip_template(s, i, substitution);
+        if (e == s.npos) return false;
+        out.push_back({JsToken::String, {}});
+        if (substitution) braces.push_back(0);
+        i = e;
+        line_start = false;
+        return true;
+    };
     while (i < s.size()) {
         char c = s[i];
         if (size_t n = blank(s, i)) {
             line_start = line_start || line_end(s, i);
             i += n;
-        } else if (s.substr(i, 2) == "//" || s.substr(i, 4) == "<!--" || (line_start && s.substr(i, 3) == "-->")) {
+        } else if (s.substr(i, 2) == "//" ||
+                   (!module && (s.substr(i, 4) == "<!--" || (line_start && s.substr(i, 3) == "-->")))) {
             while (i < s.size() && !line_end(s, i)) ++i;  // a line comment, or an HTML-like one
         } else if (s.substr(i, 2) == "/*") {
             size_t e = s.find("*/", i + 2);
@@ -127,23 +147,30 @@ std::optional<std::vector<JsToken>> js_tokens(std::string_view s) {
             out.push_back({JsToken::Word, std::string(s.substr(i, e - i))});
             i = e;
             line_start = false;
-        } else if (c == '"' || c == '\'' || c == '`') {
-            size_t e = c == '`' ? skip_template(s, i) : skip_string(s, i);
+        } else if (c == '`' || (c == '}' && !braces.empty() && braces.back() == 0)) {
+            if (c == '}') braces.pop_back();
+            ++i;
+            if (!template_part()) return std::nullopt;
+        } else if (c == '"' || c == '\'') {
+            size_t e = skip_string(s, i);
             if (e == s.npos) return std::nullopt;
             out.push_back({JsToken::String, {}});
             i = e;
             line_start = false;
         } else if (name_byte(c)) {
             size_t b = i;
-            while (i < s.size() && name_byte(s[i]) && !blank(s, i)) ++i;
+            bool number = c >= '0' && c <= '9';
+            while (i < s.size() && ((name_byte(s[i]) && !blank(s, i)) || (number && s[i] == '.'))) ++i;
             out.push_back({JsToken::Word, std::string(s.substr(b, i - b))});
             line_start = false;
         } else {
+            if (!braces.empty() && (c == '{' || c == '}')) braces.back() += c == '{' ? 1 : -1;
             out.push_back({JsToken::Punct, std::string(1, c)});
             ++i;
             line_start = false;
         }
     }
+    if (!braces.empty()) return std::nullopt;  // a substitution left open
     return out;
 }
 

@@ -5,8 +5,9 @@
 // plain value and with a hostile one shows whether it did.
 // A '/' starts a regular expression or divides as the previous token suggests (the
 // grammar needs the parser to be sure); "<!--", and "-->" first on a line, begin a
-// comment as in a classic script. At a template substitution, or a literal or comment
-// the text does not finish, the reading gives up: nullopt.
+// comment in a classic script (not in a module). A template literal's substitutions are
+// read as code. At a literal, comment or substitution the text does not finish, the
+// reading gives up: nullopt.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -22,6 +23,6 @@ struct JsToken {
     bool operator==(const JsToken&) const = default;
 };
 
-std::optional<std::vector<JsToken>> js_tokens(std::string_view script);
+std::optional<std::vector<JsToken>> js_tokens(std::string_view script, bool module = false);
 
 }  // namespace kiln::oracle

@@ -278,6 +278,7 @@ struct Runner {
     uint64_t state;
     size_t max_nodes;
     std::vector<size_t> out;
+    size_t steps = 0;  // statements run: loops that print nothing are bounded by this
 
     uint64_t next() {  // splitmix64
         uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
@@ -294,6 +295,7 @@ struct Runner {
     }
 
     Signal stmt(const Stmt& s) {
+        if (++steps > 64 * max_nodes) return Signal::Full;
         switch (s.kind) {
             case Stmt::Leaf:
                 out.push_back(s.node);

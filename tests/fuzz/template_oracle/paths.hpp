@@ -24,7 +24,8 @@ public:
     static std::optional<TemplatePaths> read(const kilnc::Template& tpl);
     // One run a compiled template could take (every choice from `seed`): the indices
     // of the body nodes it prints, in order (Text, Output, RawOutput, Render, Yield).
-    // nullopt when the run would print more than `max_nodes` of them.
+    // nullopt when the run would print more than `max_nodes` of them, or take more than
+    // 64 times as many statements.
     std::optional<std::vector<size_t>> run(uint64_t seed, size_t max_nodes) const;
 
     struct Stmt;
