@@ -50,7 +50,8 @@
 //   on* attribute (onclick="...")       the same literal, attribute-escaped (append_js_attr)
 // Refused with file:line:col and a hint: a value in <style> or a style attribute (CSS),
 // in an unquoted attribute value, inside a tag or an element name, in an HTML comment,
-// in srcdoc, inside a quoted JS string or regex (the value brings its own quotes), after
+// in srcdoc, inside a quoted JS string or regex (the value brings its own quotes), before
+// the path of a <script src>, <base href> or stylesheet <link href> (its origin), after
 // a literal scheme other than http, https, mailto, tel, or before a ':' (it would supply
 // the scheme). Partials and <%@ yield %> only in element text. Markup values (kiln::Html,
 // views) outside element text, or inside <svg>, <math> or <noscript>, fail to compile.

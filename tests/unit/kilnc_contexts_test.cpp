@@ -174,6 +174,23 @@ TEST(KilncContexts, AScriptsOriginIsWrittenInTheTemplate) {
               "url-part url-part url-part url");
 }
 
+// A stylesheet's origin too: a stylesheet can restyle the page and read its attributes
+// out (why <style> takes no values). The rel may come before or after the href; other
+// links (canonical, alternate, icon) take a whole URL as an <a> does.
+TEST(KilncContexts, AStylesheetsOriginIsWrittenInTheTemplate) {
+    for (const char* t : {"<link rel=\"stylesheet\" href=\"<%= u %>\">", "<link href=\"<%= u %>\" rel=\"stylesheet\">",
+                          "<link rel=\"alternate stylesheet\" href=\"//<%= host %>/a.css\">",
+                          "<link href=\"<%= u %>\" rel=\"<%= r %>\">", "<link rel=\"&#115;tylesheet\" href=\"<%= u %>\">",
+                          "<link href=\"<%= u %>\" title=\"x\" REL=\"Stylesheet\">",
+                          "<link rel=\"preload                                                        stylesheet\" "
+                          "href=\"<%= u %>\">"})
+        EXPECT_NE(escapers(t).find("where the page's style comes from"), std::string::npos) << t;
+    EXPECT_EQ(escapers("<link rel=\"stylesheet\" href=\"/assets/<%= a %>\"><link href=\"https://cdn.example/<%= b %>\" "
+                       "rel=\"stylesheet\"><link rel=\"canonical\" href=\"<%= c %>\"><link href=\"<%= d %>\" "
+                       "rel=\"icon\"><link rel=\"stylesheet\" href=\"/a.css\"><a href=\"<%= e %>\">x</a>"),
+              "url-part url-part url url url");
+}
+
 // A refresh <meta> goes to the URL its content names, which no escaper makes safe
 // (a quote or "url=" in the value would hide its scheme): values there are refused,
 // also when the http-equiv comes after the content. Other <meta> content is text.

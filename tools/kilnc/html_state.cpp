@@ -169,6 +169,27 @@ Verdict unquoted(const std::string& attr) {
                   "=\"<%= ... %>\"");
 }
 
+const char kStylesheetOrigin[] =
+    "a value before the path of a <link rel=stylesheet> href would choose where the page's style comes from "
+    "(a stylesheet can restyle the page and read its attributes out, which is why <style> takes no values): "
+    "write the origin or a path in the template (href=\"/assets/<%= name %>\"), or print a URL you vouch for "
+    "with <%== %>";
+
+// Whether a <link>'s rel, as read so far (lower case, its first 64 bytes; '\x01' for a
+// value), may load a stylesheet: one of its tokens is "stylesheet", or a value, a
+// character reference or the bytes past 64 may make one.
+bool rel_loads_style(std::string_view rel) {
+    if (rel.find_first_of("\x01&") != rel.npos || rel.size() >= 64) return true;
+    size_t i = 0;
+    while (i < rel.size()) {
+        while (i < rel.size() && is_space(rel[i])) ++i;
+        size_t b = i;
+        while (i < rel.size() && !is_space(rel[i])) ++i;
+        if (rel.substr(b, i - b) == "stylesheet") return true;
+    }
+    return false;
+}
+
 const char kRefresh[] =
     "a value in the content of a refresh <meta> (http-equiv=\"refresh\"): a browser goes to the URL it names, "
     "which no escaper makes safe; redirect from the handler (res.redirect) instead";
@@ -417,6 +438,8 @@ void HtmlState::close_tag() {
     type_read_ = false;
     meta_refresh_ = false;
     meta_value_ = kNone;
+    link_style_ = false;
+    link_value_ = kNone;
     Raw raw = Raw::None;
     if (!end_tag_) {
         if (tag_ == "script") raw = Raw::Script;
@@ -525,16 +548,19 @@ void HtmlState::start_value(char quote) {
     else attr_kind_ = Attr::Plain;
     // Where code comes from: a value may not choose the origin of a script or of the
     // page's base URL, whatever its scheme.
+    // A <link>'s href, if its rel loads a stylesheet (before or after it: see end_attr).
     code_url_ = attr_kind_ == Attr::Url && ((tag_ == "script" && (name == "src" || name == "href")) ||
-                                            (tag_ == "base" && name == "href"));  // (an SVG script's is href)
+                                            (tag_ == "base" && name == "href") ||  // (an SVG script's is href)
+                                            (tag_ == "link" && name == "href"));
     url_text_.clear();
     recent_.clear();
 }
 
-// A <script>'s first type attribute (a browser ignores a second), and a <meta>'s
-// http-equiv: their values, read as they are written.
+// A <script>'s first type attribute (a browser ignores a second), a <meta>'s http-equiv
+// and a <link>'s rel: their values, read as they are written.
 bool HtmlState::collects_type() const {
-    return (tag_ == "script" && attr_ == "type" && !type_read_) || (tag_ == "meta" && attr_ == "http-equiv");
+    return (tag_ == "script" && attr_ == "type" && !type_read_) || (tag_ == "meta" && attr_ == "http-equiv") ||
+           (tag_ == "link" && attr_ == "rel");
 }
 
 void HtmlState::end_attr(std::vector<LateError>& late) {
@@ -552,6 +578,10 @@ void HtmlState::end_attr(std::vector<LateError>& late) {
     fresh.meta_value_ = meta_value_;
     if (fresh.meta_refresh_ && !meta_refresh_ && meta_value_ != kNone)
         late.push_back({meta_value_, kRefresh});
+    // A stylesheet's origin, as a script's: a rel after the href judges its value late.
+    fresh.link_style_ = link_style_ || (tag_ == "link" && attr_ == "rel" && rel_loads_style(type_));
+    fresh.link_value_ = link_value_;
+    if (fresh.link_style_ && !link_style_ && link_value_ != kNone) late.push_back({link_value_, kStylesheetOrigin});
     fresh.tag_ = std::move(tag_);
     fresh.end_tag_ = end_tag_;
     fresh.svg_ = svg_;
@@ -745,7 +775,8 @@ Verdict HtmlState::attr_value() const {
                           "document at its own URL and use src=\"<%= ... %>\"");
         case Attr::Url:
             if (!recent_.empty()) return refuse(kCharRef);
-            if (code_url_ && !origin_written(url_text_))
+            if (code_url_ && tag_ == "link" && link_style_ && !origin_written(url_text_)) return refuse(kStylesheetOrigin);
+            if (code_url_ && tag_ != "link" && !origin_written(url_text_))
                 return refuse("a value before the path of a <" + tag_ + "> " + attr_ +
                               " would choose where code comes from: write the origin or a path in the template "
                               "(" + attr_ + "=\"/assets/<%= name %>\"), or print a URL you vouch for with <%== %>");
@@ -795,6 +826,8 @@ void HtmlState::after_value(size_t value) {
     if (mode_ == Mode::AttrValue && tag_ == "meta" && attr_ == "content" && meta_value_ == kNone) meta_value_ = value;
     if (mode_ == Mode::AttrValue) {
         recent_.clear();  // a reference the value ends (refused above for URLs and scripts)
+        // (A <link>'s rel may come later and make this a stylesheet's origin.)
+        if (code_url_ && tag_ == "link" && link_value_ == kNone && !origin_written(url_text_)) link_value_ = value;
         if (code_url_ && url_text_.size() < 257) url_text_ += '\x01';  // what the value wrote is unknown
         if (attr_kind_ == Attr::Url && url_ != Url::Rest) {
             url_ = Url::Scheme;  // the value may have begun a scheme: see url_byte's ':'

@@ -105,6 +105,8 @@ private:
     bool type_read_ = false;     // this <script> tag's first type attribute was read
     bool meta_refresh_ = false;  // this <meta> tag says http-equiv="refresh"
     size_t meta_value_ = static_cast<size_t>(-1);  // the first value in this <meta>'s content
+    bool link_style_ = false;    // this <link>'s rel (so far) may load a stylesheet
+    size_t link_value_ = static_cast<size_t>(-1);  // the first value before the origin of this <link>'s href
     bool unknown_reference_ = false;  // this event handler holds a named reference kilnc does not know
     // Inside a <select> (to its end tag), which ignores <title>, <style> and the like:
     // their text is markup there, so they are ambiguous as in foreign content.
@@ -122,7 +124,7 @@ private:
     bool in_point_ = false;   // inside an HTML integration point (<desc>, <foreignObject>, <mi>...)
     std::string point_tag_;   // in_point_: which one (only its own end tag leaves it)
     std::string point_html_;  // the HTML elements open there, innermost last ("b p ")
-    std::string type_;     // a <script>'s type attribute, as read so far (lower case, bounded)
+    std::string type_;     // a <script>'s type, <meta>'s http-equiv or <link>'s rel, as read so far (lower case, bounded)
     std::string tag_;      // the tag being read; RawText: the element whose end tag ends it
     std::string attr_;     // the attribute being read
     std::string scheme_;   // Url::Scheme: what may be its scheme so far

@@ -120,6 +120,14 @@ std::string_view refresh_url(std::string_view content) {
     return u;
 }
 
+bool stylesheet(const GumboElement& e) {  // a <link> whose rel names one
+    const GumboAttribute* rel = attribute(e, "rel");
+    std::string r = rel ? " " + lower(str(rel->value)) + " " : "";
+    for (char& c : r)
+        if (html_space(c)) c = ' ';
+    return r.find(" stylesheet ") != r.npos;
+}
+
 bool runs_as_js(const GumboElement& e) {  // a <script>'s type string, as HTML reads it
     const GumboAttribute* type = attribute(e, "type");
     const GumboAttribute* language = attribute(e, "language");
@@ -191,7 +199,7 @@ struct Walk {
             } else if (url_attribute(name, a.tag_namespace, tag)) {
                 why = same_url(va, vb);
                 bool code = (tag == "script" && (name == "src" || name == "href" || name == "xlink:href")) ||
-                            (tag == "base" && name == "href");
+                            (tag == "base" && name == "href") || (tag == "link" && name == "href" && stylesheet(b));
                 if (why.empty() && code && origin(va) != origin(vb))
                     why = "the value chooses where code comes from (" + origin(vb) + ")";
             } else if (refresh && name == "content") {

@@ -11,7 +11,8 @@
 //     hx-vals: the same JavaScript tokens outside string literals (js_tokens.hpp);
 //   - a URL attribute (href, src, action, ... and SVG's animated to/from/values) and a
 //     refresh <meta>'s URL: the same scheme, and no value inside a javascript:,
-//     vbscript: or data: URL; a script's src and a <base>'s href, the same origin.
+//     vbscript: or data: URL; a script's src, a <base>'s href and a stylesheet
+//     <link>'s href, the same origin.
 // What a library reads from an attribute (Alpine's x-*, Vue's v-*, htmx's hx-*) is
 // outside it.
 #pragma once

@@ -148,6 +148,13 @@ int main() {
     expect(!oracle::compare_pages("<script src=\"/a1\"></script>", "<script src=\"///evil.example/x\"></script>")
                 .empty(),
            "three slashes before a host pass");
+    expect(!oracle::compare_pages("<link rel=\"Alternate\tStyleSheet\" href=\"/a1\">",
+                                  "<link rel=\"Alternate\tStyleSheet\" href=\"//evil.example/x\">")
+                .empty(),
+           "a stylesheet from another origin passes");
+    expect(oracle::compare_pages("<link rel=canonical href=\"/a1\">", "<link rel=canonical href=\"//evil.example/\">")
+               .empty(),
+           "a canonical link is judged as a stylesheet");
     expect(!oracle::compare_pages("<base href=\"a1\">", "<base href=\"https:evil.example\">").empty(),
            "a special scheme's host without slashes passes");
     expect(!oracle::compare_pages("<meta http-equiv=refresh content=\"0 a1\">",
