@@ -123,6 +123,8 @@ void Response::send(std::string_view body, std::string_view content_type) {
 void Response::engine_error(int status_code, std::string_view why, uint32_t retry_after_s) {
     status(status_code);
     if (retry_after_s > 0) header("Retry-After", std::to_string(retry_after_s));
+    // Plain text, to be read as such: `why` may carry what an upload's sink said of it.
+    header("X-Content-Type-Options", "nosniff");
     std::string text;
     text.reserve(reason_phrase(status_code).size() + why.size() + 3);
     text.append(reason_phrase(status_code)).append(": ").append(why).append("\n");

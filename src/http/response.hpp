@@ -58,7 +58,8 @@ public:
 
     void send(std::string_view body, std::string_view content_type);
     // The engine's own refusal (HTTP/1.1 and HTTP/2 alike): `status`, "Reason: why\n"
-    // as plain text, and Retry-After when retry_after_s > 0.
+    // as plain text (X-Content-Type-Options: nosniff), and Retry-After when
+    // retry_after_s > 0.
     void engine_error(int status, std::string_view why, uint32_t retry_after_s = 0);
     // `length` bytes of `fd` from `offset`: the response owns fd from here on.
     void file(int fd, uint64_t offset, uint64_t length, std::string_view content_type);

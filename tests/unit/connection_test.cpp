@@ -297,6 +297,8 @@ TEST(Connection, MalformedHeadIsA400AndTheConnectionCloses) {
     e.send("GET /x HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\nGET /never HTTP/1.1\r\nHost: x\r\n\r\n");
     std::string out = e.read_responses(2);
     EXPECT_EQ(out.substr(0, 12), "HTTP/1.1 400");
+    EXPECT_NE(out.find("\r\nContent-Type: text/plain; charset=utf-8\r\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("\r\nX-Content-Type-Options: nosniff\r\n"), std::string::npos) << out;
     EXPECT_EQ(out.find("/never"), std::string::npos);
     EXPECT_TRUE(e.sees_eof());
 }
