@@ -489,9 +489,7 @@ void Connection::dispatch(std::string_view body, size_t consumed) {
     Response& res = srv_.response_;
     if (srv_.executor_) {  // the pool's queue is full: say so now, without blocking the loop
         res.reset(nullptr);
-        res.status(503);
-        res.header("Retry-After", "1");
-        res.send("Service Unavailable: all handler threads are busy\n", "text/plain; charset=utf-8");
+        res.engine_error(503, "all handler threads are busy", 1);
     } else {
         res.reset(this);
         if (a_->sink) a_->sink->deliver(*srv_.context_);

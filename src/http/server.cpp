@@ -127,11 +127,12 @@ void refuse(int fd, bool tls, std::string_view answer, std::atomic<int64_t>& las
 }
 
 constexpr std::string_view kTooMany =
-    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 42\r\n"
-    "Retry-After: 1\r\nConnection: close\r\n\r\nService Unavailable: too many connections\n";
+    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nX-Content-Type-Options: nosniff\r\n"
+    "Content-Length: 42\r\nRetry-After: 1\r\nConnection: close\r\n\r\nService Unavailable: too many connections\n";
 constexpr std::string_view kTooManyFromYou =
-    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 60\r\n"
-    "Retry-After: 1\r\nConnection: close\r\n\r\nService Unavailable: too many connections from your address\n";
+    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nX-Content-Type-Options: nosniff\r\n"
+    "Content-Length: 60\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+    "Service Unavailable: too many connections from your address\n";
 std::atomic<int64_t> full_logged{0}, address_logged{0};
 constexpr const char* kPerAddressLog =
     "refusing connections: limits.max_connections_per_address = %zu are open from one address in this worker";

@@ -240,6 +240,7 @@ class ConnectionLimitPerAddress(harness.ServerTestCase):
                 self.assertEqual(r.status, 503)
                 self.assertEqual(r.body, b"Service Unavailable: too many connections from your address\n")
                 self.assertEqual(r.header("Retry-After"), "1")
+                self.assertEqual(r.header("X-Content-Type-Options"), "nosniff")
                 self.assertTrue(c.wait_closed(timeout=5)[0])
             self.assertTrue(self.server.wait_for_output(r"limits\.max_connections_per_address = 2", timeout=3),
                             self.server.output())

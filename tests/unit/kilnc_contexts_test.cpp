@@ -175,20 +175,26 @@ TEST(KilncContexts, AScriptsOriginIsWrittenInTheTemplate) {
 }
 
 // A stylesheet's origin too: a stylesheet can restyle the page and read its attributes
-// out (why <style> takes no values). The rel may come before or after the href; other
-// links (canonical, alternate, icon) take a whole URL as an <a> does.
+// out (why <style> takes no values). The rel may come before or after the href; a
+// preload as=style, and a link whose handler may make it a stylesheet, count; other
+// links (canonical, alternate, icon, a font's preload) take a whole URL as an <a> does.
 TEST(KilncContexts, AStylesheetsOriginIsWrittenInTheTemplate) {
     for (const char* t : {"<link rel=\"stylesheet\" href=\"<%= u %>\">", "<link href=\"<%= u %>\" rel=\"stylesheet\">",
                           "<link rel=\"alternate stylesheet\" href=\"//<%= host %>/a.css\">",
                           "<link href=\"<%= u %>\" rel=\"<%= r %>\">", "<link rel=\"&#115;tylesheet\" href=\"<%= u %>\">",
                           "<link href=\"<%= u %>\" title=\"x\" REL=\"Stylesheet\">",
                           "<link rel=\"preload                                                        stylesheet\" "
-                          "href=\"<%= u %>\">"})
+                          "href=\"<%= u %>\">",
+                          // A preloaded stylesheet, and the usual way to load one late.
+                          "<link rel=\"preload\" href=\"<%= u %>\" as=\"style\">",
+                          "<link rel=\"preload\" as=\"style\" href=\"<%= u %>\" onload=\"this.rel='stylesheet'\">",
+                          "<link href=\"<%= u %>\" rel=\"prefetch\" onload=\"this.rel='stylesheet'\">"})
         EXPECT_NE(escapers(t).find("where the page's style comes from"), std::string::npos) << t;
     EXPECT_EQ(escapers("<link rel=\"stylesheet\" href=\"/assets/<%= a %>\"><link href=\"https://cdn.example/<%= b %>\" "
                        "rel=\"stylesheet\"><link rel=\"canonical\" href=\"<%= c %>\"><link href=\"<%= d %>\" "
-                       "rel=\"icon\"><link rel=\"stylesheet\" href=\"/a.css\"><a href=\"<%= e %>\">x</a>"),
-              "url-part url-part url url url");
+                       "rel=\"icon\"><link rel=\"stylesheet\" href=\"/a.css\"><link rel=\"preload\" as=\"font\" "
+                       "href=\"<%= f %>\"><a href=\"<%= e %>\">x</a>"),
+              "url-part url-part url url url url");
 }
 
 // A refresh <meta> goes to the URL its content names, which no escaper makes safe

@@ -175,17 +175,17 @@ const char kStylesheetOrigin[] =
     "write the origin or a path in the template (href=\"/assets/<%= name %>\"), or print a URL you vouch for "
     "with <%== %>";
 
-// Whether a <link>'s rel, as read so far (lower case, its first 64 bytes; '\x01' for a
-// value), may load a stylesheet: one of its tokens is "stylesheet", or a value, a
-// character reference or the bytes past 64 may make one.
-bool rel_loads_style(std::string_view rel) {
-    if (rel.find_first_of("\x01&") != rel.npos || rel.size() >= 64) return true;
+// Whether a <link>'s rel or as, as read (lower case, its first 64 bytes; '\x01' for a
+// value), holds the token `word`, or a value, a character reference or the bytes past 64
+// may make it.
+bool may_hold_token(std::string_view list, std::string_view word) {
+    if (list.find_first_of("\x01&") != list.npos || list.size() >= 64) return true;
     size_t i = 0;
-    while (i < rel.size()) {
-        while (i < rel.size() && is_space(rel[i])) ++i;
+    while (i < list.size()) {
+        while (i < list.size() && is_space(list[i])) ++i;
         size_t b = i;
-        while (i < rel.size() && !is_space(rel[i])) ++i;
-        if (rel.substr(b, i - b) == "stylesheet") return true;
+        while (i < list.size() && !is_space(list[i])) ++i;
+        if (list.substr(b, i - b) == word) return true;
     }
     return false;
 }
@@ -438,7 +438,7 @@ void HtmlState::close_tag() {
     type_read_ = false;
     meta_refresh_ = false;
     meta_value_ = kNone;
-    link_style_ = false;
+    link_ = 0;
     link_value_ = kNone;
     Raw raw = Raw::None;
     if (!end_tag_) {
@@ -557,10 +557,16 @@ void HtmlState::start_value(char quote) {
 }
 
 // A <script>'s first type attribute (a browser ignores a second), a <meta>'s http-equiv
-// and a <link>'s rel: their values, read as they are written.
+// and a <link>'s rel and as: their values, read as they are written.
 bool HtmlState::collects_type() const {
     return (tag_ == "script" && attr_ == "type" && !type_read_) || (tag_ == "meta" && attr_ == "http-equiv") ||
-           (tag_ == "link" && attr_ == "rel");
+           (tag_ == "link" && (attr_ == "rel" || attr_ == "as"));
+}
+
+// This <link> may load a stylesheet: its rel says so, or it preloads one (as=style),
+// or it has an event handler (the usual `onload="this.rel='stylesheet'"`).
+bool HtmlState::link_style() const {
+    return (link_ & (kLinkStylesheet | kLinkHandler)) || (link_ & (kLinkPreload | kLinkAsStyle)) == (kLinkPreload | kLinkAsStyle);
 }
 
 void HtmlState::end_attr(std::vector<LateError>& late) {
@@ -579,9 +585,15 @@ void HtmlState::end_attr(std::vector<LateError>& late) {
     if (fresh.meta_refresh_ && !meta_refresh_ && meta_value_ != kNone)
         late.push_back({meta_value_, kRefresh});
     // A stylesheet's origin, as a script's: a rel after the href judges its value late.
-    fresh.link_style_ = link_style_ || (tag_ == "link" && attr_ == "rel" && rel_loads_style(type_));
+    // A stylesheet's origin, as a script's: a rel, as or handler after the href judges
+    // its value late.
+    fresh.link_ = link_;
+    if (tag_ == "link" && attr_ == "rel" && may_hold_token(type_, "stylesheet")) fresh.link_ |= kLinkStylesheet;
+    if (tag_ == "link" && attr_ == "rel" && may_hold_token(type_, "preload")) fresh.link_ |= kLinkPreload;
+    if (tag_ == "link" && attr_ == "as" && may_hold_token(type_, "style")) fresh.link_ |= kLinkAsStyle;
+    if (tag_ == "link" && starts_with(attr_, "on")) fresh.link_ |= kLinkHandler;
     fresh.link_value_ = link_value_;
-    if (fresh.link_style_ && !link_style_ && link_value_ != kNone) late.push_back({link_value_, kStylesheetOrigin});
+    if (fresh.link_style() && !link_style() && link_value_ != kNone) late.push_back({link_value_, kStylesheetOrigin});
     fresh.tag_ = std::move(tag_);
     fresh.end_tag_ = end_tag_;
     fresh.svg_ = svg_;
@@ -775,7 +787,7 @@ Verdict HtmlState::attr_value() const {
                           "document at its own URL and use src=\"<%= ... %>\"");
         case Attr::Url:
             if (!recent_.empty()) return refuse(kCharRef);
-            if (code_url_ && tag_ == "link" && link_style_ && !origin_written(url_text_)) return refuse(kStylesheetOrigin);
+            if (code_url_ && tag_ == "link" && link_style() && !origin_written(url_text_)) return refuse(kStylesheetOrigin);
             if (code_url_ && tag_ != "link" && !origin_written(url_text_))
                 return refuse("a value before the path of a <" + tag_ + "> " + attr_ +
                               " would choose where code comes from: write the origin or a path in the template "

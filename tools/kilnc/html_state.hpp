@@ -76,6 +76,7 @@ private:
     void url_byte(char c, std::vector<LateError>& late);
     void end_attr(std::vector<LateError>& late);
     bool collects_type() const;
+    bool link_style() const;
     void close_tag();
     void count_foreign(bool self_closing);
     void pin_foreign();
@@ -105,7 +106,9 @@ private:
     bool type_read_ = false;     // this <script> tag's first type attribute was read
     bool meta_refresh_ = false;  // this <meta> tag says http-equiv="refresh"
     size_t meta_value_ = static_cast<size_t>(-1);  // the first value in this <meta>'s content
-    bool link_style_ = false;    // this <link>'s rel (so far) may load a stylesheet
+    // What this <link>'s attributes so far say (kLink* bits): see link_style().
+    uint8_t link_ = 0;
+    static constexpr uint8_t kLinkStylesheet = 1, kLinkPreload = 2, kLinkAsStyle = 4, kLinkHandler = 8;
     size_t link_value_ = static_cast<size_t>(-1);  // the first value before the origin of this <link>'s href
     bool unknown_reference_ = false;  // this event handler holds a named reference kilnc does not know
     // Inside a <select> (to its end tag), which ignores <title>, <style> and the like:
@@ -124,7 +127,7 @@ private:
     bool in_point_ = false;   // inside an HTML integration point (<desc>, <foreignObject>, <mi>...)
     std::string point_tag_;   // in_point_: which one (only its own end tag leaves it)
     std::string point_html_;  // the HTML elements open there, innermost last ("b p ")
-    std::string type_;     // a <script>'s type, <meta>'s http-equiv or <link>'s rel, as read so far (lower case, bounded)
+    std::string type_;     // a <script>'s type, <meta>'s http-equiv, <link>'s rel or as, as read so far (lower case, bounded)
     std::string tag_;      // the tag being read; RawText: the element whose end tag ends it
     std::string attr_;     // the attribute being read
     std::string scheme_;   // Url::Scheme: what may be its scheme so far

@@ -120,12 +120,22 @@ std::string_view refresh_url(std::string_view content) {
     return u;
 }
 
-bool stylesheet(const GumboElement& e) {  // a <link> whose rel names one
-    const GumboAttribute* rel = attribute(e, "rel");
-    std::string r = rel ? " " + lower(str(rel->value)) + " " : "";
-    for (char& c : r)
+bool has_token(const GumboElement& e, const char* name, std::string_view token) {
+    const GumboAttribute* a = attribute(e, name);
+    std::string list = a ? " " + lower(str(a->value)) + " " : "";
+    for (char& c : list)
         if (html_space(c)) c = ' ';
-    return r.find(" stylesheet ") != r.npos;
+    return list.find(" " + std::string(token) + " ") != list.npos;
+}
+
+// A <link> that loads a stylesheet: its rel says so, it preloads one, or a handler of
+// its may make it one (`onload="this.rel='stylesheet'"`).
+bool stylesheet(const GumboElement& e) {
+    if (has_token(e, "rel", "stylesheet") || (has_token(e, "rel", "preload") && has_token(e, "as", "style")))
+        return true;
+    for (unsigned i = 0; i < e.attributes.length; ++i)
+        if (str(static_cast<const GumboAttribute*>(e.attributes.data[i])->name).substr(0, 2) == "on") return true;
+    return false;
 }
 
 bool runs_as_js(const GumboElement& e) {  // a <script>'s type string, as HTML reads it

@@ -12,7 +12,7 @@
 //   - a URL attribute (href, src, action, ... and SVG's animated to/from/values) and a
 //     refresh <meta>'s URL: the same scheme, and no value inside a javascript:,
 //     vbscript: or data: URL; a script's src, a <base>'s href and a stylesheet
-//     <link>'s href, the same origin.
+//     <link>'s href (also a preload as=style, or a link with a handler), the same origin.
 // What a library reads from an attribute (Alpine's x-*, Vue's v-*, htmx's hx-*) is
 // outside it.
 #pragma once

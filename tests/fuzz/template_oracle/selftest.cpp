@@ -152,6 +152,10 @@ int main() {
                                   "<link rel=\"Alternate\tStyleSheet\" href=\"//evil.example/x\">")
                 .empty(),
            "a stylesheet from another origin passes");
+    expect(!oracle::compare_pages("<link rel=preload as=style href=\"/a1\" onload=\"this.rel='stylesheet'\">",
+                                  "<link rel=preload as=style href=\"//evil.example/x\" onload=\"this.rel='stylesheet'\">")
+                .empty(),
+           "a stylesheet loaded late from another origin passes");
     expect(oracle::compare_pages("<link rel=canonical href=\"/a1\">", "<link rel=canonical href=\"//evil.example/\">")
                .empty(),
            "a canonical link is judged as a stylesheet");
