@@ -566,7 +566,8 @@ bool HtmlState::collects_type() const {
 // This <link> may load a stylesheet: its rel says so, or it preloads one (as=style),
 // or it has an event handler (the usual `onload="this.rel='stylesheet'"`).
 bool HtmlState::link_style() const {
-    return (link_ & (kLinkStylesheet | kLinkHandler)) || (link_ & (kLinkPreload | kLinkAsStyle)) == (kLinkPreload | kLinkAsStyle);
+    constexpr uint8_t preloads_style = kLinkPreload | kLinkAsStyle;
+    return (link_ & (kLinkStylesheet | kLinkHandler)) || (link_ & preloads_style) == preloads_style;
 }
 
 void HtmlState::end_attr(std::vector<LateError>& late) {
@@ -584,7 +585,6 @@ void HtmlState::end_attr(std::vector<LateError>& late) {
     fresh.meta_value_ = meta_value_;
     if (fresh.meta_refresh_ && !meta_refresh_ && meta_value_ != kNone)
         late.push_back({meta_value_, kRefresh});
-    // A stylesheet's origin, as a script's: a rel after the href judges its value late.
     // A stylesheet's origin, as a script's: a rel, as or handler after the href judges
     // its value late.
     fresh.link_ = link_;
@@ -787,7 +787,8 @@ Verdict HtmlState::attr_value() const {
                           "document at its own URL and use src=\"<%= ... %>\"");
         case Attr::Url:
             if (!recent_.empty()) return refuse(kCharRef);
-            if (code_url_ && tag_ == "link" && link_style() && !origin_written(url_text_)) return refuse(kStylesheetOrigin);
+            if (code_url_ && tag_ == "link" && link_style() && !origin_written(url_text_))
+                return refuse(kStylesheetOrigin);
             if (code_url_ && tag_ != "link" && !origin_written(url_text_))
                 return refuse("a value before the path of a <" + tag_ + "> " + attr_ +
                               " would choose where code comes from: write the origin or a path in the template "

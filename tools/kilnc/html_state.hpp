@@ -127,7 +127,7 @@ private:
     bool in_point_ = false;   // inside an HTML integration point (<desc>, <foreignObject>, <mi>...)
     std::string point_tag_;   // in_point_: which one (only its own end tag leaves it)
     std::string point_html_;  // the HTML elements open there, innermost last ("b p ")
-    std::string type_;     // a <script>'s type, <meta>'s http-equiv, <link>'s rel or as, as read so far (lower case, bounded)
+    std::string type_;     // a <script>'s type, <meta>'s http-equiv, <link>'s rel or as, as read (lower, bounded)
     std::string tag_;      // the tag being read; RawText: the element whose end tag ends it
     std::string attr_;     // the attribute being read
     std::string scheme_;   // Url::Scheme: what may be its scheme so far

@@ -4,9 +4,10 @@
 // ends each context (quotes, "</script>", "-->", a javascript: scheme, line breaks...)
 // or names another origin, each escaped by the function kilnc chose for it
 // (kiln/escape.hpp, what the generated code calls). A partial or a layout's content
-// prints an element (and the value as text), which the page must read as one. The two pages must agree in shape (page_compare.hpp). kilnc's reading
-// of the HTML, the JavaScript and the C++ is judged by three independent ones: an HTML5
-// parser, a JavaScript tokenizer and a small grammar of statements.
+// prints an element (and the value as text), which the page must read as one. The two
+// pages must agree in shape (page_compare.hpp). kilnc's reading of the HTML, the
+// JavaScript and the C++ is judged by three independent ones: an HTML5 parser, a
+// JavaScript tokenizer and a small grammar of statements.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -5,7 +5,9 @@
 namespace kiln::oracle {
 
 struct TemplatePaths::Stmt {
-    enum Kind : uint8_t { Leaf, Case, Default, Break, Continue, Return, MaybeBreak, MaybeContinue, MaybeReturn, If, Loop, Switch, Plain };
+    enum Kind : uint8_t {
+        Leaf, Case, Default, Break, Continue, Return, MaybeBreak, MaybeContinue, MaybeReturn, If, Loop, Switch, Plain,
+    };
     Kind kind;
     size_t node = 0;          // Leaf: the body node
     std::vector<Seq> blocks;  // If: its branches; Loop, Switch, Plain: one body
