@@ -94,6 +94,7 @@ int main() {
     // space), a prefixed attribute that is no URL, a division after a property or a
     // number, a URL that becomes "#" beside equal formatting elements (which the parser
     // matches by their attributes), nesting deeper than the oracle walks.
+    passes(std::string("<a href=\"/<%= p %>\"\0onclick=\"go(<%= v %>)\">x</a>", 48));  // not a handler
     passes("<frameset><%= v %></frameset>");
     passes("<frameset></frameset><%= v %>");
     passes("<p data-x:href=\"<%= v %>\">x</p><script foo:src=\"<%= v %>\"></script>");
