@@ -2,6 +2,7 @@
 
 #include <gumbo.h>
 
+#include <cstdint>
 #include <memory>
 
 #include "template_oracle/js_tokens.hpp"
@@ -45,11 +46,17 @@ const GumboAttribute* attribute(const GumboElement& e, const char* name) {
     return gumbo_get_attribute(&e.attributes, name);
 }
 
-// The scheme a browser reads from a URL attribute's value ("" for none), lower case.
-std::string scheme(std::string_view url) {
+// A URL attribute's value as the URL parser reads it: without leading and trailing
+// controls and spaces, and without tabs and line breaks anywhere.
+std::string url_chars(std::string_view url) {
     std::string s;
     for (char c : trim(url))
         if (c != '\t' && c != '\n' && c != '\r') s += c;
+    return s;
+}
+
+// The scheme of a URL (url_chars already applied) ("" for none), lower case.
+std::string scheme_of(const std::string& s) {
     auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
     if (s.empty() || !alpha(s[0])) return "";
     for (size_t i = 1; i < s.size(); ++i) {
@@ -65,10 +72,8 @@ std::string scheme(std::string_view url) {
 // special scheme (or none) '\\' is '/', and the host follows any run of slashes (none
 // needed after a special scheme, which on a page of another scheme names a host).
 std::string origin(std::string_view url) {
-    std::string u;
-    for (char c : trim(url))
-        if (c != '\t' && c != '\n' && c != '\r') u += c;
-    std::string s = scheme(u);
+    std::string u = url_chars(url);
+    std::string s = scheme_of(u);
     bool special = s.empty();
     for (std::string_view sp : {"http", "https", "ws", "wss", "ftp", "file"}) special = special || s == sp;
     std::string rest = u.substr(s.empty() ? 0 : s.size() + 1);
@@ -138,7 +143,9 @@ bool stylesheet(const GumboElement& e) {
     return false;
 }
 
-bool runs_as_js(const GumboElement& e) {  // a <script>'s type string, as HTML reads it
+enum class Script : uint8_t { Inert, Classic, Module };
+
+Script script_kind(const GumboElement& e) {  // by a <script>'s type string, as HTML reads it
     const GumboAttribute* type = attribute(e, "type");
     const GumboAttribute* language = attribute(e, "language");
     std::string t;
@@ -151,8 +158,8 @@ bool runs_as_js(const GumboElement& e) {  // a <script>'s type string, as HTML r
                                 "text/x-javascript", "text/javascript1.0", "text/javascript1.1",
                                 "text/javascript1.2", "text/javascript1.3", "text/javascript1.4",
                                 "text/javascript1.5"})
-        if (t == js) return true;
-    return false;
+        if (t == js) return t == "module" ? Script::Module : Script::Classic;
+    return Script::Inert;
 }
 
 std::string child_text(const GumboElement& e) {
@@ -175,17 +182,20 @@ std::string same_js(std::string_view plain, std::string_view hostile, bool modul
 }
 
 std::string same_url(std::string_view plain, std::string_view hostile) {
-    std::string sa = scheme(plain), sb = scheme(hostile);
+    std::string sa = scheme_of(url_chars(plain)), sb = scheme_of(url_chars(hostile));
     if (sa != sb) return "the value changes the URL's scheme from \"" + sa + "\" to \"" + sb + "\"";
     if ((sb == "javascript" || sb == "vbscript" || sb == "data") && plain != hostile)
         return "a value inside a " + sb + ": URL";
     return "";
 }
 
+// Nesting past this is not judged (the walks recurse).
+constexpr int kMaxDepth = 256;
+
+// Compares two parsed pages node by node; the first difference, with where it is.
+// (Its recursion is as deep as the plain page, which count_marked has bounded.)
 struct Walk {
     std::string where;
-    int depth = 0;  // elements deep: past kMaxDepth the rest is not compared (the stack is bounded)
-    static constexpr int kMaxDepth = 256;
 
     std::string fail(const std::string& what) const { return what + " at " + where; }
 
@@ -224,21 +234,16 @@ struct Walk {
         std::string tag = tag_name(a);
         if (a.tag != b.tag || a.tag_namespace != b.tag_namespace || tag != tag_name(b))
             return fail("the value changes an element (<" + tag + "> against <" + tag_name(b) + ">)");
-        if (depth == kMaxDepth) return "";
         size_t length = where.size();
         where += where.empty() ? tag : " > " + tag;
         if (std::string why = attributes(a, b, tag); !why.empty()) return why;
-        if (tag == "script" && runs_as_js(a)) {
-            const GumboAttribute* type = attribute(a, "type");
-            bool module = type && lower(trim(str(type->value))) == "module";
-            if (std::string why = same_js(child_text(a), child_text(b), module); !why.empty()) return fail(why);
+        if (Script kind = tag == "script" ? script_kind(a) : Script::Inert; kind != Script::Inert) {
+            if (std::string why = same_js(child_text(a), child_text(b), kind == Script::Module); !why.empty())
+                return fail(why);
         } else if (tag == "style" && child_text(a) != child_text(b)) {
             return fail("the value reaches a <style>");
         }
-        ++depth;
-        std::string why = children(a.children, b.children);
-        --depth;
-        if (!why.empty()) return why;
+        if (std::string why = children(a.children, b.children); !why.empty()) return why;
         where.resize(length);
         return "";
     }
@@ -278,40 +283,38 @@ struct Walk {
     }
 };
 
-// Counts the HTML elements carrying `name` under n; false where the page holds a
-// <frameset> (which drops what it does not know) or nests past Walk::kMaxDepth.
-bool count_with(const GumboNode& n, const char* name, size_t& count, int depth = 0) {
+// Counts the HTML elements under n carrying the attribute `marker` (if any); false where
+// the page is not judged: it holds a <frameset> (which drops text and keeps white space,
+// so the hostile value's spaces would be nodes the plain one has not) or nests past
+// kMaxDepth.
+bool count_marked(const GumboNode& n, const char* marker, size_t& count, int depth = 0) {
     if (n.type != GUMBO_NODE_ELEMENT && n.type != GUMBO_NODE_TEMPLATE && n.type != GUMBO_NODE_DOCUMENT) return true;
-    if (depth > Walk::kMaxDepth) return false;
+    if (depth > kMaxDepth) return false;
     const GumboVector& children = n.type == GUMBO_NODE_DOCUMENT ? n.v.document.children : n.v.element.children;
     if (n.type != GUMBO_NODE_DOCUMENT) {
         if (n.v.element.tag == GUMBO_TAG_FRAMESET) return false;
-        count += n.v.element.tag_namespace == GUMBO_NAMESPACE_HTML && attribute(n.v.element, name) != nullptr;
+        count += marker && n.v.element.tag_namespace == GUMBO_NAMESPACE_HTML && attribute(n.v.element, marker);
     }
     for (unsigned i = 0; i < children.length; ++i)
-        if (!count_with(*static_cast<const GumboNode*>(children.data[i]), name, count, depth + 1)) return false;
+        if (!count_marked(*static_cast<const GumboNode*>(children.data[i]), marker, count, depth + 1)) return false;
     return true;
 }
 
 }  // namespace
 
-std::optional<size_t> count_elements_with(std::string_view page, const char* name) {
-    Doc d = parse(page);
-    size_t count = 0;
-    if (!count_with(*d->document, name, count)) return std::nullopt;
-    return count;
-}
-
-std::string compare_pages(std::string_view plain, std::string_view hostile) {
+Comparison compare_pages(std::string_view plain, std::string_view hostile, const char* marker) {
     // Gumbo drops a NUL in an attribute's name where HTML makes it U+FFFD (so
     // `"\0onclick=` would be a handler to it, not to a browser): such a page is not judged.
-    if (plain.find('\0') != plain.npos) return "";
-    Doc a = parse(plain), b = parse(hostile);
-    // A <frameset> page drops text but keeps white space: the hostile value's spaces
-    // would be nodes the plain one has not. Such a page is not judged.
-    size_t ignored = 0;
-    if (!count_with(*a->document, "", ignored) || !count_with(*b->document, "", ignored)) return "";
-    return Walk{}.node(*a->document, *b->document);
+    Comparison c;
+    if (plain.find('\0') != plain.npos) return c;
+    Doc a = parse(plain);
+    if (!count_marked(*a->document, marker, c.marked)) return c;
+    // (Only the plain page is checked: a <frameset> or nesting the hostile value alone
+    // brings is a difference the walk finds, and it goes no deeper than the plain page.)
+    Doc b = parse(hostile);
+    c.judged = true;
+    c.difference = Walk{}.node(*a->document, *b->document);
+    return c;
 }
 
 }  // namespace kiln::oracle

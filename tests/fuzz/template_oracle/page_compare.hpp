@@ -14,7 +14,8 @@
 //     vbscript: or data: URL; a script's src, a <base>'s href and a stylesheet
 //     <link>'s href (also a preload as=style, or a link with a handler), the same origin.
 // What a library reads from an attribute (Alpine's x-*, Vue's v-*, htmx's hx-*) is
-// outside it.
+// outside it. A plain page holding a NUL or a <frameset>, or nesting past 256 elements,
+// is not judged (see compare_pages).
 #pragma once
 #include <cstddef>
 #include <optional>
@@ -23,11 +24,12 @@
 
 namespace kiln::oracle {
 
-// Empty when the pages agree; otherwise what differs and where ("html > body > a[href]").
-std::string compare_pages(std::string_view plain, std::string_view hostile);
+struct Comparison {
+    bool judged = false;     // see above: false, and nothing else is set, for a page not judged
+    std::string difference;  // empty when the pages agree; else what differs and where ("html > body > a[href]")
+    size_t marked = 0;       // the plain page's HTML elements carrying the attribute `marker`
+};
 
-// How many elements of `page` carry the attribute `name`; nullopt in a <frameset> page,
-// which drops the elements it does not know.
-std::optional<size_t> count_elements_with(std::string_view page, const char* name);
+Comparison compare_pages(std::string_view plain, std::string_view hostile, const char* marker = nullptr);
 
 }  // namespace kiln::oracle
